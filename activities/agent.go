@@ -1,0 +1,722 @@
+// Package activities holds the side effects of a Ralph session: preparing
+// the workspace, running one agent iteration (prompt, process, stream,
+// heartbeats, classification, commit), and the types the workflows pass to
+// them.
+package activities
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/durable-ralph/ralph/activities/git"
+	"github.com/durable-ralph/ralph/activities/stream"
+	"github.com/durable-ralph/ralph/activities/tasks"
+)
+
+// Defaults of Agent's tunables.
+const (
+	DefaultHeartbeatInterval = 2 * time.Second
+	DefaultMaxLogBytes       = 64 << 20
+	DefaultMaxLineBytes      = 16 << 20
+	// killGrace is how long an agent has between SIGTERM and SIGKILL.
+	killGrace = 3 * time.Second
+)
+
+// stateDir is Ralph's directory inside a workspace; it is excluded from git.
+const stateDir = ".ralph"
+
+// Agent runs agent iterations on workspaces of this worker's host. Its
+// fields are the worker's settings, not the session's.
+type Agent struct {
+	// Env is added to the agent's environment (after the worker's own).
+	Env []string
+	// HeartbeatInterval is how often a running iteration heartbeats;
+	// default DefaultHeartbeatInterval.
+	HeartbeatInterval time.Duration
+	// MaxLogBytes caps the raw stream saved per iteration; default
+	// DefaultMaxLogBytes.
+	MaxLogBytes int64
+	// MaxLineBytes is the longest stream line parsed; longer lines are
+	// counted as invalid and skipped. Default DefaultMaxLineBytes.
+	MaxLineBytes int
+}
+
+// PrepareWorkspace checks the workspace once at the start of a session:
+// it must be a git work tree, clean unless allowed, with a readable task
+// file; prd.json's branchName is checked out.
+func (a *Agent) PrepareWorkspace(ctx context.Context, in PrepareInput) (PrepareResult, error) {
+	repo, err := openWorkspace(ctx, in.Workspace)
+	if err != nil {
+		return PrepareResult{}, err
+	}
+	if err := repo.Exclude(ctx, "/"+stateDir+"/"); err != nil {
+		return PrepareResult{}, fmt.Errorf("exclude %s from git: %w", stateDir, err)
+	}
+	if !in.Git.AllowDirty {
+		dirty, err := repo.Status(ctx)
+		if err != nil {
+			return PrepareResult{}, fmt.Errorf("git status: %w", err)
+		}
+		if len(dirty) > 0 {
+			shown := dirty
+			if len(shown) > 5 {
+				shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(dirty)-5))
+			}
+			return PrepareResult{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("workspace %s has uncommitted changes (%s): commit or stash them, or allow a dirty tree (--allow-dirty)",
+					in.Workspace, strings.Join(shown, ", ")),
+				ErrTypeDirtyWorkspace, nil)
+		}
+	}
+	mode, promise, err := resolveTask(in.Workspace, in.Task)
+	if err != nil {
+		return PrepareResult{}, err
+	}
+	st, err := tasks.Load(in.Workspace, mode)
+	if err != nil {
+		return PrepareResult{}, invalidTaskFile(err)
+	}
+	if st.BranchName != "" {
+		if err := repo.Checkout(ctx, st.BranchName); err != nil {
+			return PrepareResult{}, fmt.Errorf("check out branch %s from prd.json: %w", st.BranchName, err)
+		}
+	}
+	branch, err := repo.Branch(ctx)
+	if err != nil {
+		return PrepareResult{}, err
+	}
+	head, err := repo.Head(ctx)
+	if err != nil {
+		return PrepareResult{}, err
+	}
+	return PrepareResult{
+		Mode:              string(mode),
+		CompletionPromise: promise,
+		Branch:            branch,
+		Head:              head,
+		Task:              taskState(st),
+		Repo:              repo.RepoName(ctx),
+	}, nil
+}
+
+// RunIteration runs the agent once on the workspace and reports what it
+// did. Agent failures are results; errors are left for infrastructure
+// failures (retried by Temporal) and for what no retry can fix
+// (non-retryable).
+func (a *Agent) RunIteration(ctx context.Context, in IterationInput) (IterationResult, error) {
+	var prev *Progress
+	if activity.HasHeartbeatDetails(ctx) {
+		var p Progress
+		if err := activity.GetHeartbeatDetails(ctx, &p); err == nil {
+			prev = &p
+		}
+	}
+	beat := func(p Progress) { activity.RecordHeartbeat(ctx, p) }
+	return a.Iterate(ctx, in, int(activity.GetInfo(ctx).Attempt), prev, beat)
+}
+
+// Iterate is one iteration outside of Temporal's bookkeeping: attempt
+// numbers the try, prev is the last progress a dead earlier try reported
+// (or nil), and beat receives progress every HeartbeatInterval.
+// RunIteration is Iterate with Temporal's heartbeats.
+func (a *Agent) Iterate(ctx context.Context, in IterationInput, attempt int, prev *Progress, beat func(Progress)) (IterationResult, error) {
+	started := time.Now()
+	if beat == nil {
+		beat = func(Progress) {}
+	}
+	if len(in.Agent.Command) == 0 || in.Agent.Command[0] == "" {
+		return IterationResult{}, temporal.NewNonRetryableApplicationError("agent command is empty", ErrTypeInvalidAgentConfig, nil)
+	}
+	repo, err := openWorkspace(ctx, in.Workspace)
+	if err != nil {
+		return IterationResult{}, err
+	}
+	logDir := filepath.Join(in.Workspace, stateDir, "logs", safeName(in.SessionID))
+	resultFile := filepath.Join(in.Workspace, stateDir, "state", safeName(in.SessionID), fmt.Sprintf("iteration-%04d.json", in.Iteration))
+
+	// A retry after the iteration already finished returns what it
+	// recorded, committing first if the commit did not happen.
+	if res, ok, err := loadResult(resultFile); err != nil {
+		return IterationResult{}, err
+	} else if ok {
+		return a.finishCommit(ctx, repo, in, res, resultFile)
+	}
+
+	if err := repo.Exclude(ctx, "/"+stateDir+"/"); err != nil {
+		return IterationResult{}, fmt.Errorf("exclude %s from git: %w", stateDir, err)
+	}
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return IterationResult{}, fmt.Errorf("create log dir: %w", err)
+	}
+
+	progress := &Progress{Attempt: attempt}
+	if prev != nil && prev.StartHead != "" {
+		// A previous attempt died mid-run: measure this iteration from
+		// where it started, so its partial work is counted and committed.
+		progress.StartHead = prev.StartHead
+	} else if progress.StartHead, err = repo.Head(ctx); err != nil {
+		return IterationResult{}, err
+	}
+
+	mode, promise, err := resolveTask(in.Workspace, in.Task)
+	if err != nil {
+		return IterationResult{}, err
+	}
+	before, beforeErr := tasks.Load(in.Workspace, mode)
+	prompt, err := a.prompt(in, mode, promise, before, beforeErr)
+	if err != nil {
+		return IterationResult{}, fmt.Errorf("build prompt: %w", err)
+	}
+	base := fmt.Sprintf("iteration-%04d", in.Iteration)
+	if err := os.WriteFile(filepath.Join(logDir, base+".prompt.md"), []byte(prompt), 0o644); err != nil {
+		return IterationResult{}, fmt.Errorf("save prompt: %w", err)
+	}
+	logName := fmt.Sprintf("%s.attempt-%d.jsonl", base, attempt)
+
+	run, err := a.runAgent(ctx, in, prompt, filepath.Join(logDir, logName), progress, beat)
+	if err != nil {
+		return IterationResult{}, err
+	}
+
+	res := IterationResult{
+		Iteration:         in.Iteration,
+		Outcome:           run.verdict.Outcome,
+		Reason:            run.verdict.Reason,
+		AgentSessionID:    run.summary.SessionID,
+		Model:             run.summary.Model,
+		CostUSD:           run.summary.CostUSD,
+		Usage:             run.summary.Usage,
+		NumTurns:          run.summary.NumTurns,
+		Duration:          time.Since(started),
+		ResultText:        truncate(resultText(run.summary), 2000),
+		RateLimitResetsAt: run.verdict.ResetsAt,
+		LogFile:           filepath.ToSlash(filepath.Join(stateDir, "logs", safeName(in.SessionID), logName)),
+	}
+	if res.Outcome == stream.OutcomePermanent {
+		return IterationResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("agent failed permanently: %s", res.Reason), ErrTypeAgentPermanent, nil)
+	}
+	if err := a.inspect(ctx, repo, in, mode, promise, before, progress.StartHead, resultText(run.summary), &res); err != nil {
+		return IterationResult{}, err
+	}
+	if res.Outcome == stream.OutcomeRateLimited {
+		// Nothing to record: the workflow runs this iteration again after
+		// the limit resets.
+		return res, nil
+	}
+	if err := saveResult(resultFile, res); err != nil {
+		return IterationResult{}, err
+	}
+	return a.finishCommit(ctx, repo, in, res, resultFile)
+}
+
+// inspect fills in what the iteration changed in the workspace.
+func (a *Agent) inspect(ctx context.Context, repo *git.Repo, in IterationInput, mode tasks.Mode, promise string, before tasks.State, startHead, finalText string, res *IterationResult) error {
+	after, err := tasks.Load(in.Workspace, mode)
+	switch {
+	case err != nil:
+		// The agent broke the task file. The iteration failed; the next
+		// prompt shows the error so the agent can repair it.
+		if res.Outcome == stream.OutcomeSuccess {
+			res.Outcome = stream.OutcomeAgentError
+			res.Reason = "task file unreadable after the iteration: " + err.Error()
+		}
+		res.Task = taskState(before)
+	default:
+		res.Task = taskState(after)
+		res.StoryID, res.StoryTitle = workedOn(before, after)
+	}
+	if res.Outcome == stream.OutcomeSuccess {
+		res.CompletionClaimed = tasks.ClaimsCompletion(finalText, promise)
+	}
+
+	head, err := repo.Head(ctx)
+	if err != nil {
+		return err
+	}
+	res.Head = head
+	if res.AgentCommits, err = repo.CountCommits(ctx, startHead); err != nil {
+		return fmt.Errorf("count agent commits: %w", err)
+	}
+	committed, err := repo.ChangedSince(ctx, startHead)
+	if err != nil {
+		return fmt.Errorf("list committed changes: %w", err)
+	}
+	pending, err := repo.Status(ctx)
+	if err != nil {
+		return fmt.Errorf("git status: %w", err)
+	}
+	res.FilesChanged = union(committed, pending)
+	return nil
+}
+
+// finishCommit commits the iteration's pending changes when asked, once:
+// the trailers identify the commit, so a retry finds it instead of
+// committing again.
+func (a *Agent) finishCommit(ctx context.Context, repo *git.Repo, in IterationInput, res IterationResult, resultFile string) (IterationResult, error) {
+	if !in.Git.AutoCommit || res.Commit != "" {
+		return res, nil
+	}
+	commit, err := repo.FindCommit(ctx, in.SessionID, in.Iteration)
+	if err != nil {
+		return IterationResult{}, fmt.Errorf("look for iteration commit: %w", err)
+	}
+	if commit == "" {
+		pending, err := repo.Status(ctx)
+		if err != nil {
+			return IterationResult{}, fmt.Errorf("git status: %w", err)
+		}
+		if len(pending) == 0 {
+			return res, nil
+		}
+		commit, err = repo.CommitAll(ctx, commitSubject(in.Iteration, res), commitBody(res), in.SessionID, in.Iteration)
+		if err != nil {
+			return IterationResult{}, fmt.Errorf("commit iteration %d: %w", in.Iteration, err)
+		}
+	}
+	res.Commit = commit
+	res.Head = commit
+	if err := saveResult(resultFile, res); err != nil {
+		return IterationResult{}, err
+	}
+	return res, nil
+}
+
+func commitSubject(iteration int, res IterationResult) string {
+	s := fmt.Sprintf("ralph: iteration %d", iteration)
+	if res.StoryID != "" || res.StoryTitle != "" {
+		s += ": " + strings.TrimSpace(res.StoryID+" "+res.StoryTitle)
+	}
+	return s
+}
+
+func commitBody(res IterationResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Outcome: %s", res.Outcome)
+	if res.Reason != "" {
+		fmt.Fprintf(&b, " (%s)", res.Reason)
+	}
+	if res.Task.Total > 0 {
+		fmt.Fprintf(&b, "\nTasks: %d of %d done in %s", res.Task.Done, res.Task.Total, res.Task.File)
+	}
+	return b.String()
+}
+
+// agentRun is what one agent process produced.
+type agentRun struct {
+	summary stream.Summary
+	verdict stream.Verdict
+}
+
+// runAgent spawns the agent in its own process group, feeds it the
+// prompt, parses its stream while heartbeating, and classifies the end.
+func (a *Agent) runAgent(ctx context.Context, in IterationInput, prompt, logPath string, progress *Progress, beat func(Progress)) (agentRun, error) {
+	bin, err := exec.LookPath(in.Agent.Command[0])
+	if err != nil {
+		return agentRun{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("agent binary %q not found on the worker's PATH: %v", in.Agent.Command[0], err),
+			ErrTypeAgentNotFound, err)
+	}
+	timeout := in.Agent.Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Minute
+	}
+	runCtx, cancelRun := context.WithTimeout(ctx, timeout)
+	defer cancelRun()
+
+	cmd := exec.CommandContext(runCtx, bin, agentArgs(in.Agent)...)
+	cmd.Dir = in.Workspace
+	cmd.Env = append(os.Environ(), a.Env...)
+	cmd.Stdin = strings.NewReader(prompt)
+	// The agent and everything it starts share a process group, so one
+	// signal reaches them all; Pdeathsig kills the agent if this worker
+	// dies first.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error {
+		pgid := cmd.Process.Pid
+		err := syscall.Kill(-pgid, syscall.SIGTERM)
+		time.AfterFunc(killGrace, func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+		return err
+	}
+	cmd.WaitDelay = killGrace + 2*time.Second
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return agentRun{}, fmt.Errorf("agent stdout: %w", err)
+	}
+	stderr := &tailBuffer{max: 8 << 10}
+	cmd.Stderr = stderr
+
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return agentRun{}, fmt.Errorf("create agent log: %w", err)
+	}
+	defer logFile.Close()
+
+	if err := cmd.Start(); err != nil {
+		return agentRun{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("start agent %q: %v", bin, err), ErrTypeAgentNotFound, err)
+	}
+
+	parser := stream.NewParser()
+	var mu sync.Mutex
+	snapshot := func() Progress {
+		mu.Lock()
+		defer mu.Unlock()
+		s := parser.Summary()
+		p := *progress
+		p.AgentSessionID, p.CostUSD, p.Turns, p.Events, p.LastTool = s.SessionID, s.CostUSD, s.Turns, s.Events, s.LastTool
+		p.UpdatedAt = time.Now()
+		return p
+	}
+	stopBeat := make(chan struct{})
+	beatDone := make(chan struct{})
+	go func() {
+		defer close(beatDone)
+		interval := a.HeartbeatInterval
+		if interval <= 0 {
+			interval = DefaultHeartbeatInterval
+		}
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		beat(snapshot())
+		for {
+			select {
+			case <-t.C:
+				beat(snapshot())
+			case <-stopBeat:
+				return
+			}
+		}
+	}()
+
+	log := &cappedWriter{w: logFile, max: a.maxLog()}
+	readErr := readLines(stdout, a.maxLine(), func(line []byte, tooLong bool) {
+		if !tooLong {
+			_, _ = log.Write(line)
+			_, _ = log.Write([]byte{'\n'})
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if tooLong {
+			parser.Oversized()
+			return
+		}
+		_, _ = parser.Line(line) // garbage lines are counted in the summary
+	})
+	waitErr := cmd.Wait()
+	close(stopBeat)
+	<-beatDone
+	beat(snapshot())
+	if readErr != nil && waitErr == nil {
+		waitErr = readErr
+	}
+
+	// Cancellation of the activity (heartbeat timeout, session runtime
+	// limit, a stop by hand) is an error for Temporal; the end of the
+	// iteration's own time budget is a result.
+	if ctx.Err() != nil {
+		return agentRun{}, fmt.Errorf("agent iteration %d: %w", in.Iteration, ctx.Err())
+	}
+	mu.Lock()
+	sum := parser.Summary()
+	mu.Unlock()
+	if runCtx.Err() != nil {
+		return agentRun{summary: sum, verdict: stream.Verdict{
+			Outcome: stream.OutcomeTimeout,
+			Reason:  fmt.Sprintf("agent ran longer than the iteration timeout of %s and was killed", timeout),
+		}}, nil
+	}
+	return agentRun{summary: sum, verdict: stream.Classify(sum, waitErr, stderr.String(), time.Now())}, nil
+}
+
+// agentArgs is the Claude Code command line for one iteration.
+func agentArgs(s AgentSettings) []string {
+	args := append([]string(nil), s.Command[1:]...)
+	args = append(args, "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions")
+	if s.Model != "" {
+		args = append(args, "--model", s.Model)
+	}
+	if s.MaxTurns > 0 {
+		args = append(args, "--max-turns", fmt.Sprint(s.MaxTurns))
+	}
+	return append(args, s.ExtraArgs...)
+}
+
+func (a *Agent) prompt(in IterationInput, mode tasks.Mode, promise string, st tasks.State, loadErr error) (string, error) {
+	pin := tasks.PromptInput{
+		Mode:              mode,
+		State:             st,
+		Iteration:         in.Iteration,
+		MaxIterations:     in.MaxIterations,
+		CompletionPromise: promise,
+		Guidance:          in.Guidance,
+		Learnings:         tasks.LoadLearnings(in.Workspace, mode, 8<<10),
+	}
+	if loadErr != nil {
+		pin.Guidance = append([]string{fmt.Sprintf("The task file could not be read: %v. Repair it first, keeping every story and its state.", loadErr)}, pin.Guidance...)
+	}
+	return tasks.BuildPrompt(in.Workspace, pin)
+}
+
+func (a *Agent) maxLog() int64 {
+	if a.MaxLogBytes > 0 {
+		return a.MaxLogBytes
+	}
+	return DefaultMaxLogBytes
+}
+
+func (a *Agent) maxLine() int {
+	if a.MaxLineBytes > 0 {
+		return a.MaxLineBytes
+	}
+	return DefaultMaxLineBytes
+}
+
+// openWorkspace checks that the workspace exists and is a git work tree.
+func openWorkspace(ctx context.Context, dir string) (*git.Repo, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("workspace %s is not accessible: %v", dir, err), ErrTypeInvalidWorkspace, err)
+	}
+	if !fi.IsDir() {
+		return nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("workspace %s is not a directory", dir), ErrTypeInvalidWorkspace, nil)
+	}
+	repo, err := git.Open(ctx, dir)
+	if errors.Is(err, git.ErrNotRepository) {
+		return nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("workspace %s is not a git repository (run git init there first)", dir), ErrTypeInvalidWorkspace, err)
+	}
+	return repo, err
+}
+
+func resolveTask(dir string, t TaskSettings) (tasks.Mode, string, error) {
+	var mode tasks.Mode
+	var err error
+	if t.Mode != "" {
+		mode, err = tasks.ParseMode(t.Mode)
+	} else {
+		mode, err = tasks.Detect(dir)
+	}
+	if err != nil {
+		return "", "", invalidTaskFile(err)
+	}
+	promise := t.CompletionPromise
+	if promise == "" {
+		promise = tasks.DefaultPromise(mode)
+	}
+	return mode, promise, nil
+}
+
+func invalidTaskFile(err error) error {
+	return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidTaskFile, err)
+}
+
+func taskState(st tasks.State) TaskState {
+	ts := TaskState{
+		Mode:       string(st.Mode),
+		File:       st.File,
+		Total:      st.Total,
+		Done:       st.Done,
+		Complete:   st.Complete,
+		Verifiable: st.Verifiable,
+	}
+	if next, ok := st.Next(); ok {
+		ts.CurrentID, ts.CurrentTitle = next.ID, next.Title
+	}
+	return ts
+}
+
+// workedOn names the story or task an iteration finished, or else the one
+// it was asked to do.
+func workedOn(before, after tasks.State) (id, title string) {
+	was := map[string]bool{}
+	for _, it := range before.Items {
+		was[it.ID+"\x00"+it.Title] = it.Done
+	}
+	for _, it := range after.Items {
+		if it.Done && !was[it.ID+"\x00"+it.Title] {
+			return it.ID, it.Title
+		}
+	}
+	if next, ok := before.Next(); ok {
+		return next.ID, next.Title
+	}
+	return "", ""
+}
+
+func resultText(s stream.Summary) string {
+	if s.ResultText != "" {
+		return s.ResultText
+	}
+	return s.LastText
+}
+
+func union(a, b []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, list := range [][]string{a, b} {
+		for _, f := range list {
+			if !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// truncate keeps the last n bytes of s: an agent's conclusion is at the end.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + strings.ToValidUTF8(s[len(s)-n:], "")
+}
+
+var unsafeName = strings.NewReplacer("/", "_", "\\", "_", "..", "_", "\x00", "_")
+
+func safeName(s string) string { return unsafeName.Replace(s) }
+
+func loadResult(path string) (IterationResult, bool, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return IterationResult{}, false, nil
+	}
+	if err != nil {
+		return IterationResult{}, false, fmt.Errorf("read recorded result: %w", err)
+	}
+	var res IterationResult
+	if err := json.Unmarshal(data, &res); err != nil {
+		// A torn write from a crash: run the iteration again.
+		return IterationResult{}, false, nil
+	}
+	return res, true, nil
+}
+
+func saveResult(path string, res IterationResult) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create state dir: %w", err)
+	}
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("record result: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("record result: %w", err)
+	}
+	return nil
+}
+
+// readLines calls fn for every line of r without holding more than max
+// bytes of one line; longer lines are reported with tooLong and dropped.
+func readLines(r io.Reader, max int, fn func(line []byte, tooLong bool)) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var buf []byte
+	tooLong := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			if !tooLong {
+				if len(buf)+len(chunk) > max {
+					tooLong = true
+					buf = buf[:0]
+				} else {
+					buf = append(buf, chunk...)
+				}
+			}
+		}
+		switch {
+		case err == nil || (errors.Is(err, io.EOF) && (len(buf) > 0 || tooLong)):
+			if tooLong {
+				fn(nil, true)
+			} else {
+				fn(trimEOL(buf), false)
+			}
+			buf, tooLong = buf[:0], false
+			if err != nil {
+				return nil
+			}
+		case errors.Is(err, bufio.ErrBufferFull):
+			// keep reading the same line
+		case errors.Is(err, io.EOF), errors.Is(err, os.ErrClosed):
+			return nil
+		default:
+			return fmt.Errorf("read agent output: %w", err)
+		}
+		if cap(buf) > 1<<20 && len(buf) == 0 {
+			buf = nil // let one huge line's buffer go
+		}
+	}
+}
+
+func trimEOL(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
+
+// cappedWriter writes up to max bytes and then notes the truncation once.
+type cappedWriter struct {
+	w       io.Writer
+	max     int64
+	written int64
+	capped  bool
+}
+
+func (c *cappedWriter) Write(p []byte) (int, error) {
+	if c.capped {
+		return len(p), nil
+	}
+	if c.written+int64(len(p)) > c.max {
+		c.capped = true
+		_, err := fmt.Fprintf(c.w, "{\"type\":\"ralph_log_truncated\",\"after_bytes\":%d}\n", c.written)
+		return len(p), err
+	}
+	n, err := c.w.Write(p)
+	c.written += int64(n)
+	return len(p), err
+}

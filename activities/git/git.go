@@ -1,0 +1,289 @@
+// Package git runs the git commands a Ralph iteration needs on a workspace:
+// state checks, branch checkout, change detection and idempotent commits
+// keyed by trailers.
+package git
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Trailer keys Ralph writes into its commits. A commit carrying both for a
+// (session, iteration) pair marks that iteration as committed.
+const (
+	TrailerSession   = "Ralph-Session"
+	TrailerIteration = "Ralph-Iteration"
+)
+
+// ErrNotRepository means the directory is not inside a git work tree.
+var ErrNotRepository = errors.New("not a git repository")
+
+// Repo is a git work tree.
+type Repo struct {
+	// Dir is the top level of the work tree.
+	Dir string
+}
+
+// Open returns the repository whose work tree holds dir.
+func Open(ctx context.Context, dir string) (*Repo, error) {
+	out, err := run(ctx, dir, "rev-parse", "--show-toplevel")
+	if err != nil {
+		if strings.Contains(err.Error(), "not a git repository") {
+			return nil, fmt.Errorf("%s: %w", dir, ErrNotRepository)
+		}
+		return nil, err
+	}
+	return &Repo{Dir: strings.TrimSpace(out)}, nil
+}
+
+// Head is the commit HEAD points at, or "" in a repository without commits.
+func (r *Repo) Head(ctx context.Context) (string, error) {
+	out, err := r.git(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	if err != nil {
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) && exitErr.ExitCode() == 1 {
+			return "", nil
+		}
+		return "", err
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// Branch is the current branch name ("" when HEAD is detached).
+func (r *Repo) Branch(ctx context.Context) (string, error) {
+	out, err := r.git(ctx, "symbolic-ref", "--quiet", "--short", "HEAD")
+	if err != nil {
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) && exitErr.ExitCode() == 1 {
+			return "", nil
+		}
+		return "", err
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// Status lists the paths with uncommitted changes, untracked files
+// included and ignored files not.
+func (r *Repo) Status(ctx context.Context) ([]string, error) {
+	out, err := r.git(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	fields := strings.Split(out, "\x00")
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if len(f) < 4 {
+			continue
+		}
+		paths = append(paths, f[3:])
+		if f[0] == 'R' || f[0] == 'C' {
+			i++ // the source path of a rename or copy follows
+		}
+	}
+	return paths, nil
+}
+
+// Checkout switches to branch, creating it from HEAD when it does not exist.
+func (r *Repo) Checkout(ctx context.Context, branch string) error {
+	if _, err := r.git(ctx, "check-ref-format", "--branch", branch); err != nil {
+		return fmt.Errorf("invalid branch name %q: %w", branch, err)
+	}
+	cur, err := r.Branch(ctx)
+	if err != nil {
+		return err
+	}
+	if cur == branch {
+		return nil
+	}
+	if _, err := r.git(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
+		_, err = r.git(ctx, "checkout", branch)
+		return err
+	}
+	_, err = r.git(ctx, "checkout", "-b", branch)
+	return err
+}
+
+// Exclude adds pattern to .git/info/exclude unless it is there, so Ralph's
+// own files never dirty the tree nor enter a commit.
+func (r *Repo) Exclude(ctx context.Context, pattern string) error {
+	p, err := r.git(ctx, "rev-parse", "--git-path", "info/exclude")
+	if err != nil {
+		return err
+	}
+	path := strings.TrimSpace(p)
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(r.Dir, path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(line) == pattern {
+			return nil
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
+	if len(data) > 0 && !bytes.HasSuffix(data, []byte("\n")) {
+		data = append(data, '\n')
+	}
+	data = append(data, pattern+"\n"...)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// CountCommits counts the commits reachable from HEAD and not from base.
+// An empty base counts every commit.
+func (r *Repo) CountCommits(ctx context.Context, base string) (int, error) {
+	head, err := r.Head(ctx)
+	if err != nil || head == "" {
+		return 0, err
+	}
+	rng := "HEAD"
+	if base != "" {
+		rng = base + "..HEAD"
+	}
+	out, err := r.git(ctx, "rev-list", "--count", rng)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(out))
+}
+
+// ChangedSince lists the files changed by commits between base and HEAD.
+func (r *Repo) ChangedSince(ctx context.Context, base string) ([]string, error) {
+	head, err := r.Head(ctx)
+	if err != nil || head == "" || head == base {
+		return nil, err
+	}
+	args := []string{"diff", "--name-only", "-z", base, "HEAD"}
+	if base == "" {
+		args = []string{"ls-tree", "-r", "--name-only", "-z", "HEAD"}
+	}
+	out, err := r.git(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, f := range strings.Split(out, "\x00") {
+		if f != "" {
+			files = append(files, f)
+		}
+	}
+	return files, nil
+}
+
+// FindCommit returns the commit Ralph made for (session, iteration), or "".
+func (r *Repo) FindCommit(ctx context.Context, session string, iteration int) (string, error) {
+	head, err := r.Head(ctx)
+	if err != nil || head == "" {
+		return "", err
+	}
+	out, err := r.git(ctx, "log", "--all", "--format=%H", "--extended-regexp", "--all-match",
+		"--grep", "^"+TrailerSession+": "+regexp.QuoteMeta(session)+"$",
+		"--grep", "^"+TrailerIteration+": "+strconv.Itoa(iteration)+"$")
+	if err != nil {
+		return "", err
+	}
+	lines := strings.Fields(out)
+	if len(lines) == 0 {
+		return "", nil
+	}
+	return lines[0], nil
+}
+
+// CommitAll stages every change and commits it with subject, body and the
+// Ralph trailers for (session, iteration). It returns the new commit.
+func (r *Repo) CommitAll(ctx context.Context, subject, body, session string, iteration int) (string, error) {
+	if _, err := r.git(ctx, "add", "--all"); err != nil {
+		return "", err
+	}
+	var msg strings.Builder
+	msg.WriteString(subject)
+	msg.WriteString("\n\n")
+	if body != "" {
+		msg.WriteString(strings.TrimSpace(body))
+		msg.WriteString("\n\n")
+	}
+	fmt.Fprintf(&msg, "%s: %s\n%s: %d\n", TrailerSession, session, TrailerIteration, iteration)
+	args := []string{"commit", "--quiet", "--no-verify", "--file", "-"}
+	if ident, _ := r.git(ctx, "config", "user.email"); strings.TrimSpace(ident) == "" {
+		args = append([]string{"-c", "user.name=Ralph", "-c", "user.email=ralph@localhost"}, args...)
+	}
+	if _, err := r.gitIn(ctx, msg.String(), args...); err != nil {
+		return "", err
+	}
+	return r.Head(ctx)
+}
+
+// Remote is the URL of the origin remote, or "" when there is none.
+func (r *Repo) Remote(ctx context.Context) string {
+	out, err := r.git(ctx, "remote", "get-url", "origin")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(out)
+}
+
+// RepoName names the repository as owner/name when origin is a GitHub-like
+// URL, and as the directory name otherwise.
+func (r *Repo) RepoName(ctx context.Context) string {
+	if name := nameFromRemote(r.Remote(ctx)); name != "" {
+		return name
+	}
+	return filepath.Base(r.Dir)
+}
+
+var remoteName = regexp.MustCompile(`[:/]([^/:]+/[^/]+?)(?:\.git)?/?$`)
+
+func nameFromRemote(url string) string {
+	if m := remoteName.FindStringSubmatch(url); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+func (r *Repo) git(ctx context.Context, args ...string) (string, error) {
+	return run(ctx, r.Dir, args...)
+}
+
+func (r *Repo) gitIn(ctx context.Context, stdin string, args ...string) (string, error) {
+	return runIn(ctx, r.Dir, stdin, args...)
+}
+
+func run(ctx context.Context, dir string, args ...string) (string, error) {
+	return runIn(ctx, dir, "", args...)
+}
+
+func runIn(ctx context.Context, dir, stdin string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return stdout.String(), fmt.Errorf("git %s: %s: %w", strings.Join(args, " "), msg, err)
+	}
+	return stdout.String(), nil
+}

@@ -1,0 +1,151 @@
+package activities
+
+import (
+	"time"
+
+	"github.com/durable-ralph/ralph/activities/stream"
+)
+
+// Error types of non-retryable activity failures. The workflow and the
+// starter match on them, so they are part of the contract.
+const (
+	ErrTypeAgentNotFound      = "AgentNotFound"
+	ErrTypeAgentPermanent     = "AgentPermanentError"
+	ErrTypeInvalidWorkspace   = "InvalidWorkspace"
+	ErrTypeDirtyWorkspace     = "DirtyWorkspace"
+	ErrTypeInvalidTaskFile    = "InvalidTaskFile"
+	ErrTypeInvalidAgentConfig = "InvalidAgentConfig"
+)
+
+// AgentSettings says which agent to run and how.
+type AgentSettings struct {
+	// Command is the agent binary (looked up on the worker's PATH) followed
+	// by any arguments that must come before ours.
+	Command []string `json:"command"`
+	// Model is passed as --model when set.
+	Model string `json:"model,omitempty"`
+	// MaxTurns is passed as --max-turns when positive.
+	MaxTurns int `json:"max_turns,omitempty"`
+	// ExtraArgs are appended to the agent's command line.
+	ExtraArgs []string `json:"extra_args,omitempty"`
+	// Timeout bounds one agent run; the activity kills the agent's whole
+	// process group when it passes and reports OutcomeTimeout.
+	Timeout time.Duration `json:"timeout"`
+}
+
+// TaskSettings says where the work is described and how completion is claimed.
+type TaskSettings struct {
+	// Mode is "prd", "progress" or "prompt"; empty means detect from files.
+	Mode string `json:"mode,omitempty"`
+	// CompletionPromise is the text the agent prints to claim completion;
+	// empty means the mode's default.
+	CompletionPromise string `json:"completion_promise,omitempty"`
+}
+
+// GitSettings controls what the activities do with git.
+type GitSettings struct {
+	// AutoCommit commits the agent's changes after each iteration.
+	AutoCommit bool `json:"auto_commit"`
+	// AllowDirty lets a session start on a tree with uncommitted changes.
+	AllowDirty bool `json:"allow_dirty"`
+}
+
+// PrepareInput is the input of PrepareWorkspace.
+type PrepareInput struct {
+	SessionID string       `json:"session_id"`
+	Workspace string       `json:"workspace"`
+	Task      TaskSettings `json:"task"`
+	Git       GitSettings  `json:"git"`
+}
+
+// PrepareResult is what PrepareWorkspace found.
+type PrepareResult struct {
+	Mode              string    `json:"mode"`
+	CompletionPromise string    `json:"completion_promise"`
+	Branch            string    `json:"branch"`
+	Head              string    `json:"head"`
+	Task              TaskState `json:"task"`
+	Repo              string    `json:"repo"`
+}
+
+// TaskState is the state of the task file after an iteration.
+type TaskState struct {
+	Mode     string `json:"mode"`
+	File     string `json:"file"`
+	Total    int    `json:"total"`
+	Done     int    `json:"done"`
+	Complete bool   `json:"complete"`
+	// Verifiable says whether the file can confirm completion at all (a
+	// PROMPT.md without checkboxes cannot).
+	Verifiable bool `json:"verifiable"`
+	// CurrentID and CurrentTitle name the next unfinished story or task.
+	CurrentID    string `json:"current_id,omitempty"`
+	CurrentTitle string `json:"current_title,omitempty"`
+}
+
+// IterationInput is the input of RunIteration.
+type IterationInput struct {
+	SessionID     string        `json:"session_id"`
+	Iteration     int           `json:"iteration"`
+	MaxIterations int           `json:"max_iterations"`
+	Workspace     string        `json:"workspace"`
+	Agent         AgentSettings `json:"agent"`
+	Task          TaskSettings  `json:"task"`
+	Git           GitSettings   `json:"git"`
+	// Guidance is human text for this iteration's prompt.
+	Guidance []string `json:"guidance,omitempty"`
+}
+
+// IterationResult is what one iteration did. Agent-level failures are
+// results, not errors: the workflow counts them.
+type IterationResult struct {
+	Iteration int            `json:"iteration"`
+	Outcome   stream.Outcome `json:"outcome"`
+	// Reason explains a non-success outcome in one line.
+	Reason string `json:"reason,omitempty"`
+
+	AgentSessionID string        `json:"agent_session_id,omitempty"`
+	Model          string        `json:"model,omitempty"`
+	CostUSD        float64       `json:"cost_usd"`
+	Usage          stream.Usage  `json:"usage"`
+	NumTurns       int           `json:"num_turns"`
+	Duration       time.Duration `json:"duration"`
+	// ResultText is the agent's final text, truncated.
+	ResultText string `json:"result_text,omitempty"`
+	// RateLimitResetsAt is set when Outcome is OutcomeRateLimited and the
+	// agent said when the limit resets.
+	RateLimitResetsAt time.Time `json:"rate_limit_resets_at,omitempty"`
+
+	CompletionClaimed bool      `json:"completion_claimed"`
+	Task              TaskState `json:"task"`
+	// StoryID and StoryTitle name what this iteration worked on, when known.
+	StoryID    string `json:"story_id,omitempty"`
+	StoryTitle string `json:"story_title,omitempty"`
+
+	FilesChanged []string `json:"files_changed,omitempty"`
+	// AgentCommits counts commits the agent made itself.
+	AgentCommits int `json:"agent_commits"`
+	// Commit is the commit Ralph made for this iteration, if any.
+	Commit string `json:"commit,omitempty"`
+	Head   string `json:"head"`
+	// LogFile is the raw stream of the agent, relative to the workspace.
+	LogFile string `json:"log_file,omitempty"`
+}
+
+// Progressed reports whether the iteration changed any file or made any commit.
+func (r IterationResult) Progressed() bool {
+	return len(r.FilesChanged) > 0 || r.AgentCommits > 0 || r.Commit != ""
+}
+
+// Progress is the heartbeat detail of a running iteration. A retried
+// attempt reads the last one to know what the dead attempt had done.
+type Progress struct {
+	Attempt        int       `json:"attempt"`
+	StartHead      string    `json:"start_head"`
+	AgentSessionID string    `json:"agent_session_id,omitempty"`
+	CostUSD        float64   `json:"cost_usd"`
+	Turns          int       `json:"turns"`
+	Events         int       `json:"events"`
+	LastTool       string    `json:"last_tool,omitempty"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}

@@ -1,0 +1,150 @@
+// Command starter is the command line people type to run and watch Durable
+// Ralph sessions:
+//
+//	starter run [DIR] [--follow] [--dev]   start (or attach to) the session for DIR
+//	starter status [DIR|ID]                everything the session's status query knows
+//	starter list [--status STATE]          sessions and their state
+//	starter stop [DIR|ID]                  finish the current iteration, then end
+//
+// It connects like the temporal CLI (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
+// TEMPORAL_PROFILE). With --dev it talks to the embedded server of
+// `worker --dev`, and `run --dev` starts that server and a worker itself when
+// none answers. Every other setting is described in package config.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+
+	"github.com/durable-ralph/ralph/config"
+	"github.com/durable-ralph/ralph/internal/ralph"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRootCmd(os.Stdout, os.Stderr).ExecuteContext(ctx)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// exitError carries a process exit status out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintln(stderr, "starter:", ee.err)
+		}
+		return ee.code
+	}
+	if errors.Is(err, context.Canceled) {
+		return 130
+	}
+	fmt.Fprintln(stderr, "starter:", err)
+	return 1
+}
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "starter",
+		Short:         "Run and watch Durable Ralph sessions",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	config.AddFlags(root.PersistentFlags())
+	root.AddCommand(newRunCmd(), newStatusCmd(), newListCmd(), newStopCmd())
+	return root
+}
+
+// connection is a connected client and what the commands print about it.
+type connection struct {
+	client    client.Client
+	namespace string
+	uiURL     string
+	close     func()
+}
+
+// connect dials the configured server. With --dev it uses the embedded
+// server's address and, when startServer is set and nothing answers there,
+// starts the server in this process.
+func connect(ctx context.Context, cfg config.Config, startServer bool, stderr io.Writer) (*connection, bool, error) {
+	hostPort, namespace, uiURL := "", "", ""
+	started := false
+	var stopServer func()
+	if cfg.Dev.Enabled {
+		hostPort = fmt.Sprintf("%s:%d", cfg.Dev.IP, cfg.Dev.Port)
+		namespace = cfg.Dev.Namespace
+		if cfg.Dev.UIPort != 0 {
+			uiURL = fmt.Sprintf("http://%s:%d", cfg.Dev.IP, cfg.Dev.UIPort)
+		}
+		if !ralph.Reachable(hostPort) {
+			if !startServer {
+				return nil, false, fmt.Errorf("%w at %s: start one with `worker --dev` or `starter run --dev`", ralph.ErrNoServer, hostPort)
+			}
+			srv, err := ralph.StartDevServer(ctx, cfg.Dev)
+			if err != nil {
+				return nil, false, err
+			}
+			fmt.Fprintf(stderr, "Started embedded Temporal server on %s (state in %s)\n", srv.Address(), cfg.Dev.StateDir)
+			stopServer = srv.Stop
+			started = true
+		}
+	}
+	opts, err := ralph.ClientOptions(hostPort, namespace)
+	if err != nil {
+		return nil, false, err
+	}
+	if !cfg.Dev.Enabled && !ralph.Reachable(opts.HostPort) {
+		return nil, false, fmt.Errorf("%w at %s: start a server (`worker --dev`), set TEMPORAL_ADDRESS, or use --dev", ralph.ErrNoServer, opts.HostPort)
+	}
+	c, err := ralph.Dial(ctx, opts)
+	if err != nil {
+		if stopServer != nil {
+			stopServer()
+		}
+		return nil, false, err
+	}
+	conn := &connection{client: c, namespace: opts.Namespace, uiURL: uiURL}
+	conn.close = func() {
+		c.Close()
+		if stopServer != nil {
+			stopServer()
+		}
+	}
+	return conn, started, nil
+}
+
+// workflowURL links to a session in the Temporal UI, or is "" when the UI
+// address is unknown.
+func (c *connection) workflowURL(id string) string {
+	if c.uiURL == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s/namespaces/%s/workflows/%s", c.uiURL, c.namespace, id)
+}

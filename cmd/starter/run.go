@@ -1,0 +1,258 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/config"
+	"github.com/durable-ralph/ralph/internal/ralph"
+	"github.com/durable-ralph/ralph/workflows"
+)
+
+func newRunCmd() *cobra.Command {
+	var follow bool
+	cmd := &cobra.Command{
+		Use:   "run [DIR]",
+		Short: "Start the Ralph session for a workspace, or attach to the one running there",
+		Long: "run starts a session for the workspace DIR (default: the current directory) and prints its\n" +
+			"workflow ID and Temporal UI link. If a session is already running on DIR, run attaches to it.\n" +
+			"--follow prints one line per iteration and exits with the session's termination code.\n" +
+			"With --dev and no server answering, run starts the embedded server and a worker in this\n" +
+			"process for the life of the session (and so follows it); run it again to resume.",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, workspace, err := loadWithWorkspace(cmd, args)
+			if err != nil {
+				return err
+			}
+			return runSession(cmd.Context(), cfg, workspace, follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "print one line per iteration until the session ends, then exit with its code")
+	return cmd
+}
+
+// loadWithWorkspace loads the configuration of the workspace named by args,
+// by --workspace, or the current directory, reading its ralph.yaml.
+func loadWithWorkspace(cmd *cobra.Command, args []string) (config.Config, string, error) {
+	workspace := ""
+	if len(args) > 0 {
+		workspace = args[0]
+	}
+	cfg, err := config.Load(cmd.Flags(), workspace)
+	if err != nil {
+		return config.Config{}, "", err
+	}
+	if workspace == "" && cfg.Workspace != "" {
+		workspace = cfg.Workspace
+		if cfg, err = config.Load(cmd.Flags(), workspace); err != nil {
+			return config.Config{}, "", err
+		}
+	}
+	if workspace == "" {
+		workspace = "."
+	}
+	return cfg, workspace, nil
+}
+
+func runSession(ctx context.Context, cfg config.Config, workspace string, follow bool, stdout, stderr io.Writer) error {
+	in, err := ralph.SessionInput(cfg, workspace)
+	if err != nil {
+		return err
+	}
+	if fi, err := os.Stat(in.Workspace); err != nil || !fi.IsDir() {
+		if cfg.Dev.Enabled {
+			return fmt.Errorf("workspace %s is not a directory on this machine", in.Workspace)
+		}
+		fmt.Fprintf(stderr, "warning: workspace %s is not a directory here; it must exist on the worker\n", in.Workspace)
+	}
+
+	conn, startedServer, err := connect(ctx, cfg, true, stderr)
+	if err != nil {
+		return err
+	}
+	defer conn.close()
+	if startedServer {
+		// Nobody else serves this embedded server, so this process is the
+		// worker too, for as long as the session runs.
+		w := ralph.NewWorker(conn.client, cfg.TaskQueue, &activities.Agent{})
+		if err := w.Start(); err != nil {
+			return fmt.Errorf("start worker: %w", err)
+		}
+		defer w.Stop()
+		follow = true
+	}
+
+	id := workflows.SessionWorkflowID(in.Workspace)
+	attached, err := startOrAttach(ctx, conn.client, cfg.TaskQueue, id, in)
+	if err != nil {
+		return err
+	}
+	verb := "Started session"
+	if attached {
+		verb = "Attached to running session"
+	}
+	fmt.Fprintf(stdout, "%s %s for %s\n", verb, id, in.Workspace)
+	if u := conn.workflowURL(id); u != "" {
+		fmt.Fprintf(stdout, "Temporal UI: %s\n", u)
+	}
+	if !follow {
+		fmt.Fprintf(stdout, "Follow it with: starter status %s   (or starter run --follow %s)\n", id, workspace)
+		return nil
+	}
+	return followSession(ctx, conn.client, id, stdout, startedServer)
+}
+
+// startOrAttach starts the session unless one is already running with id.
+func startOrAttach(ctx context.Context, c client.Client, taskQueue, id string, in workflows.SessionInput) (attached bool, err error) {
+	desc, err := c.DescribeWorkflowExecution(ctx, id, "")
+	var notFound *serviceerror.NotFound
+	switch {
+	case errors.As(err, &notFound):
+	case err != nil:
+		return false, fmt.Errorf("describe session %s: %w", id, err)
+	case desc.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		return true, nil
+	}
+	_, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:        id,
+		TaskQueue: taskQueue,
+		// A finished session may be started again on the same
+		// workspace; a running one is attached to, never duplicated.
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		StaticSummary:            "Ralph session on " + filepath.Base(in.Workspace),
+		StaticDetails:            "Workspace: `" + in.Workspace + "`",
+	}, workflows.Session, in)
+	if err != nil {
+		return false, fmt.Errorf("start session %s: %w", id, err)
+	}
+	return false, nil
+}
+
+// followSession prints one line per finished iteration until the session
+// ends and returns its exit status.
+func followSession(ctx context.Context, c client.Client, id string, out io.Writer, ownsWorker bool) error {
+	var res workflows.SessionResult
+	done := make(chan error, 1)
+	go func() { done <- c.GetWorkflow(ctx, id, "").Get(ctx, &res) }()
+
+	printed := 0
+	var lastState workflows.State
+	poll := func() {
+		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		st, err := queryStatus(qctx, c, id)
+		if err != nil {
+			return
+		}
+		if printed == 0 && len(st.Recent) > 0 {
+			printed = st.Recent[0].Iteration - 1
+		}
+		for _, it := range st.Recent {
+			if it.Iteration > printed {
+				fmt.Fprintln(out, iterationLine(it))
+				printed = it.Iteration
+			}
+		}
+		if st.State != lastState && st.State != workflows.StateRunning && st.State != workflows.StateStarting {
+			switch st.State {
+			case workflows.StatePaused, workflows.StateRateLimited, workflows.StateAwaitingHuman:
+				fmt.Fprintf(out, "session is %s\n", st.State)
+			}
+		}
+		lastState = st.State
+	}
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case err := <-done:
+			poll()
+			return sessionEnd(ctx, id, res, err, out, ownsWorker)
+		case <-t.C:
+			poll()
+		}
+	}
+}
+
+func sessionEnd(ctx context.Context, id string, res workflows.SessionResult, err error, out io.Writer, ownsWorker bool) error {
+	if err != nil {
+		if ctx.Err() != nil {
+			if ownsWorker {
+				fmt.Fprintf(out, "Interrupted: the session is saved; run the same command again to resume it.\n")
+			} else {
+				fmt.Fprintf(out, "Detached: session %s keeps running on its worker.\n", id)
+			}
+			return &exitError{code: 130}
+		}
+		var canceled *temporal.CanceledError
+		if errors.As(err, &canceled) {
+			fmt.Fprintf(out, "Session %s ended: %s\n", id, workflows.ReasonCancelled)
+			return &exitError{code: workflows.ReasonCancelled.ExitCode()}
+		}
+		return &exitError{code: 1, err: fmt.Errorf("session %s failed: %s", id, failureMessage(err))}
+	}
+	fmt.Fprintf(out, "Session %s ended: %s", id, res.Reason)
+	if res.Message != "" {
+		fmt.Fprintf(out, " (%s)", res.Message)
+	}
+	fmt.Fprintf(out, "\n%d iterations, $%.4f, %d tokens, %d commits\n",
+		res.Iterations, res.Totals.CostUSD, res.Totals.Usage.Total(), res.Totals.Commits)
+	if code := res.Reason.ExitCode(); code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// failureMessage digs the application error's message out of a workflow
+// failure, which wraps it in several layers.
+func failureMessage(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		return appErr.Error()
+	}
+	return err.Error()
+}
+
+func iterationLine(it workflows.IterationSummary) string {
+	line := fmt.Sprintf("iteration %d: %s, $%.4f, %d tokens, %d files changed", it.Iteration, it.Outcome, it.CostUSD, it.Tokens, it.FilesChanged)
+	if it.Commit != "" {
+		line += ", commit " + shortSHA(it.Commit)
+	} else {
+		line += ", no commit"
+	}
+	if it.Story != "" {
+		line += " [" + it.Story + "]"
+	}
+	if it.Claimed {
+		if it.Verified {
+			line += " completion claimed and verified"
+		} else {
+			line += " completion claimed, not verified"
+		}
+	}
+	if it.Reason != "" {
+		line += " (" + it.Reason + ")"
+	}
+	return line
+}
+
+func shortSHA(s string) string {
+	if len(s) > 8 {
+		return s[:8]
+	}
+	return s
+}

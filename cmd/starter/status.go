@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/durable-ralph/ralph/config"
+	"github.com/durable-ralph/ralph/workflows"
+)
+
+// sessionID resolves a command argument to a workflow ID: an existing
+// directory names its workspace's session, anything else is an ID.
+func sessionID(args []string) string {
+	target := "."
+	if len(args) > 0 {
+		target = args[0]
+	}
+	if fi, err := os.Stat(target); err == nil && fi.IsDir() {
+		abs, err := filepath.Abs(target)
+		if err == nil {
+			if resolved, err := filepath.EvalSymlinks(abs); err == nil {
+				abs = resolved
+			}
+			return workflows.SessionWorkflowID(abs)
+		}
+	}
+	return target
+}
+
+func queryStatus(ctx context.Context, c client.Client, id string) (workflows.Status, error) {
+	v, err := c.QueryWorkflow(ctx, id, "", workflows.QueryStatus)
+	if err != nil {
+		return workflows.Status{}, fmt.Errorf("query status of %s: %w", id, err)
+	}
+	var st workflows.Status
+	if err := v.Get(&st); err != nil {
+		return workflows.Status{}, fmt.Errorf("decode status of %s: %w", id, err)
+	}
+	return st, nil
+}
+
+func newStatusCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "status [DIR|ID]",
+		Short: "Show everything a session's status query knows",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := config.Load(cmd.Flags(), "")
+			if err != nil {
+				return err
+			}
+			conn, _, err := connect(cmd.Context(), cfg, false, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer conn.close()
+			id := sessionID(args)
+			out := cmd.OutOrStdout()
+			desc, err := conn.client.DescribeWorkflowExecution(cmd.Context(), id, "")
+			if err != nil {
+				return fmt.Errorf("session %s: %w", id, err)
+			}
+			info := desc.GetWorkflowExecutionInfo()
+			qctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
+			defer cancel()
+			st, qerr := queryStatus(qctx, conn.client, id)
+			if qerr != nil {
+				fmt.Fprintf(out, "Session    %s\nExecution  %s\n", id, executionStatus(info.GetStatus()))
+				return fmt.Errorf("%w (is a worker running for task queue %q?)", qerr, cfg.TaskQueue)
+			}
+			printStatus(out, st, executionStatus(info.GetStatus()), conn.workflowURL(id))
+			return nil
+		},
+	}
+}
+
+func executionStatus(s enumspb.WorkflowExecutionStatus) string {
+	return strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_"))
+}
+
+func printStatus(out io.Writer, st workflows.Status, execStatus, url string) {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...)) }
+	row("Session", "%s", st.SessionID)
+	row("Workspace", "%s", st.Workspace)
+	state := string(st.State)
+	if st.Reason != "" {
+		state += " (" + string(st.Reason) + ")"
+	}
+	if st.StopRequested && st.Reason == "" {
+		state += ", stop requested"
+	}
+	row("State", "%s; execution %s", state, execStatus)
+	row("Iteration", "%d of %d%s", st.Iteration, st.Limits.MaxIterations, map[bool]string{true: " (running)", false: ""}[st.Running])
+	if st.Mode != "" {
+		task := fmt.Sprintf("%s", st.Mode)
+		if st.Task.File != "" {
+			task += fmt.Sprintf(": %s, %d of %d done", st.Task.File, st.Task.Done, st.Task.Total)
+		}
+		if st.Task.CurrentID != "" || st.Task.CurrentTitle != "" {
+			task += "; next " + strings.TrimSpace(st.Task.CurrentID+" "+st.Task.CurrentTitle)
+		}
+		row("Task", "%s", task)
+	}
+	if st.Branch != "" {
+		row("Branch", "%s", st.Branch)
+	}
+	cost := fmt.Sprintf("$%.4f", st.Totals.CostUSD)
+	if st.Limits.MaxCostUSD > 0 {
+		cost += fmt.Sprintf(" of $%.2f", st.Limits.MaxCostUSD)
+	}
+	row("Cost", "%s", cost)
+	u := st.Totals.Usage
+	row("Tokens", "%d (input %d, output %d, cache read %d, cache write %d)", u.Total(), u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens)
+	row("Turns", "%d", st.Totals.Turns)
+	row("Commits", "%d", st.Totals.Commits)
+	runtime := time.Since(st.StartedAt).Round(time.Second).String()
+	if st.Limits.MaxRuntime > 0 {
+		runtime += " of " + st.Limits.MaxRuntime.String()
+	}
+	row("Runtime", "%s (started %s)", runtime, st.StartedAt.Local().Format(time.DateTime))
+	row("Failures", "%d total, %d in a row (limit %d)", st.Totals.Failures, st.ConsecutiveFailures, st.Limits.MaxConsecutiveFailures)
+	row("No progress", "%d in a row (limit %d)", st.NoProgress, st.Limits.MaxNoProgress)
+	if st.Totals.RateLimitWaits > 0 {
+		row("Rate limits", "%d waits", st.Totals.RateLimitWaits)
+	}
+	row("Runs", "%d (continue-as-new every %d iterations)", st.Runs, st.Limits.IterationsPerRun)
+	if url != "" {
+		row("UI", "%s", url)
+	}
+	tw.Flush()
+	if len(st.Recent) > 0 {
+		fmt.Fprintln(out, "\nRecent iterations:")
+		for _, it := range st.Recent {
+			fmt.Fprintln(out, "  "+iterationLine(it))
+		}
+	}
+}
+
+func newListCmd() *cobra.Command {
+	var status string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List sessions with their state",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := config.Load(cmd.Flags(), "")
+			if err != nil {
+				return err
+			}
+			conn, _, err := connect(cmd.Context(), cfg, false, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer conn.close()
+			query := "WorkflowType = 'Session'"
+			if status != "" {
+				query += fmt.Sprintf(" AND RalphStatus = '%s'", strings.ReplaceAll(status, "'", ""))
+			}
+			return listSessions(cmd.Context(), conn.client, query, limit, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&status, "status", "", "only sessions in this state (running, paused, rate_limited, awaiting_human, completed, stopped, failed)")
+	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many sessions")
+	return cmd
+}
+
+func listSessions(ctx context.Context, c client.Client, query string, limit int, out io.Writer) error {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tEXECUTION\tSTATE\tITERATION\tCOST\tREPO\tSTARTED")
+	var token []byte
+	n := 0
+	for n < limit {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, NextPageToken: token, PageSize: int32(min(limit-n, 100))})
+		if err != nil {
+			return fmt.Errorf("list sessions: %w", err)
+		}
+		for _, e := range resp.GetExecutions() {
+			fields := e.GetSearchAttributes().GetIndexedFields()
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				e.GetExecution().GetWorkflowId(),
+				executionStatus(e.GetStatus()),
+				attr[string](fields, workflows.SearchRalphStatus.GetName(), "-"),
+				fmt.Sprint(attr[int64](fields, workflows.SearchRalphIteration.GetName(), 0)),
+				fmt.Sprintf("$%.4f", attr[float64](fields, workflows.SearchRalphCostUSD.GetName(), 0)),
+				attr[string](fields, workflows.SearchRalphRepo.GetName(), "-"),
+				e.GetStartTime().AsTime().Local().Format(time.DateTime))
+			n++
+		}
+		token = resp.GetNextPageToken()
+		if len(token) == 0 {
+			break
+		}
+	}
+	return tw.Flush()
+}
+
+func attr[T any](fields map[string]*commonpb.Payload, name string, def T) T {
+	p, ok := fields[name]
+	if !ok {
+		return def
+	}
+	var v T
+	if err := converter.GetDefaultDataConverter().FromPayload(p, &v); err != nil {
+		return def
+	}
+	return v
+}
+
+func newStopCmd() *cobra.Command {
+	var reason string
+	cmd := &cobra.Command{
+		Use:   "stop [DIR|ID]",
+		Short: "Let the current iteration finish, then end the session as stopped",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := config.Load(cmd.Flags(), "")
+			if err != nil {
+				return err
+			}
+			conn, _, err := connect(cmd.Context(), cfg, false, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer conn.close()
+			id := sessionID(args)
+			err = conn.client.SignalWorkflow(cmd.Context(), id, "", workflows.SignalStop, workflows.StopSignal{Reason: reason})
+			if err != nil {
+				return fmt.Errorf("stop session %s: %w", id, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Stop requested for %s: it ends after the current iteration.\n", id)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why the session is stopped (recorded in its result)")
+	return cmd
+}

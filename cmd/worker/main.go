@@ -1,0 +1,101 @@
+// Command worker runs Durable Ralph sessions: it polls a Temporal task queue
+// for Session workflows and their RunIteration activities, which spawn the
+// coding agent in the session's workspace on this machine.
+//
+// With --dev it first starts an embedded Temporal server and its Web UI in
+// the same process, persisted to a SQLite file under --state-dir, so one
+// machine needs nothing else:
+//
+//	worker --dev
+//
+// Without --dev it connects like the temporal CLI does (TEMPORAL_ADDRESS,
+// TEMPORAL_NAMESPACE, TEMPORAL_PROFILE, the CLI's config file). Every other
+// setting is described in package config.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/config"
+	"github.com/durable-ralph/ralph/internal/ralph"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newRootCmd().ExecuteContext(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(1)
+	}
+}
+
+func newRootCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Run Durable Ralph sessions on this machine",
+		Long: "worker polls a Temporal task queue and runs Ralph sessions and their agent iterations.\n" +
+			"With --dev it embeds a Temporal server (SQLite under --state-dir) and the Web UI.",
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := config.Load(cmd.Flags(), "")
+			if err != nil {
+				return err
+			}
+			return run(cmd.Context(), cfg)
+		},
+	}
+	config.AddFlags(cmd.Flags())
+	return cmd
+}
+
+func run(ctx context.Context, cfg config.Config) error {
+	hostPort, namespace := "", ""
+	if cfg.Dev.Enabled {
+		srv, err := ralph.StartDevServer(ctx, cfg.Dev)
+		if err != nil {
+			return err
+		}
+		defer srv.Stop()
+		hostPort, namespace = srv.Address(), srv.Namespace()
+		fmt.Fprintf(os.Stderr, "Temporal server: %s (namespace %s, state in %s)\n", srv.Address(), srv.Namespace(), cfg.Dev.StateDir)
+		if ui := srv.UIURL(); ui != "" {
+			fmt.Fprintf(os.Stderr, "Temporal UI:     %s/namespaces/%s/workflows\n", ui, srv.Namespace())
+		}
+	}
+	opts, err := ralph.ClientOptions(hostPort, namespace)
+	if err != nil {
+		return err
+	}
+	c, err := ralph.Dial(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+
+	w := ralph.NewWorker(c, cfg.TaskQueue, &activities.Agent{})
+	fmt.Fprintf(os.Stderr, "Worker polling task queue %q on %s\n", cfg.TaskQueue, opts.HostPort)
+	if err := w.Run(interruptFrom(ctx)); err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	return nil
+}
+
+// interruptFrom adapts ctx to the channel worker.Run waits on.
+func interruptFrom(ctx context.Context) <-chan any {
+	ch := make(chan any, 1)
+	go func() {
+		<-ctx.Done()
+		ch <- struct{}{}
+	}()
+	return ch
+}

@@ -1,0 +1,411 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+// Config is the resolved configuration of a session.
+type Config struct {
+	// Workspace is the directory of the repository; "" is the current directory.
+	Workspace string `mapstructure:"workspace"`
+	// TaskQueue is the Temporal task queue of the workflow and its worker.
+	TaskQueue string `mapstructure:"task-queue"`
+
+	Agent  AgentConfig `mapstructure:"agent"`
+	Task   TaskConfig  `mapstructure:"task"`
+	Limits Limits      `mapstructure:"limits"`
+	Git    GitConfig   `mapstructure:"git"`
+	Dev    DevConfig   `mapstructure:"dev"`
+
+	// File is the config file that was read, "" if none.
+	File string `mapstructure:"-"`
+}
+
+// AgentConfig says how to run the coding agent.
+type AgentConfig struct {
+	// Command is the agent's command line, split into words; never empty.
+	Command []string `mapstructure:"command"`
+	// Model is the model to ask the agent for; "" is the agent's default.
+	Model string `mapstructure:"model"`
+	// MaxTurns limits the agent's turns in one iteration; 0 is unlimited.
+	MaxTurns int `mapstructure:"max-turns"`
+	// Args are extra arguments for the agent.
+	Args []string `mapstructure:"args"`
+}
+
+// TaskConfig says where the work comes from and how the agent reports it done.
+type TaskConfig struct {
+	// Mode is "prd", "progress" or "prompt"; "" means detect it from the
+	// workspace.
+	Mode string `mapstructure:"mode"`
+	// CompletionPromise is the text the agent prints when all work is done;
+	// "" means the mode's default.
+	CompletionPromise string `mapstructure:"completion-promise"`
+}
+
+// Limits bound a session. A session stops at the first limit it reaches.
+type Limits struct {
+	// MaxIterations is the most iterations a session runs; at least 1.
+	MaxIterations int `mapstructure:"max-iterations"`
+	// MaxRuntime is the most wall-clock time a session runs; 0 is no limit.
+	MaxRuntime time.Duration `mapstructure:"max-runtime"`
+	// MaxCostUSD is the most the agent may spend, in US dollars; 0 is no limit.
+	MaxCostUSD float64 `mapstructure:"max-cost-usd"`
+	// MaxConsecutiveFailures is how many failed iterations in a row stop the
+	// session; at least 1.
+	MaxConsecutiveFailures int `mapstructure:"max-consecutive-failures"`
+	// MaxNoProgress is how many iterations in a row without progress stop
+	// the session; at least 1.
+	MaxNoProgress int `mapstructure:"max-no-progress"`
+	// IterationTimeout is the time limit of one agent iteration; longer than
+	// HeartbeatTimeout.
+	IterationTimeout time.Duration `mapstructure:"iteration-timeout"`
+	// HeartbeatTimeout is the Temporal heartbeat timeout of a running agent;
+	// at least 1s.
+	HeartbeatTimeout time.Duration `mapstructure:"heartbeat-timeout"`
+	// IterationsPerRun is how many iterations a workflow run does before it
+	// continues as new; at least 1.
+	IterationsPerRun int `mapstructure:"iterations-per-run"`
+}
+
+// GitConfig says how the session uses git.
+type GitConfig struct {
+	// AutoCommit commits the agent's changes after each iteration.
+	AutoCommit bool `mapstructure:"auto-commit"`
+	// AllowDirty lets a session start with uncommitted changes.
+	AllowDirty bool `mapstructure:"allow-dirty"`
+}
+
+// DevConfig configures the embedded Temporal dev server.
+type DevConfig struct {
+	// Enabled runs the dev server in the process.
+	Enabled bool `mapstructure:"enabled"`
+	// StateDir holds the dev server's database. It is absolute unless set
+	// to a relative path, and "" only if it was not set, the dev server is
+	// disabled and there is no home directory to default to.
+	StateDir string `mapstructure:"state-dir"`
+	// IP is the address the dev server listens on.
+	IP string `mapstructure:"ip"`
+	// Port is the frontend (gRPC) port.
+	Port int `mapstructure:"port"`
+	// UIPort is the Web UI port; 0 disables the UI.
+	UIPort int `mapstructure:"ui-port"`
+	// Namespace is the Temporal namespace.
+	Namespace string `mapstructure:"namespace"`
+}
+
+// AddFlags registers every configuration flag on fs, with its default, and
+// the --config flag. The starter and worker call it on their cobra
+// commands' flag sets. Like any pflag registration, it panics if fs already
+// has a flag of the same name.
+func AddFlags(fs *pflag.FlagSet) {
+	fs.String(configFlag, "", fmt.Sprintf("config file (default: <workspace>/%s if it exists) ($%s)", fileName, configEnv))
+	for i := range specs {
+		s := &specs[i]
+		usage := fmt.Sprintf("%s ($%s)", s.usage, s.env())
+		switch s.kind {
+		case kindString, kindCommand:
+			fs.String(s.flag, s.def.(string), usage)
+		case kindInt:
+			fs.Int(s.flag, s.def.(int), usage)
+		case kindFloat:
+			fs.Float64(s.flag, s.def.(float64), usage)
+		case kindBool:
+			fs.Bool(s.flag, s.def.(bool), usage)
+		case kindDuration:
+			fs.Duration(s.flag, s.def.(time.Duration), usage)
+		case kindArgs:
+			fs.StringArray(s.flag, s.def.([]string), usage)
+		default:
+			panic(fmt.Sprintf("config: key %s has unknown kind %d", s.key, s.kind))
+		}
+	}
+}
+
+// Load resolves Config with precedence flags (only those the user changed)
+// > RALPH_* environment variables > config file > defaults, and validates it.
+//
+// The config file is the one named by the --config flag or else RALPH_CONFIG;
+// it must exist. Otherwise it is <workspace>/ralph.yaml if that exists, where
+// workspace is the directory the session runs in: the workspace argument, or
+// else the workspace key from flags or environment, or else the current
+// directory. A non-empty workspace argument (such as a positional argument
+// of the command) also overrides the workspace key.
+//
+// fs may be nil, or lack flags, when there are no flags to honour.
+// Errors name the offending key with its flag and environment variable.
+func Load(fs *pflag.FlagSet, workspace string) (Config, error) {
+	if err := checkSectionEnv(); err != nil {
+		return Config{}, err
+	}
+
+	v := viper.New()
+	v.SetEnvPrefix(envPrefix)
+	v.SetEnvKeyReplacer(envReplacer)
+	v.AutomaticEnv()
+	for i := range specs {
+		s := &specs[i]
+		v.SetDefault(s.key, s.def)
+		if f := lookupFlag(fs, s.flag); f != nil {
+			if err := v.BindPFlag(s.key, f); err != nil {
+				return Config{}, fmt.Errorf("bind flag --%s to %s: %w", s.flag, s.key, err)
+			}
+		}
+	}
+
+	file, err := findFile(fs, v, workspace)
+	if err != nil {
+		return Config{}, err
+	}
+	if file != "" {
+		if err := readFile(v, file); err != nil {
+			return Config{}, err
+		}
+		if err := checkKeys(v, file); err != nil {
+			return Config{}, err
+		}
+	}
+
+	var cfg Config
+	if err := v.Unmarshal(&cfg, viper.DecodeHook(decodeHook)); err != nil {
+		return Config{}, decodeError(v, err)
+	}
+	cfg.File = file
+	if workspace != "" {
+		cfg.Workspace = workspace
+	}
+	cfg.Task.Mode = strings.ToLower(strings.TrimSpace(cfg.Task.Mode))
+	if err := cfg.resolveStateDir(); err != nil {
+		return Config{}, err
+	}
+	if err := cfg.validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// lookupFlag returns the flag called name in fs, or nil.
+func lookupFlag(fs *pflag.FlagSet, name string) *pflag.Flag {
+	if fs == nil {
+		return nil
+	}
+	return fs.Lookup(name)
+}
+
+// checkSectionEnv reports environment variables named after a section, such
+// as RALPH_DEV. Viper would let one hide every key of its section (RALPH_DEV
+// would hide RALPH_DEV_PORT and the defaults of dev.*), so they are errors
+// rather than silently wrong settings.
+func checkSectionEnv() error {
+	var errs []error
+	seen := make(map[string]bool)
+	for i := range specs {
+		s := &specs[i]
+		section, _, ok := strings.Cut(s.key, ".")
+		if !ok || seen[section] {
+			continue
+		}
+		seen[section] = true
+		name := envPrefix + "_" + envReplacer.Replace(strings.ToUpper(section))
+		if os.Getenv(name) != "" {
+			errs = append(errs, fmt.Errorf("environment variable %s is set, but %s is a group of settings, not a setting: unset it and set %s_* variables such as %s instead",
+				name, section, name, s.env()))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// findFile returns the config file to read, "" if none.
+func findFile(fs *pflag.FlagSet, v *viper.Viper, workspace string) (string, error) {
+	var name, source string
+	if f := lookupFlag(fs, configFlag); f != nil && f.Changed {
+		name, source = f.Value.String(), "--"+configFlag
+	} else if env := os.Getenv(configEnv); env != "" {
+		name, source = env, configEnv
+	}
+	if name != "" {
+		info, err := os.Stat(name)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			return "", fmt.Errorf("config file %s (from %s) does not exist", name, source)
+		case err != nil:
+			return "", fmt.Errorf("config file %s (from %s): %w", name, source, err)
+		case info.IsDir():
+			return "", fmt.Errorf("config file %s (from %s) is a directory", name, source)
+		}
+		return absPath(name), nil
+	}
+
+	dir := workspace
+	if dir == "" {
+		// Flags and environment only: the file is not read yet.
+		dir = v.GetString("workspace")
+	}
+	name = filepath.Join(dir, fileName)
+	info, err := os.Stat(name)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("config file %s: %w", name, err)
+	case info.IsDir():
+		return "", fmt.Errorf("config file %s is a directory", name)
+	}
+	return absPath(name), nil
+}
+
+// absPath returns name made absolute, or name if that fails.
+func absPath(name string) string {
+	if abs, err := filepath.Abs(name); err == nil {
+		return abs
+	}
+	return name
+}
+
+// readFile reads the config file name into v. It reads the file with a
+// viper of its own and merges only the values that are set, so that an
+// emptied section ("dev:" with every line below commented out) is ignored
+// instead of hiding the section's defaults.
+func readFile(v *viper.Viper, name string) error {
+	fv := viper.New()
+	fv.SetConfigFile(name)
+	switch strings.TrimPrefix(filepath.Ext(name), ".") {
+	case "yaml", "yml", "json", "toml":
+	default:
+		fv.SetConfigType("yaml")
+	}
+	if err := fv.ReadInConfig(); err != nil {
+		return fmt.Errorf("read config file %s: %w", name, err)
+	}
+	if err := v.MergeConfigMap(fv.AllSettings()); err != nil {
+		return fmt.Errorf("read config file %s: %w", name, err)
+	}
+	return nil
+}
+
+// checkKeys reports keys in the config file that are not settings: all keys
+// of v except the known ones come from the file.
+func checkKeys(v *viper.Viper, file string) error {
+	var unknown []string
+	for _, key := range v.AllKeys() {
+		if _, ok := specByKey[key]; !ok {
+			unknown = append(unknown, key)
+		}
+	}
+	slices.Sort(unknown)
+
+	var errs []error
+	for _, key := range unknown {
+		errs = append(errs, unknownKeyError(key, file))
+	}
+	return errors.Join(errs...)
+}
+
+// unknownKeyError explains why key, found in file, is not a setting.
+func unknownKeyError(key, file string) error {
+	var section []string // keys in the section called key
+	for i := range specs {
+		if strings.HasPrefix(specs[i].key, key+".") {
+			section = append(section, specs[i].key)
+		}
+		if strings.HasPrefix(key, specs[i].key+".") {
+			return fmt.Errorf("invalid key %s in %s: %s is a single value, not a group of settings", key, file, specs[i].key)
+		}
+	}
+	if len(section) > 0 {
+		return fmt.Errorf("invalid key %s in %s: it is a group of settings (%s), not a value", key, file, strings.Join(section, ", "))
+	}
+	if s := suggest(key); s != "" {
+		return fmt.Errorf("unknown key %s in %s (did you mean %s?)", key, file, s)
+	}
+	return fmt.Errorf("unknown key %s in %s", key, file)
+}
+
+// suggest returns the known key closest to the unknown key, or "".
+// A key with the same last element (max_iterations at the top level for
+// limits.max-iterations) or within a few typos counts as close.
+func suggest(key string) string {
+	norm := strings.ReplaceAll(key, "_", "-")
+	leaf := norm[strings.LastIndex(norm, ".")+1:]
+	best, bestDist := "", 3 // at most 2 edits
+	for i := range specs {
+		k := specs[i].key
+		if k[strings.LastIndex(k, ".")+1:] == leaf {
+			return k
+		}
+		if d := editDistance(norm, k); d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	return best
+}
+
+// editDistance returns the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// resolveStateDir expands a leading ~ in Dev.StateDir and defaults it.
+func (c *Config) resolveStateDir() error {
+	s := lookupSpec("dev.state-dir")
+	dir := c.Dev.StateDir
+	if dir == "" {
+		d, err := defaultStateDir()
+		if err != nil {
+			if !c.Dev.Enabled {
+				// Nothing needs it; do not fail a worker without $HOME.
+				return nil
+			}
+			return &fieldError{spec: s, value: dir, reason: fmt.Sprintf("has no default (%v): set it", err)}
+		}
+		c.Dev.StateDir = d
+		return nil
+	}
+	if dir == "~" || strings.HasPrefix(dir, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return &fieldError{spec: s, value: dir, reason: fmt.Sprintf("cannot expand ~: %v", err)}
+		}
+		c.Dev.StateDir = filepath.Join(home, dir[1:])
+	}
+	return nil
+}
+
+// defaultStateDir returns $XDG_STATE_HOME/durable-ralph, or
+// ~/.local/state/durable-ralph if XDG_STATE_HOME is unset or, against the
+// XDG Base Directory Specification, relative.
+func defaultStateDir() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, stateDirName), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".local", "state", stateDirName), nil
+}

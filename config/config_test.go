@@ -1,0 +1,818 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/require"
+)
+
+// isolate clears every RALPH_* variable for the test and points
+// XDG_STATE_HOME at a new directory, which it returns.
+func isolate(t *testing.T) string {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, envPrefix+"_") {
+			t.Setenv(k, "") // viper treats empty as unset
+		}
+	}
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	return state
+}
+
+// setenv sets the environment variables in env for the test.
+func setenv(t *testing.T, env map[string]string) {
+	t.Helper()
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+}
+
+// writeFile writes content to dir/name and returns its path.
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+	return path
+}
+
+// load parses args with the flags of AddFlags and loads the configuration.
+func load(t *testing.T, workspace string, args ...string) (Config, error) {
+	t.Helper()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	AddFlags(fs)
+	require.NoError(t, fs.Parse(args))
+	return Load(fs, workspace)
+}
+
+// yamlFor returns a YAML document setting the dotted key to value.
+func yamlFor(key, value string) string {
+	var b strings.Builder
+	parts := strings.Split(key, ".")
+	for i, p := range parts {
+		b.WriteString(strings.Repeat("  ", i) + p + ":")
+		if i == len(parts)-1 {
+			b.WriteString(" " + value)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// defaults returns the configuration with nothing set, for state home state.
+func defaults(state string) Config {
+	return Config{
+		Workspace: "",
+		TaskQueue: "ralph",
+		Agent: AgentConfig{
+			Command: []string{"claude"},
+			Args:    []string{},
+		},
+		Limits: Limits{
+			MaxIterations:          100,
+			MaxRuntime:             4 * time.Hour,
+			MaxCostUSD:             50,
+			MaxConsecutiveFailures: 3,
+			MaxNoProgress:          3,
+			IterationTimeout:       30 * time.Minute,
+			HeartbeatTimeout:       10 * time.Second,
+			IterationsPerRun:       25,
+		},
+		Git: GitConfig{AutoCommit: true},
+		Dev: DevConfig{
+			StateDir:  filepath.Join(state, "durable-ralph"),
+			IP:        "127.0.0.1",
+			Port:      7233,
+			UIPort:    8233,
+			Namespace: "default",
+		},
+	}
+}
+
+func TestLoadDefaults(t *testing.T) {
+	state := isolate(t)
+	ws := t.TempDir()
+
+	cfg, err := load(t, ws)
+	require.NoError(t, err)
+	want := defaults(state)
+	want.Workspace = ws
+	require.Equal(t, want, cfg)
+
+	// Without flags at all, the defaults are the same.
+	cfg, err = Load(nil, ws)
+	require.NoError(t, err)
+	require.Equal(t, want, cfg)
+}
+
+func TestLoadPrecedence(t *testing.T) {
+	tests := []struct {
+		key                    string
+		file, env, flag        string // raw values from each source
+		def, fromFile, fromEnv any    // expected results
+		fromFlag               any
+		get                    func(Config) any
+	}{
+		{
+			key: "task-queue", file: "from-file", env: "from-env", flag: "from-flag",
+			def: "ralph", fromFile: "from-file", fromEnv: "from-env", fromFlag: "from-flag",
+			get: func(c Config) any { return c.TaskQueue },
+		},
+		{
+			key: "agent.model", file: "sonnet", env: "opus", flag: "haiku",
+			def: "", fromFile: "sonnet", fromEnv: "opus", fromFlag: "haiku",
+			get: func(c Config) any { return c.Agent.Model },
+		},
+		{
+			key: "limits.max-iterations", file: "10", env: "20", flag: "30",
+			def: 100, fromFile: 10, fromEnv: 20, fromFlag: 30,
+			get: func(c Config) any { return c.Limits.MaxIterations },
+		},
+		{
+			key: "limits.max-runtime", file: "1h", env: "90m", flag: "2h30m",
+			def: 4 * time.Hour, fromFile: time.Hour, fromEnv: 90 * time.Minute, fromFlag: 150 * time.Minute,
+			get: func(c Config) any { return c.Limits.MaxRuntime },
+		},
+		{
+			key: "limits.max-cost-usd", file: "12.5", env: "7", flag: "0",
+			def: 50.0, fromFile: 12.5, fromEnv: 7.0, fromFlag: 0.0,
+			get: func(c Config) any { return c.Limits.MaxCostUSD },
+		},
+		{
+			key: "git.auto-commit", file: "false", env: "true", flag: "false",
+			def: true, fromFile: false, fromEnv: true, fromFlag: false,
+			get: func(c Config) any { return c.Git.AutoCommit },
+		},
+		{
+			key: "dev.enabled", file: "true", env: "false", flag: "true",
+			def: false, fromFile: true, fromEnv: false, fromFlag: true,
+			get: func(c Config) any { return c.Dev.Enabled },
+		},
+		{
+			key: "dev.ui-port", file: "0", env: "9000", flag: "9100",
+			def: 8233, fromFile: 0, fromEnv: 9000, fromFlag: 9100,
+			get: func(c Config) any { return c.Dev.UIPort },
+		},
+	}
+	sources := []struct {
+		name            string
+		file, env, flag bool
+		want            func(def, fromFile, fromEnv, fromFlag any) any
+	}{
+		{"default", false, false, false, func(d, _, _, _ any) any { return d }},
+		{"file over default", true, false, false, func(_, f, _, _ any) any { return f }},
+		{"env over default", false, true, false, func(_, _, e, _ any) any { return e }},
+		{"env over file", true, true, false, func(_, _, e, _ any) any { return e }},
+		{"flag over file", true, false, true, func(_, _, _, f any) any { return f }},
+		{"flag over env and file", true, true, true, func(_, _, _, f any) any { return f }},
+	}
+	for _, tt := range tests {
+		for _, src := range sources {
+			t.Run(tt.key+"/"+src.name, func(t *testing.T) {
+				isolate(t)
+				ws := t.TempDir()
+				s := lookupSpec(tt.key)
+				if src.file {
+					writeFile(t, ws, "ralph.yaml", yamlFor(tt.key, tt.file))
+				}
+				if src.env {
+					t.Setenv(s.env(), tt.env)
+				}
+				var args []string
+				if src.flag {
+					args = append(args, "--"+s.flag+"="+tt.flag)
+				}
+
+				cfg, err := load(t, ws, args...)
+				require.NoError(t, err)
+				require.Equal(t, src.want(tt.def, tt.fromFile, tt.fromEnv, tt.fromFlag), tt.get(cfg))
+			})
+		}
+	}
+}
+
+func TestLoadEnvOnly(t *testing.T) {
+	// Keys set only in the environment, with no flag bound, are honoured:
+	// viper's Unmarshal skips them unless they have a default
+	// (spf13/viper#761).
+	state := isolate(t)
+	ws := t.TempDir()
+	setenv(t, map[string]string{
+		"RALPH_AGENT_MODEL":              "opus",
+		"RALPH_TASK_COMPLETION_PROMISE":  "<promise>DONE</promise>",
+		"RALPH_LIMITS_MAX_NO_PROGRESS":   "7",
+		"RALPH_LIMITS_HEARTBEAT_TIMEOUT": "1m",
+		"RALPH_GIT_ALLOW_DIRTY":          "1",
+		"RALPH_DEV_NAMESPACE":            "ralph",
+		"RALPH_AGENT_ARGS":               "--verbose --append-system-prompt 'be brief'",
+	})
+
+	for _, fs := range []*pflag.FlagSet{nil, pflag.NewFlagSet("empty", pflag.ContinueOnError)} {
+		cfg, err := Load(fs, ws)
+		require.NoError(t, err)
+		want := defaults(state)
+		want.Workspace = ws
+		want.Agent.Model = "opus"
+		want.Agent.Args = []string{"--verbose", "--append-system-prompt", "be brief"}
+		want.Task.CompletionPromise = "<promise>DONE</promise>"
+		want.Limits.MaxNoProgress = 7
+		want.Limits.HeartbeatTimeout = time.Minute
+		want.Git.AllowDirty = true
+		want.Dev.Namespace = "ralph"
+		require.Equal(t, want, cfg)
+	}
+}
+
+func TestLoadInvalid(t *testing.T) {
+	tests := []struct {
+		name string
+		file string            // ralph.yaml in the workspace, if not empty
+		env  map[string]string // environment
+		args []string          // command line
+		want []string          // errors, one per line, in order
+	}{
+		{
+			name: "flag validation",
+			args: []string{"--max-iterations=-1"},
+			want: []string{"invalid limits.max-iterations (--max-iterations, RALPH_LIMITS_MAX_ITERATIONS) = -1: must be at least 1"},
+		},
+		{
+			name: "env decoding",
+			env:  map[string]string{"RALPH_LIMITS_MAX_RUNTIME": "soon"},
+			want: []string{`invalid limits.max-runtime (--max-runtime, RALPH_LIMITS_MAX_RUNTIME) = "soon": must be a duration such as 90s, 30m or 4h`},
+		},
+		{
+			name: "file decoding",
+			file: "limits:\n  max-iterations: lots\n",
+			want: []string{`invalid limits.max-iterations (--max-iterations, RALPH_LIMITS_MAX_ITERATIONS) = "lots": must be a whole number`},
+		},
+		{
+			name: "file fraction",
+			file: "limits:\n  max-iterations: 2.5\n",
+			want: []string{`invalid limits.max-iterations (--max-iterations, RALPH_LIMITS_MAX_ITERATIONS) = 2.5: must be a whole number`},
+		},
+		{
+			name: "file duration without unit",
+			file: "limits:\n  iteration-timeout: 1800\n",
+			want: []string{`invalid limits.iteration-timeout (--iteration-timeout, RALPH_LIMITS_ITERATION_TIMEOUT) = 1800: needs a unit, such as 1800s or 1800m`},
+		},
+		{
+			name: "env duration without unit",
+			env:  map[string]string{"RALPH_LIMITS_MAX_RUNTIME": "3600"},
+			want: []string{`invalid limits.max-runtime (--max-runtime, RALPH_LIMITS_MAX_RUNTIME) = "3600": needs a unit, such as 3600s or 3600m`},
+		},
+		{
+			name: "env bool",
+			env:  map[string]string{"RALPH_GIT_AUTO_COMMIT": "yes"},
+			want: []string{`invalid git.auto-commit (--auto-commit, RALPH_GIT_AUTO_COMMIT) = "yes": must be true or false`},
+		},
+		{
+			name: "env float",
+			env:  map[string]string{"RALPH_LIMITS_MAX_COST_USD": "$5"},
+			want: []string{`invalid limits.max-cost-usd (--max-cost, RALPH_LIMITS_MAX_COST_USD) = "$5": must be a number`},
+		},
+		{
+			name: "env not finite",
+			env:  map[string]string{"RALPH_LIMITS_MAX_COST_USD": "Inf"},
+			want: []string{`invalid limits.max-cost-usd (--max-cost, RALPH_LIMITS_MAX_COST_USD) = +Inf: must be a finite number`},
+		},
+		{
+			name: "file negative cost",
+			file: "limits:\n  max-cost-usd: -1\n",
+			want: []string{`invalid limits.max-cost-usd (--max-cost, RALPH_LIMITS_MAX_COST_USD) = -1: must not be negative (0 = no limit)`},
+		},
+		{
+			name: "flag negative runtime",
+			args: []string{"--max-runtime=-1h"},
+			want: []string{`invalid limits.max-runtime (--max-runtime, RALPH_LIMITS_MAX_RUNTIME) = -1h: must not be negative (0 = no limit)`},
+		},
+		{
+			name: "flag mode",
+			args: []string{"--mode=plan"},
+			want: []string{`invalid task.mode (--mode, RALPH_TASK_MODE) = "plan": must be one of prd, progress, prompt, or empty to detect it`},
+		},
+		{
+			name: "env empty command",
+			env:  map[string]string{"RALPH_AGENT_COMMAND": "  "},
+			want: []string{`invalid agent.command (--agent-command, RALPH_AGENT_COMMAND) = "": must not be empty`},
+		},
+		{
+			name: "env unterminated quote",
+			env:  map[string]string{"RALPH_AGENT_COMMAND": "claude -p 'fix it"},
+			want: []string{`invalid agent.command (--agent-command, RALPH_AGENT_COMMAND) = "claude -p 'fix it": has an unterminated ' quote`},
+		},
+		{
+			name: "flag negative turns",
+			args: []string{"--max-turns=-2"},
+			want: []string{`invalid agent.max-turns (--max-turns, RALPH_AGENT_MAX_TURNS) = -2: must not be negative (0 = unlimited)`},
+		},
+		{
+			name: "heartbeat too short",
+			args: []string{"--heartbeat-timeout=500ms"},
+			want: []string{`invalid limits.heartbeat-timeout (--heartbeat-timeout, RALPH_LIMITS_HEARTBEAT_TIMEOUT) = 500ms: must be at least 1s`},
+		},
+		{
+			name: "iteration not longer than heartbeat",
+			file: "limits:\n  iteration-timeout: 10s\n",
+			want: []string{`invalid limits.iteration-timeout (--iteration-timeout, RALPH_LIMITS_ITERATION_TIMEOUT) = 10s: must be longer than limits.heartbeat-timeout (10s)`},
+		},
+		{
+			name: "zero limits",
+			file: "limits:\n  max-consecutive-failures: 0\n  max-no-progress: 0\n  iterations-per-run: 0\n",
+			want: []string{
+				`invalid limits.max-consecutive-failures (--max-consecutive-failures, RALPH_LIMITS_MAX_CONSECUTIVE_FAILURES) = 0: must be at least 1`,
+				`invalid limits.max-no-progress (--max-no-progress, RALPH_LIMITS_MAX_NO_PROGRESS) = 0: must be at least 1`,
+				`invalid limits.iterations-per-run (--iterations-per-run, RALPH_LIMITS_ITERATIONS_PER_RUN) = 0: must be at least 1`,
+			},
+		},
+		{
+			name: "env port out of range",
+			env:  map[string]string{"RALPH_DEV_PORT": "70000"},
+			want: []string{`invalid dev.port (--dev-port, RALPH_DEV_PORT) = 70000: must be between 1 and 65535`},
+		},
+		{
+			name: "flag port zero",
+			args: []string{"--dev-port=0"},
+			want: []string{`invalid dev.port (--dev-port, RALPH_DEV_PORT) = 0: must be between 1 and 65535`},
+		},
+		{
+			name: "file ui port negative",
+			file: "dev:\n  ui-port: -1\n",
+			want: []string{`invalid dev.ui-port (--dev-ui-port, RALPH_DEV_UI_PORT) = -1: must be between 1 and 65535, or 0 for no UI`},
+		},
+		{
+			name: "file ports equal",
+			file: "dev:\n  port: 8233\n",
+			want: []string{`invalid dev.ui-port (--dev-ui-port, RALPH_DEV_UI_PORT) = 8233: must differ from dev.port`},
+		},
+		{
+			name: "flag ip",
+			args: []string{"--dev-ip=localhost"},
+			want: []string{`invalid dev.ip (--dev-ip, RALPH_DEV_IP) = "localhost": must be an IP address such as 127.0.0.1`},
+		},
+		{
+			name: "empty strings",
+			file: "task-queue: ''\ndev:\n  namespace: ' '\n",
+			want: []string{
+				`invalid task-queue (--task-queue, RALPH_TASK_QUEUE) = "": must not be empty`,
+				`invalid dev.namespace (--namespace, RALPH_DEV_NAMESPACE) = " ": must not be empty`,
+			},
+		},
+		{
+			name: "several sources",
+			file: "limits:\n  max-iterations: lots\n",
+			env:  map[string]string{"RALPH_DEV_PORT": "port"},
+			args: []string{"--iteration-timeout=1s"}, // validated only once all values decode
+			want: []string{
+				`invalid limits.max-iterations (--max-iterations, RALPH_LIMITS_MAX_ITERATIONS) = "lots": must be a whole number`,
+				`invalid dev.port (--dev-port, RALPH_DEV_PORT) = "port": must be a whole number`,
+			},
+		},
+		{
+			name: "section in env",
+			env:  map[string]string{"RALPH_DEV": "1"},
+			want: []string{"environment variable RALPH_DEV is set, but dev is a group of settings, not a setting: unset it and set RALPH_DEV_* variables such as RALPH_DEV_ENABLED instead"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			isolate(t)
+			ws := t.TempDir()
+			if tt.file != "" {
+				writeFile(t, ws, "ralph.yaml", tt.file)
+			}
+			setenv(t, tt.env)
+
+			_, err := load(t, ws, tt.args...)
+			require.Error(t, err)
+			require.Equal(t, strings.Join(tt.want, "\n"), err.Error())
+		})
+	}
+}
+
+func TestLoadUnknownKeys(t *testing.T) {
+	tests := []struct {
+		name string
+		file string
+		want string // error, with FILE for the config file
+	}{
+		{
+			name: "typo",
+			file: "limits:\n  max-iteration: 5\n",
+			want: "unknown key limits.max-iteration in FILE (did you mean limits.max-iterations?)",
+		},
+		{
+			name: "missing section",
+			file: "max_iterations: 5\n",
+			want: "unknown key max_iterations in FILE (did you mean limits.max-iterations?)",
+		},
+		{
+			name: "unrelated",
+			file: "colour: blue\n",
+			want: "unknown key colour in FILE",
+		},
+		{
+			name: "section as value",
+			file: "git: false\n",
+			want: "invalid key git in FILE: it is a group of settings (git.auto-commit, git.allow-dirty), not a value",
+		},
+		{
+			name: "several",
+			file: "dev:\n  prot: 1\n  enabeld: true\n",
+			want: "unknown key dev.enabeld in FILE (did you mean dev.enabled?)\nunknown key dev.prot in FILE (did you mean dev.port?)",
+		},
+		{
+			name: "config file cannot name itself",
+			file: "config: other.yaml\n",
+			want: "unknown key config in FILE",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			isolate(t)
+			ws := t.TempDir()
+			file := writeFile(t, ws, "ralph.yaml", tt.file)
+
+			_, err := load(t, ws)
+			require.Error(t, err)
+			require.Equal(t, strings.ReplaceAll(tt.want, "FILE", file), err.Error())
+		})
+	}
+}
+
+func TestLoadValueAsSection(t *testing.T) {
+	isolate(t)
+	ws := t.TempDir()
+	writeFile(t, ws, "ralph.yaml", "limits:\n  max-iterations:\n    value: 5\n")
+
+	_, err := load(t, ws)
+	require.ErrorContains(t, err, "invalid limits.max-iterations (--max-iterations, RALPH_LIMITS_MAX_ITERATIONS)")
+
+	_, err = Load(nil, ws)
+	require.ErrorContains(t, err, "limits.max-iterations is a single value")
+}
+
+func TestLoadEmptiedSection(t *testing.T) {
+	// A section whose settings are all commented out is null in YAML; it
+	// must not hide the section's defaults.
+	state := isolate(t)
+	ws := t.TempDir()
+	file := writeFile(t, ws, "ralph.yaml", "dev:\n#  port: 7000\nlimits:\n  max-iterations: 5\nagent:\n  model:\n")
+
+	cfg, err := load(t, ws)
+	require.NoError(t, err)
+	want := defaults(state)
+	want.Workspace = ws
+	want.File = file
+	want.Limits.MaxIterations = 5
+	require.Equal(t, want, cfg)
+}
+
+func TestLoadConfigFile(t *testing.T) {
+	state := isolate(t)
+
+	t.Run("missing --config", func(t *testing.T) {
+		missing := filepath.Join(t.TempDir(), "nope.yaml")
+		_, err := load(t, t.TempDir(), "--config", missing)
+		require.EqualError(t, err, "config file "+missing+" (from --config) does not exist")
+	})
+
+	t.Run("missing RALPH_CONFIG", func(t *testing.T) {
+		missing := filepath.Join(t.TempDir(), "nope.yaml")
+		t.Setenv("RALPH_CONFIG", missing)
+		_, err := load(t, t.TempDir())
+		require.EqualError(t, err, "config file "+missing+" (from RALPH_CONFIG) does not exist")
+	})
+
+	t.Run("--config is a directory", func(t *testing.T) {
+		dir := t.TempDir()
+		_, err := load(t, t.TempDir(), "--config", dir)
+		require.EqualError(t, err, "config file "+dir+" (from --config) is a directory")
+	})
+
+	t.Run("--config replaces ralph.yaml", func(t *testing.T) {
+		ws := t.TempDir()
+		writeFile(t, ws, "ralph.yaml", "task-queue: from-workspace\nlimits:\n  max-iterations: 7\n")
+		other := writeFile(t, t.TempDir(), "other.yml", "task-queue: from-config\n")
+
+		cfg, err := load(t, ws, "--config="+other)
+		require.NoError(t, err)
+		require.Equal(t, other, cfg.File)
+		require.Equal(t, "from-config", cfg.TaskQueue)
+		require.Equal(t, 100, cfg.Limits.MaxIterations)
+	})
+
+	t.Run("--config over RALPH_CONFIG", func(t *testing.T) {
+		dir := t.TempDir()
+		t.Setenv("RALPH_CONFIG", writeFile(t, dir, "env.yaml", "task-queue: from-env\n"))
+		flag := writeFile(t, dir, "flag.yaml", "task-queue: from-flag\n")
+
+		cfg, err := load(t, t.TempDir(), "--config", flag)
+		require.NoError(t, err)
+		require.Equal(t, "from-flag", cfg.TaskQueue)
+	})
+
+	t.Run("RALPH_CONFIG without extension is YAML", func(t *testing.T) {
+		file := writeFile(t, t.TempDir(), "ralphrc", "task-queue: q\n")
+		t.Setenv("RALPH_CONFIG", file)
+
+		cfg, err := load(t, t.TempDir())
+		require.NoError(t, err)
+		require.Equal(t, file, cfg.File)
+		require.Equal(t, "q", cfg.TaskQueue)
+	})
+
+	t.Run("JSON", func(t *testing.T) {
+		file := writeFile(t, t.TempDir(), "ralph.json", `{"limits": {"max-runtime": "1h"}}`)
+
+		cfg, err := load(t, t.TempDir(), "--config", file)
+		require.NoError(t, err)
+		require.Equal(t, time.Hour, cfg.Limits.MaxRuntime)
+	})
+
+	t.Run("no ralph.yaml", func(t *testing.T) {
+		ws := t.TempDir()
+		cfg, err := load(t, ws)
+		require.NoError(t, err)
+		want := defaults(state)
+		want.Workspace = ws
+		require.Equal(t, want, cfg)
+	})
+
+	t.Run("malformed", func(t *testing.T) {
+		ws := t.TempDir()
+		file := writeFile(t, ws, "ralph.yaml", "limits: [\n")
+		_, err := load(t, ws)
+		require.ErrorContains(t, err, "read config file "+file+": ")
+	})
+
+	t.Run("current directory", func(t *testing.T) {
+		ws := t.TempDir()
+		file := writeFile(t, ws, "ralph.yaml", "task-queue: here\n")
+		t.Chdir(ws)
+
+		cfg, err := load(t, "")
+		require.NoError(t, err)
+		require.Equal(t, file, cfg.File)
+		require.Equal(t, "here", cfg.TaskQueue)
+		require.Empty(t, cfg.Workspace)
+	})
+
+	t.Run("--workspace finds ralph.yaml", func(t *testing.T) {
+		ws := t.TempDir()
+		writeFile(t, ws, "ralph.yaml", "task-queue: there\n")
+		t.Chdir(t.TempDir())
+
+		cfg, err := load(t, "", "--workspace", ws)
+		require.NoError(t, err)
+		require.Equal(t, "there", cfg.TaskQueue)
+		require.Equal(t, ws, cfg.Workspace)
+	})
+
+	t.Run("RALPH_WORKSPACE finds ralph.yaml", func(t *testing.T) {
+		ws := t.TempDir()
+		writeFile(t, ws, "ralph.yaml", "task-queue: there\n")
+		t.Setenv("RALPH_WORKSPACE", ws)
+		t.Chdir(t.TempDir())
+
+		cfg, err := load(t, "")
+		require.NoError(t, err)
+		require.Equal(t, "there", cfg.TaskQueue)
+		require.Equal(t, ws, cfg.Workspace)
+	})
+
+	t.Run("argument overrides --workspace", func(t *testing.T) {
+		ws := t.TempDir()
+		writeFile(t, ws, "ralph.yaml", "task-queue: argument\n")
+		flag := t.TempDir()
+		writeFile(t, flag, "ralph.yaml", "task-queue: flag\n")
+
+		cfg, err := load(t, ws, "--workspace", flag)
+		require.NoError(t, err)
+		require.Equal(t, "argument", cfg.TaskQueue)
+		require.Equal(t, ws, cfg.Workspace)
+	})
+}
+
+func TestLoadAgentCommand(t *testing.T) {
+	tests := []struct {
+		name     string
+		file     string
+		env      map[string]string
+		args     []string
+		wantCmd  []string
+		wantArgs []string
+	}{
+		{
+			name:     "default",
+			wantCmd:  []string{"claude"},
+			wantArgs: []string{},
+		},
+		{
+			name:     "flag",
+			args:     []string{"--agent-command", `claude --dangerously-skip-permissions --append-system-prompt "be brief"`},
+			wantCmd:  []string{"claude", "--dangerously-skip-permissions", "--append-system-prompt", "be brief"},
+			wantArgs: []string{},
+		},
+		{
+			name:     "env",
+			env:      map[string]string{"RALPH_AGENT_COMMAND": "  npx  '@anthropic-ai/claude-code' -p "},
+			wantCmd:  []string{"npx", "@anthropic-ai/claude-code", "-p"},
+			wantArgs: []string{},
+		},
+		{
+			name:     "file string",
+			file:     "agent:\n  command: codex exec --full-auto\n  args: --model 'gpt 5'\n",
+			wantCmd:  []string{"codex", "exec", "--full-auto"},
+			wantArgs: []string{"--model", "gpt 5"},
+		},
+		{
+			name:     "file lists",
+			file:     "agent:\n  command: [/opt/my agent/bin/agent, --yes]\n  args: [--max-budget, 5, 'a b']\n",
+			wantCmd:  []string{"/opt/my agent/bin/agent", "--yes"},
+			wantArgs: []string{"--max-budget", "5", "a b"},
+		},
+		{
+			name:     "repeated flag",
+			env:      map[string]string{"RALPH_AGENT_ARGS": "--from-env"},
+			args:     []string{"--agent-arg", "--allowedTools=Bash,Edit", "--agent-arg", "two words", "--agent-arg=-v"},
+			wantCmd:  []string{"claude"},
+			wantArgs: []string{"--allowedTools=Bash,Edit", "two words", "-v"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			isolate(t)
+			ws := t.TempDir()
+			if tt.file != "" {
+				writeFile(t, ws, "ralph.yaml", tt.file)
+			}
+			setenv(t, tt.env)
+
+			cfg, err := load(t, ws, tt.args...)
+			require.NoError(t, err)
+			require.Equal(t, tt.wantCmd, cfg.Agent.Command)
+			require.Equal(t, tt.wantArgs, cfg.Agent.Args)
+		})
+	}
+}
+
+func TestSplitCommandLine(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    []string
+		wantErr string
+	}{
+		{in: "", want: []string{}},
+		{in: " \t\n", want: []string{}},
+		{in: "claude", want: []string{"claude"}},
+		{in: "  claude   -p\tx ", want: []string{"claude", "-p", "x"}},
+		{in: `claude -p 'fix the "bug"'`, want: []string{"claude", "-p", `fix the "bug"`}},
+		{in: `claude -p "it's done"`, want: []string{"claude", "-p", "it's done"}},
+		{in: `a'b c'd`, want: []string{"ab cd"}},
+		{in: `'' ""`, want: []string{"", ""}},
+		{in: `a\ b c`, want: []string{"a b", "c"}},
+		{in: `"a \"quoted\" \\ \n word"`, want: []string{`a "quoted" \ \n word`}},
+		{in: `'C:\path'`, want: []string{`C:\path`}},
+		{in: `claude 'oops`, wantErr: "has an unterminated ' quote"},
+		{in: `claude "oops`, wantErr: `has an unterminated " quote`},
+		{in: `claude \`, wantErr: "ends in a backslash"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := splitCommandLine(tt.in)
+			if tt.wantErr != "" {
+				require.EqualError(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestLoadStateDir(t *testing.T) {
+	tests := []struct {
+		name    string
+		xdg     string // XDG_STATE_HOME; "STATE" is a temporary directory
+		home    string // HOME; "HOME" is a temporary directory
+		args    []string
+		want    string // with STATE and HOME replaced
+		wantErr string
+	}{
+		{name: "XDG_STATE_HOME", xdg: "STATE", home: "HOME", want: "STATE/durable-ralph"},
+		{name: "home", home: "HOME", want: "HOME/.local/state/durable-ralph"},
+		{name: "relative XDG_STATE_HOME ignored", xdg: "state", home: "HOME", want: "HOME/.local/state/durable-ralph"},
+		{name: "flag", xdg: "STATE", home: "HOME", args: []string{"--state-dir=/var/lib/ralph"}, want: "/var/lib/ralph"},
+		{name: "tilde", xdg: "STATE", home: "HOME", args: []string{"--state-dir=~/ralph"}, want: "HOME/ralph"},
+		{name: "no home, dev disabled", want: ""},
+		{
+			name:    "no home, dev enabled",
+			args:    []string{"--dev"},
+			wantErr: `invalid dev.state-dir (--state-dir, RALPH_DEV_STATE_DIR) = "": has no default ($HOME is not defined): set it`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			isolate(t)
+			state, home := t.TempDir(), t.TempDir()
+			replace := strings.NewReplacer("STATE", state, "HOME", home)
+			t.Setenv("XDG_STATE_HOME", replace.Replace(tt.xdg))
+			t.Setenv("HOME", replace.Replace(tt.home))
+
+			cfg, err := load(t, t.TempDir(), tt.args...)
+			if tt.wantErr != "" {
+				require.EqualError(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, replace.Replace(tt.want), cfg.Dev.StateDir)
+		})
+	}
+}
+
+func TestLoadModeCase(t *testing.T) {
+	isolate(t)
+	t.Setenv("RALPH_TASK_MODE", " PRD ")
+	cfg, err := load(t, t.TempDir())
+	require.NoError(t, err)
+	require.Equal(t, "prd", cfg.Task.Mode)
+}
+
+func TestKeys(t *testing.T) {
+	keys := Keys()
+	require.Len(t, keys, len(specs))
+
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	AddFlags(fs)
+	require.NotNil(t, fs.Lookup(configFlag))
+
+	doc, err := os.ReadFile("doc.go")
+	require.NoError(t, err)
+
+	var names, flags []string
+	for _, k := range keys {
+		require.NotEmpty(t, k.Description, k.Key)
+		require.NotEmpty(t, k.Default, k.Key)
+		require.Equal(t, "RALPH_"+strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(k.Key)), k.Env)
+		require.NotNil(t, fs.Lookup(k.Flag), "flag --%s of %s", k.Flag, k.Key)
+		require.Contains(t, string(doc), "  - "+k.Env+":", "doc.go does not document %s", k.Env)
+		require.Contains(t, string(doc), "(--"+k.Flag, "doc.go does not document --%s", k.Flag)
+		names = append(names, k.Key)
+		flags = append(flags, k.Flag)
+	}
+	require.Len(t, slices.Compact(slices.Sorted(slices.Values(names))), len(names), "duplicate key")
+	require.Len(t, slices.Compact(slices.Sorted(slices.Values(flags))), len(flags), "duplicate flag")
+
+	// Every key is a field of Config, and every field a key.
+	require.ElementsMatch(t, names, structKeys(reflect.TypeFor[Config](), ""))
+
+	defaults := make(map[string]string)
+	for _, k := range keys {
+		defaults[k.Key] = k.Default
+	}
+	require.Equal(t, "4h", defaults["limits.max-runtime"])
+	require.Equal(t, "30m", defaults["limits.iteration-timeout"])
+	require.Equal(t, "50", defaults["limits.max-cost-usd"])
+	require.Equal(t, "true", defaults["git.auto-commit"])
+}
+
+// structKeys returns the dotted mapstructure keys of the fields of struct t.
+func structKeys(t reflect.Type, prefix string) []string {
+	var keys []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("mapstructure")
+		if tag == "-" {
+			continue
+		}
+		if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeFor[time.Duration]() {
+			keys = append(keys, structKeys(f.Type, prefix+tag+".")...)
+			continue
+		}
+		keys = append(keys, prefix+tag)
+	}
+	return keys
+}
+
+func TestShortDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0:                       "0s",
+		10 * time.Second:        "10s",
+		30 * time.Minute:        "30m",
+		4 * time.Hour:           "4h",
+		90 * time.Minute:        "1h30m",
+		time.Hour + time.Second: "1h0m1s",
+		1500 * time.Millisecond: "1.5s",
+		-time.Hour:              "-1h",
+	} {
+		require.Equal(t, want, shortDuration(d), "%v", time.Duration(d))
+	}
+}

@@ -1,0 +1,89 @@
+// Package config resolves the configuration of a Durable Ralph session from
+// command-line flags, RALPH_* environment variables, a YAML config file and
+// defaults, in that order of precedence: a flag wins only if it is given on
+// the command line.
+//
+// The config file is the one named by --config or RALPH_CONFIG, which must
+// exist; otherwise ralph.yaml in the workspace, if it exists. A key a.b-c is
+// written in the file as
+//
+//	a:
+//	  b-c: value
+//
+// and set in the environment as RALPH_A_B_C. Unknown keys in the file are
+// errors, so that a typo does not silently leave a default in force.
+// Durations are written with a unit, such as 90s, 30m or 1h30m.
+//
+// The following environment variables are used, each followed by its flag and
+// default in parentheses:
+//
+//   - RALPH_CONFIG: config file to read instead of <workspace>/ralph.yaml
+//     (--config).
+//   - RALPH_WORKSPACE: directory of the repository the agent works in
+//     (--workspace, current directory). A positional argument of the command
+//     overrides it.
+//   - RALPH_TASK_QUEUE: Temporal task queue of the workflow and its worker
+//     (--task-queue, "ralph").
+//   - RALPH_AGENT_COMMAND: agent command line, split on spaces; single and
+//     double quotes group words (--agent-command, "claude").
+//   - RALPH_AGENT_MODEL: model the agent uses (--model, the agent's default).
+//   - RALPH_AGENT_MAX_TURNS: maximum agent turns in one iteration, 0 for
+//     unlimited (--max-turns, 0).
+//   - RALPH_AGENT_ARGS: extra agent arguments, space separated and quoted
+//     like RALPH_AGENT_COMMAND (--agent-arg, repeated once per argument;
+//     none). In the file, a list or a string.
+//   - RALPH_TASK_MODE: where the task comes from: prd, progress or prompt
+//     (--mode, detected from the workspace).
+//   - RALPH_TASK_COMPLETION_PROMISE: text the agent prints when all work is
+//     done (--completion-promise, the mode's default).
+//   - RALPH_LIMITS_MAX_ITERATIONS: stop after this many iterations
+//     (--max-iterations, 100).
+//   - RALPH_LIMITS_MAX_RUNTIME: stop after this much wall-clock time, 0 for
+//     no limit (--max-runtime, 4h).
+//   - RALPH_LIMITS_MAX_COST_USD: stop once the agent has spent this many US
+//     dollars, 0 for no limit (--max-cost, 50).
+//   - RALPH_LIMITS_MAX_CONSECUTIVE_FAILURES: stop after this many failed
+//     iterations in a row (--max-consecutive-failures, 3).
+//   - RALPH_LIMITS_MAX_NO_PROGRESS: stop after this many iterations in a row
+//     without progress (--max-no-progress, 3).
+//   - RALPH_LIMITS_ITERATION_TIMEOUT: time limit of one agent iteration;
+//     longer than the heartbeat timeout (--iteration-timeout, 30m).
+//   - RALPH_LIMITS_HEARTBEAT_TIMEOUT: Temporal heartbeat timeout of a running
+//     agent, at least 1s (--heartbeat-timeout, 10s).
+//   - RALPH_LIMITS_ITERATIONS_PER_RUN: continue the workflow as new after
+//     this many iterations (--iterations-per-run, 25).
+//   - RALPH_GIT_AUTO_COMMIT: commit the agent's changes after each iteration
+//     (--auto-commit, true).
+//   - RALPH_GIT_ALLOW_DIRTY: start even if the workspace has uncommitted
+//     changes (--allow-dirty, false).
+//   - RALPH_DEV_ENABLED: run an embedded Temporal dev server (--dev, false).
+//   - RALPH_DEV_STATE_DIR: directory of the dev server's database; a leading
+//     ~ is expanded (--state-dir, $XDG_STATE_HOME/durable-ralph or else
+//     ~/.local/state/durable-ralph).
+//   - RALPH_DEV_IP: IP address the dev server listens on (--dev-ip,
+//     127.0.0.1).
+//   - RALPH_DEV_PORT: dev server frontend (gRPC) port (--dev-port, 7233).
+//   - RALPH_DEV_UI_PORT: dev server Web UI port, 0 for no UI (--dev-ui-port,
+//     8233).
+//   - RALPH_DEV_NAMESPACE: Temporal namespace, created by the dev server
+//     (--namespace, "default").
+//
+// Booleans are true or false (also 1 or 0). An empty environment variable is
+// treated as unset. Variables named after a group of settings, such as
+// RALPH_DEV, are errors: they would hide every RALPH_DEV_* setting.
+//
+// An example ralph.yaml:
+//
+//	agent:
+//	  command: claude --dangerously-skip-permissions
+//	  model: opus
+//	limits:
+//	  max-iterations: 50
+//	  max-runtime: 2h
+//	  max-cost-usd: 20
+//	git:
+//	  allow-dirty: true
+//
+// [Keys] returns the same table for --help and the README. Package config is
+// the only user of viper in the project.
+package config

@@ -1,0 +1,224 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Key documents one configuration setting, for the README and --help.
+type Key struct {
+	// Key is the dotted key used in ralph.yaml, e.g. "limits.max-iterations".
+	Key string
+	// Flag is the command-line flag name without dashes, e.g. "max-iterations".
+	Flag string
+	// Env is the environment variable, e.g. "RALPH_LIMITS_MAX_ITERATIONS".
+	Env string
+	// Default is the default value as a user would write it, e.g. "4h".
+	Default string
+	// Description says what the setting does.
+	Description string
+}
+
+// Keys returns the documented table of configuration keys, in the order they
+// appear in the package documentation.
+func Keys() []Key {
+	keys := make([]Key, len(specs))
+	for i, s := range specs {
+		keys[i] = Key{
+			Key:         s.key,
+			Flag:        s.flag,
+			Env:         s.env(),
+			Default:     s.defaultText(),
+			Description: s.usage,
+		}
+	}
+	return keys
+}
+
+// kind is how a setting is spelled on the command line and decoded.
+type kind int
+
+const (
+	kindString   kind = iota
+	kindInt           // int
+	kindFloat         // float64
+	kindBool          // bool
+	kindDuration      // time.Duration
+	kindCommand       // one string flag, split into []string
+	kindArgs          // repeatable string flag, []string
+)
+
+// want describes the values a kind accepts, for decoding errors.
+func (k kind) want() string {
+	switch k {
+	case kindInt:
+		return "must be a whole number"
+	case kindFloat:
+		return "must be a number"
+	case kindBool:
+		return "must be true or false"
+	case kindDuration:
+		return "must be a duration such as 90s, 30m or 4h"
+	case kindCommand:
+		return "must be a command line"
+	case kindArgs:
+		return "must be a list of arguments"
+	default:
+		return "must be a string"
+	}
+}
+
+// spec defines one setting: its key, flag, default and documentation.
+type spec struct {
+	key   string
+	flag  string
+	kind  kind
+	def   any    // typed default value; its type matches kind
+	text  string // default as documented, if def does not say it well
+	usage string
+}
+
+// env returns the environment variable that sets s, as AutomaticEnv derives it.
+func (s *spec) env() string {
+	return envPrefix + "_" + envReplacer.Replace(strings.ToUpper(s.key))
+}
+
+// index returns the position of s in specs.
+func (s *spec) index() int {
+	for i := range specs {
+		if &specs[i] == s {
+			return i
+		}
+	}
+	panic("config: spec not in specs: " + s.key)
+}
+
+// defaultText returns the default as a user would write it.
+func (s *spec) defaultText() string {
+	if s.text != "" {
+		return s.text
+	}
+	switch d := s.def.(type) {
+	case time.Duration:
+		return shortDuration(d)
+	case []string:
+		return strings.Join(d, " ")
+	default:
+		return fmt.Sprint(d)
+	}
+}
+
+// shortDuration formats d without zero trailing units: 4h rather than 4h0m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+const (
+	envPrefix = "RALPH"
+	// configFlag and configEnv name the config file. They are not keys:
+	// the file cannot name itself.
+	configFlag = "config"
+	configEnv  = "RALPH_CONFIG"
+	// fileName is the config file looked for in the workspace.
+	fileName = "ralph.yaml"
+	// stateDirName is the directory under $XDG_STATE_HOME for dev.state-dir.
+	stateDirName = "durable-ralph"
+)
+
+// envReplacer maps a key to its environment variable suffix.
+var envReplacer = strings.NewReplacer("-", "_", ".", "_")
+
+// taskModes are the valid values of task.mode besides "" (auto-detect).
+var taskModes = []string{"prd", "progress", "prompt"}
+
+// specs lists every setting. Every key has a default so that viper's
+// Unmarshal sees keys set only in the environment (spf13/viper#761).
+// Keep in step with Config, AddFlags and doc.go; the tests check all three.
+var specs = []spec{
+	{key: "workspace", flag: "workspace", kind: kindString, def: "",
+		text:  `"" (current directory)`,
+		usage: "directory of the repository the agent works in (default: the current directory)"},
+	{key: "task-queue", flag: "task-queue", kind: kindString, def: "ralph",
+		usage: "Temporal task queue of the workflow and its worker"},
+
+	{key: "agent.command", flag: "agent-command", kind: kindCommand, def: "claude",
+		usage: "agent command line; split on spaces, quotes group words"},
+	{key: "agent.model", flag: "model", kind: kindString, def: "",
+		text:  `"" (agent's default)`,
+		usage: "model the agent uses (default: the agent's own)"},
+	{key: "agent.max-turns", flag: "max-turns", kind: kindInt, def: 0,
+		usage: "maximum agent turns in one iteration (0 = unlimited)"},
+	{key: "agent.args", flag: "agent-arg", kind: kindArgs, def: []string{},
+		text:  "none",
+		usage: "extra agent argument (repeatable; the environment variable is space separated)"},
+
+	{key: "task.mode", flag: "mode", kind: kindString, def: "",
+		text:  `"" (auto-detect)`,
+		usage: "where the task comes from: prd, progress or prompt (default: detect from the workspace)"},
+	{key: "task.completion-promise", flag: "completion-promise", kind: kindString, def: "",
+		text:  `"" (mode's default)`,
+		usage: "text the agent prints when all work is done (default: the mode's)"},
+
+	{key: "limits.max-iterations", flag: "max-iterations", kind: kindInt, def: 100,
+		usage: "stop after this many iterations"},
+	{key: "limits.max-runtime", flag: "max-runtime", kind: kindDuration, def: 4 * time.Hour,
+		usage: "stop after this much wall-clock time (0 = no limit)"},
+	{key: "limits.max-cost-usd", flag: "max-cost", kind: kindFloat, def: 50.0,
+		usage: "stop once the agent has spent this many US dollars (0 = no limit)"},
+	{key: "limits.max-consecutive-failures", flag: "max-consecutive-failures", kind: kindInt, def: 3,
+		usage: "stop after this many failed iterations in a row"},
+	{key: "limits.max-no-progress", flag: "max-no-progress", kind: kindInt, def: 3,
+		usage: "stop after this many iterations in a row without progress"},
+	{key: "limits.iteration-timeout", flag: "iteration-timeout", kind: kindDuration, def: 30 * time.Minute,
+		usage: "time limit of one agent iteration"},
+	{key: "limits.heartbeat-timeout", flag: "heartbeat-timeout", kind: kindDuration, def: 10 * time.Second,
+		usage: "Temporal heartbeat timeout of a running agent"},
+	{key: "limits.iterations-per-run", flag: "iterations-per-run", kind: kindInt, def: 25,
+		usage: "continue the workflow as new after this many iterations"},
+
+	{key: "git.auto-commit", flag: "auto-commit", kind: kindBool, def: true,
+		usage: "commit the agent's changes after each iteration"},
+	{key: "git.allow-dirty", flag: "allow-dirty", kind: kindBool, def: false,
+		usage: "start even if the workspace has uncommitted changes"},
+
+	{key: "dev.enabled", flag: "dev", kind: kindBool, def: false,
+		usage: "run an embedded Temporal dev server"},
+	{key: "dev.state-dir", flag: "state-dir", kind: kindString, def: "",
+		text:  "$XDG_STATE_HOME/durable-ralph or ~/.local/state/durable-ralph",
+		usage: "directory of the dev server's database (default: $XDG_STATE_HOME/durable-ralph or ~/.local/state/durable-ralph)"},
+	{key: "dev.ip", flag: "dev-ip", kind: kindString, def: "127.0.0.1",
+		usage: "IP address the dev server listens on"},
+	{key: "dev.port", flag: "dev-port", kind: kindInt, def: 7233,
+		usage: "dev server frontend (gRPC) port"},
+	{key: "dev.ui-port", flag: "dev-ui-port", kind: kindInt, def: 8233,
+		usage: "dev server Web UI port (0 = no UI)"},
+	{key: "dev.namespace", flag: "namespace", kind: kindString, def: "default",
+		usage: "Temporal namespace (the dev server creates it)"},
+}
+
+// specByKey indexes specs by key.
+var specByKey = func() map[string]*spec {
+	m := make(map[string]*spec, len(specs))
+	for i := range specs {
+		m[specs[i].key] = &specs[i]
+	}
+	return m
+}()
+
+// lookupSpec returns the spec of key. It panics for an unknown key, which is
+// a bug in this package.
+func lookupSpec(key string) *spec {
+	s, ok := specByKey[key]
+	if !ok {
+		panic("config: no spec for key " + key)
+	}
+	return s
+}

@@ -1,0 +1,59 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+)
+
+// validate reports every invalid setting of c, one error per setting.
+func (c *Config) validate() error {
+	var errs []error
+	check := func(key string, bad bool, value any, reason string) {
+		if bad {
+			errs = append(errs, &fieldError{spec: lookupSpec(key), value: value, reason: reason})
+		}
+	}
+	const (
+		notEmpty   = "must not be empty"
+		atLeastOne = "must be at least 1"
+	)
+
+	check("task-queue", strings.TrimSpace(c.TaskQueue) == "", c.TaskQueue, notEmpty)
+
+	check("agent.command", len(c.Agent.Command) == 0, c.Agent.Command, notEmpty)
+	check("agent.max-turns", c.Agent.MaxTurns < 0, c.Agent.MaxTurns, "must not be negative (0 = unlimited)")
+
+	check("task.mode", c.Task.Mode != "" && !slices.Contains(taskModes, c.Task.Mode), c.Task.Mode,
+		fmt.Sprintf("must be one of %s, or empty to detect it", strings.Join(taskModes, ", ")))
+
+	l := &c.Limits
+	check("limits.max-iterations", l.MaxIterations < 1, l.MaxIterations, atLeastOne)
+	check("limits.max-runtime", l.MaxRuntime < 0, l.MaxRuntime, "must not be negative (0 = no limit)")
+	switch {
+	case math.IsNaN(l.MaxCostUSD) || math.IsInf(l.MaxCostUSD, 0):
+		check("limits.max-cost-usd", true, l.MaxCostUSD, "must be a finite number")
+	case l.MaxCostUSD < 0:
+		check("limits.max-cost-usd", true, l.MaxCostUSD, "must not be negative (0 = no limit)")
+	}
+	check("limits.max-consecutive-failures", l.MaxConsecutiveFailures < 1, l.MaxConsecutiveFailures, atLeastOne)
+	check("limits.max-no-progress", l.MaxNoProgress < 1, l.MaxNoProgress, atLeastOne)
+	check("limits.heartbeat-timeout", l.HeartbeatTimeout < time.Second, l.HeartbeatTimeout, "must be at least 1s")
+	check("limits.iteration-timeout", l.IterationTimeout <= l.HeartbeatTimeout, l.IterationTimeout,
+		fmt.Sprintf("must be longer than limits.heartbeat-timeout (%s)", shortDuration(l.HeartbeatTimeout)))
+	check("limits.iterations-per-run", l.IterationsPerRun < 1, l.IterationsPerRun, atLeastOne)
+
+	d := &c.Dev
+	_, err := netip.ParseAddr(d.IP)
+	check("dev.ip", err != nil, d.IP, "must be an IP address such as 127.0.0.1")
+	check("dev.port", d.Port < 1 || d.Port > 65535, d.Port, "must be between 1 and 65535")
+	check("dev.ui-port", d.UIPort < 0 || d.UIPort > 65535, d.UIPort, "must be between 1 and 65535, or 0 for no UI")
+	check("dev.ui-port", d.UIPort != 0 && d.UIPort == d.Port, d.UIPort, "must differ from dev.port")
+	check("dev.namespace", strings.TrimSpace(d.Namespace) == "", d.Namespace, notEmpty)
+
+	return errors.Join(errs...)
+}

@@ -1,0 +1,155 @@
+// Package ralph wires the pieces the commands share: the Temporal client
+// (configured like the temporal CLI), the embedded development server, the
+// worker that runs sessions, and the session input built from Config.
+package ralph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/contrib/envconfig"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/config"
+	"github.com/durable-ralph/ralph/internal/devserver"
+	"github.com/durable-ralph/ralph/workflows"
+)
+
+// SearchAttributes are the custom search attributes sessions upsert. A
+// real cluster needs them created once (see the README).
+func SearchAttributes() map[string]enumspb.IndexedValueType {
+	return map[string]enumspb.IndexedValueType{
+		workflows.SearchRalphStatus.GetName():    enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		workflows.SearchRalphIteration.GetName(): enumspb.INDEXED_VALUE_TYPE_INT,
+		workflows.SearchRalphCostUSD.GetName():   enumspb.INDEXED_VALUE_TYPE_DOUBLE,
+		workflows.SearchRalphRepo.GetName():      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	}
+}
+
+// StartDevServer starts the embedded Temporal server and UI described by
+// cfg, persisted under cfg.StateDir.
+func StartDevServer(ctx context.Context, cfg config.DevConfig) (*devserver.Server, error) {
+	srv, err := devserver.Start(ctx, devserver.Options{
+		StateDir:         cfg.StateDir,
+		IP:               cfg.IP,
+		Port:             cfg.Port,
+		UIPort:           cfg.UIPort,
+		Namespace:        cfg.Namespace,
+		SearchAttributes: SearchAttributes(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start embedded Temporal server (state in %s): %w", cfg.StateDir, err)
+	}
+	return srv, nil
+}
+
+// ClientOptions loads the client options the way the temporal CLI does
+// (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_PROFILE, the config
+// file). A non-empty hostPort and namespace override them, which is how
+// --dev points the commands at the embedded server.
+func ClientOptions(hostPort, namespace string) (client.Options, error) {
+	opts, err := envconfig.LoadDefaultClientOptions()
+	if err != nil {
+		return client.Options{}, fmt.Errorf("load Temporal client settings: %w", err)
+	}
+	if hostPort != "" {
+		opts.HostPort = hostPort
+	}
+	if namespace != "" && (opts.Namespace == "" || hostPort != "") {
+		opts.Namespace = namespace
+	}
+	if opts.HostPort == "" {
+		opts.HostPort = client.DefaultHostPort
+	}
+	if opts.Logger == nil {
+		opts.Logger = sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	}
+	return opts, nil
+}
+
+// Dial connects to Temporal and checks that the server answers.
+func Dial(ctx context.Context, opts client.Options) (client.Client, error) {
+	c, err := client.DialContext(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w", opts.HostPort, opts.Namespace, err)
+	}
+	return c, nil
+}
+
+// Reachable reports whether something accepts TCP connections at hostPort.
+func Reachable(hostPort string) bool {
+	conn, err := net.DialTimeout("tcp", hostPort, 500*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
+}
+
+// NewWorker creates a worker that runs sessions and their iterations on
+// taskQueue.
+func NewWorker(c client.Client, taskQueue string, agent *activities.Agent) worker.Worker {
+	w := worker.New(c, taskQueue, worker.Options{
+		// One agent per workspace at a time is the rule, and agents are
+		// heavy; a handful of concurrent iterations per worker is plenty.
+		MaxConcurrentActivityExecutionSize: 8,
+		// Let an iteration that is being cancelled kill its agent and
+		// report before the worker exits.
+		WorkerStopTimeout: 15 * time.Second,
+	})
+	w.RegisterWorkflow(workflows.Session)
+	w.RegisterActivity(agent)
+	return w
+}
+
+// SessionInput builds the input of a session on workspace from cfg.
+func SessionInput(cfg config.Config, workspace string) (workflows.SessionInput, error) {
+	abs, err := filepath.Abs(workspace)
+	if err != nil {
+		return workflows.SessionInput{}, fmt.Errorf("workspace %s: %w", workspace, err)
+	}
+	if resolved, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = resolved
+	}
+	return workflows.SessionInput{
+		Workspace: abs,
+		Agent: activities.AgentSettings{
+			Command:   cfg.Agent.Command,
+			Model:     cfg.Agent.Model,
+			MaxTurns:  cfg.Agent.MaxTurns,
+			ExtraArgs: cfg.Agent.Args,
+			Timeout:   cfg.Limits.IterationTimeout,
+		},
+		Task: activities.TaskSettings{
+			Mode:              cfg.Task.Mode,
+			CompletionPromise: cfg.Task.CompletionPromise,
+		},
+		Git: activities.GitSettings{
+			AutoCommit: cfg.Git.AutoCommit,
+			AllowDirty: cfg.Git.AllowDirty,
+		},
+		Limits: workflows.Limits{
+			MaxIterations:          cfg.Limits.MaxIterations,
+			MaxRuntime:             cfg.Limits.MaxRuntime,
+			MaxCostUSD:             cfg.Limits.MaxCostUSD,
+			MaxConsecutiveFailures: cfg.Limits.MaxConsecutiveFailures,
+			MaxNoProgress:          cfg.Limits.MaxNoProgress,
+			IterationTimeout:       cfg.Limits.IterationTimeout,
+			HeartbeatTimeout:       cfg.Limits.HeartbeatTimeout,
+			IterationsPerRun:       cfg.Limits.IterationsPerRun,
+		},
+	}, nil
+}
+
+// ErrNoServer means no Temporal server answered and --dev was not given.
+var ErrNoServer = errors.New("no Temporal server answers")

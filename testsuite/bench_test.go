@@ -1,0 +1,129 @@
+package testsuite_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/activities/stream"
+	"github.com/durable-ralph/ralph/workflows"
+)
+
+// benchIterations is the length of each measured session; the issue asks
+// for at least 100.
+var benchIterations = envInt("RALPH_BENCH_ITERATIONS", 100)
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// BenchmarkOrchestrationOverhead measures what running each iteration as a
+// Temporal activity of a durable session costs, against a plain loop that
+// does the same work per iteration (spawn the agent, parse its stream,
+// inspect the workspace, commit) with no Temporal at all. Both use the same
+// instant fake agent and the same Agent code; the Temporal side runs on the
+// embedded server with its SQLite file, as `worker --dev` does.
+func BenchmarkOrchestrationOverhead(b *testing.B) {
+	for range b.N {
+		plain := benchPlainLoop(b)
+		durable := benchSession(b)
+		b.ReportMetric(float64(plain.Microseconds())/1000/float64(benchIterations), "plain-ms/iter")
+		b.ReportMetric(float64(durable.Microseconds())/1000/float64(benchIterations), "temporal-ms/iter")
+		b.ReportMetric(float64(durable)/float64(plain), "ratio")
+		fmt.Printf("orchestration overhead over %d iterations: plain loop %.1f ms/iteration, Temporal session %.1f ms/iteration, ratio %.2f\n",
+			benchIterations,
+			float64(plain.Microseconds())/1000/float64(benchIterations),
+			float64(durable.Microseconds())/1000/float64(benchIterations),
+			float64(durable)/float64(plain))
+	}
+}
+
+func benchRepo(b *testing.B) string {
+	b.Helper()
+	dir := b.TempDir()
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"config", "user.email", "bench@example.com"},
+		{"config", "user.name", "Bench"},
+	} {
+		gitIn(b, dir, args...)
+	}
+	require.NoError(b, os.WriteFile(dir+"/PROMPT.md", []byte("# Objective\n\nKeep a counter in counter.txt.\n"), 0o644))
+	gitIn(b, dir, "add", "-A")
+	gitIn(b, dir, "commit", "-q", "-m", "initial")
+	return dir
+}
+
+func benchEnv(b *testing.B) []string {
+	b.Helper()
+	path := b.TempDir() + "/scenario.json"
+	require.NoError(b, os.WriteFile(path, []byte(`{"steps":[{"counter_file":"counter.txt"}]}`), 0o644))
+	return []string{"FAKE_CLAUDE_SCENARIO=" + path, "FAKE_CLAUDE_STATE_DIR=" + b.TempDir()}
+}
+
+func benchInput(dir string) workflows.SessionInput {
+	in := input(dir)
+	in.Task = activities.TaskSettings{Mode: "prompt"}
+	in.Limits.MaxIterations = benchIterations
+	in.Limits.MaxNoProgress = benchIterations
+	in.Limits.MaxRuntime = time.Hour
+	in.Limits.MaxCostUSD = 0
+	return in
+}
+
+func benchPlainLoop(b *testing.B) time.Duration {
+	b.Helper()
+	dir := benchRepo(b)
+	agent := &activities.Agent{Env: benchEnv(b)}
+	in := benchInput(dir)
+	ctx := context.Background()
+	start := time.Now()
+	for i := 1; i <= benchIterations; i++ {
+		res, err := agent.Iterate(ctx, activities.IterationInput{
+			SessionID: "plain", Iteration: i, MaxIterations: benchIterations,
+			Workspace: dir, Agent: in.Agent, Task: in.Task, Git: in.Git,
+		}, 1, nil, nil)
+		require.NoError(b, err)
+		require.Equal(b, stream.OutcomeSuccess, res.Outcome, res.Reason)
+		require.NotEmpty(b, res.Commit, "iteration %d committed nothing", i)
+	}
+	return time.Since(start)
+}
+
+func benchSession(b *testing.B) time.Duration {
+	b.Helper()
+	dir := benchRepo(b)
+	cl := startCluster(b, b.TempDir(), &activities.Agent{Env: benchEnv(b)})
+	in := benchInput(dir)
+	ctx := context.Background()
+	start := time.Now()
+	run, err := cl.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: workflows.SessionWorkflowID(dir), TaskQueue: workflows.TaskQueue,
+	}, workflows.Session, in)
+	require.NoError(b, err)
+	var res workflows.SessionResult
+	require.NoError(b, run.Get(ctx, &res))
+	elapsed := time.Since(start)
+	require.Equal(b, workflows.ReasonMaxIterations, res.Reason, res.Message)
+	require.Equal(b, benchIterations, res.Totals.Commits)
+	return elapsed
+}
+
+func gitIn(b *testing.B, dir string, args ...string) {
+	b.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	require.NoError(b, err, "git %v: %s", args, out)
+}

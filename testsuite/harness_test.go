@@ -1,0 +1,335 @@
+package testsuite_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/internal/devserver"
+	"github.com/durable-ralph/ralph/internal/ralph"
+	"github.com/durable-ralph/ralph/workflows"
+)
+
+// bins are the programs the tests run as real processes, built once.
+var bins struct {
+	dir     string
+	claude  string // the fake agent, named like the real CLI
+	worker  string
+	starter string
+}
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ralph-bins-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bins.dir = dir
+	bins.claude = filepath.Join(dir, "claude")
+	bins.worker = filepath.Join(dir, "worker")
+	bins.starter = filepath.Join(dir, "starter")
+	for out, pkg := range map[string]string{
+		bins.claude:  "./fakeclaude",
+		bins.worker:  "../cmd/worker",
+		bins.starter: "../cmd/starter",
+	} {
+		cmd := exec.Command("go", "build", "-o", out, pkg)
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n", pkg, err)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// repo is a git repository in a temp dir.
+type repo struct {
+	t   *testing.T
+	Dir string
+}
+
+func newRepo(t *testing.T, files map[string]string) *repo {
+	t.Helper()
+	dir := t.TempDir()
+	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = resolved
+	}
+	r := &repo{t: t, Dir: dir}
+	r.git("init", "-q", "-b", "main")
+	r.git("config", "user.email", "dev@example.com")
+	r.git("config", "user.name", "Dev")
+	for name, content := range files {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+	}
+	r.git("add", "-A")
+	r.git("commit", "-q", "-m", "initial")
+	return r
+}
+
+func (r *repo) git(args ...string) string {
+	r.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = r.Dir
+	out, err := cmd.CombinedOutput()
+	require.NoError(r.t, err, "git %v: %s", args, out)
+	return string(out)
+}
+
+func (r *repo) read(name string) string {
+	r.t.Helper()
+	data, err := os.ReadFile(filepath.Join(r.Dir, name))
+	require.NoError(r.t, err)
+	return string(data)
+}
+
+// ralphCommits lists the subjects of commits carrying Ralph's trailers,
+// oldest first.
+func (r *repo) ralphCommits() []string {
+	out := r.git("log", "--reverse", "--format=%s%x00%(trailers:key=Ralph-Iteration,valueonly)%x00")
+	var subjects []string
+	parts := strings.Split(out, "\x00")
+	for i := 0; i+1 < len(parts); i += 2 {
+		if strings.TrimSpace(parts[i+1]) != "" {
+			subjects = append(subjects, strings.TrimSpace(parts[i]))
+		}
+	}
+	return subjects
+}
+
+const threeStoryPRD = `{
+  "project": "Widgets",
+  "branchName": "ralph/widgets",
+  "description": "Widget catalogue",
+  "userStories": [
+    {"id": "US-001", "title": "List widgets", "description": "As a user I see all widgets.", "acceptanceCriteria": ["list renders"], "priority": 1, "passes": false, "notes": ""},
+    {"id": "US-002", "title": "Add a widget", "description": "As a user I add a widget.", "acceptanceCriteria": ["form saves"], "priority": 2, "passes": false, "notes": ""},
+    {"id": "US-003", "title": "Delete a widget", "description": "As a user I delete a widget.", "acceptanceCriteria": ["row disappears"], "priority": 3, "passes": false, "notes": ""}
+  ]
+}
+`
+
+const threeTaskProgress = `# Progress: Widgets
+
+## Status
+
+In Progress
+
+## Tasks
+
+### Phase 1: Catalogue
+
+- [ ] List widgets
+- [ ] Add a widget
+
+### Phase 2: Cleanup
+
+- [ ] Delete a widget
+
+## Completed This Iteration
+
+## Recent Attempts
+
+## Iteration Log
+`
+
+// scenario writes a fake-agent scenario file and returns its path.
+func scenario(t *testing.T, steps ...map[string]any) string {
+	t.Helper()
+	data, err := json.Marshal(map[string]any{"steps": steps})
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "scenario.json")
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	return path
+}
+
+// fakeEnv is the environment that points the fake agent at a scenario and
+// a state dir of its own.
+func fakeEnv(t *testing.T, scenarioPath string) []string {
+	env := []string{"FAKE_CLAUDE_STATE_DIR=" + t.TempDir()}
+	if scenarioPath != "" {
+		env = append(env, "FAKE_CLAUDE_SCENARIO="+scenarioPath)
+	}
+	return env
+}
+
+// calls reads what the fake agent recorded of its invocations.
+func calls(t *testing.T, env []string) []map[string]any {
+	t.Helper()
+	var dir string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "FAKE_CLAUDE_STATE_DIR="); ok {
+			dir = v
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "calls.jsonl"))
+	require.NoError(t, err)
+	var out []map[string]any
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var c map[string]any
+		require.NoError(t, json.Unmarshal(line, &c))
+		out = append(out, c)
+	}
+	return out
+}
+
+// cluster is an embedded server with a worker in this process.
+type cluster struct {
+	srv    *devserver.Server
+	client client.Client
+	worker worker.Worker
+}
+
+func startCluster(t testing.TB, stateDir string, agent *activities.Agent) *cluster {
+	t.Helper()
+	ctx := context.Background()
+	srv, err := devserver.Start(ctx, devserver.Options{StateDir: stateDir, SearchAttributes: ralph.SearchAttributes()})
+	require.NoError(t, err)
+	c, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quiet{}})
+	require.NoError(t, err)
+	w := ralph.NewWorker(c, workflows.TaskQueue, agent)
+	require.NoError(t, w.Start())
+	cl := &cluster{srv: srv, client: c, worker: w}
+	t.Cleanup(cl.stop)
+	return cl
+}
+
+func (c *cluster) stop() {
+	c.worker.Stop()
+	c.client.Close()
+	c.srv.Stop()
+}
+
+// input is a session input for a workspace with test-sized limits.
+func input(workspace string) workflows.SessionInput {
+	return workflows.SessionInput{
+		Workspace: workspace,
+		Agent:     activities.AgentSettings{Command: []string{bins.claude}},
+		Git:       activities.GitSettings{AutoCommit: true},
+		Limits: workflows.Limits{
+			MaxIterations:          10,
+			MaxRuntime:             10 * time.Minute,
+			MaxCostUSD:             5,
+			MaxConsecutiveFailures: 3,
+			MaxNoProgress:          3,
+			IterationTimeout:       2 * time.Minute,
+			HeartbeatTimeout:       10 * time.Second,
+			IterationsPerRun:       25,
+		},
+	}
+}
+
+// proc is a real child process whose output the test keeps.
+type proc struct {
+	cmd *exec.Cmd
+	mu  sync.Mutex
+	out bytes.Buffer
+	err error
+	end chan struct{}
+}
+
+func (p *proc) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.Write(b)
+}
+
+func (p *proc) Output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+func startProc(t *testing.T, env []string, name string, args ...string) *proc {
+	t.Helper()
+	p := &proc{cmd: exec.Command(name, args...), end: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout, p.cmd.Stderr = p, p
+	require.NoError(t, p.cmd.Start())
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.end)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.end:
+		default:
+			_ = p.cmd.Process.Kill()
+			<-p.end
+		}
+	})
+	return p
+}
+
+// wait waits for the process to exit and returns its exit code.
+func (p *proc) wait(t *testing.T, timeout time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.end:
+	case <-time.After(timeout):
+		_ = p.cmd.Process.Kill()
+		<-p.end
+		t.Fatalf("%s did not exit within %s; output:\n%s", p.cmd.Path, timeout, p.Output())
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("timed out after %s waiting for %s", timeout, what)
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	p, err := devserver.FreePort("127.0.0.1")
+	require.NoError(t, err)
+	return p
+}
+
+type quiet struct{}
+
+func (quiet) Debug(string, ...any) {}
+func (quiet) Info(string, ...any)  {}
+func (quiet) Warn(string, ...any)  {}
+func (quiet) Error(string, ...any) {}
+
+// collectHistory reads a whole history from its iterator.
+func collectHistory(it client.HistoryEventIterator) (*historypb.History, error) {
+	h := &historypb.History{}
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return nil, err
+		}
+		h.Events = append(h.Events, e)
+	}
+	return h, nil
+}
+
+func getenv(k string) string { return os.Getenv(k) }
+
+func writeFile(path, content string) error { return os.WriteFile(path, []byte(content), 0o644) }

@@ -1,0 +1,637 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/activities/stream"
+)
+
+// recentLimit bounds the iteration summaries a session keeps in its status
+// and carries across continue-as-new.
+const recentLimit = 10
+
+// defaultRateLimitWait is how long a session sleeps when the agent was rate
+// limited without saying when the limit resets.
+const defaultRateLimitWait = 15 * time.Minute
+
+// rateLimitMargin is added to a reset time: limits reset on the provider's
+// clock, not ours.
+const rateLimitMargin = time.Minute
+
+// ErrTypeInvalidInput is the error type of a session started with input
+// that can never run.
+const ErrTypeInvalidInput = "InvalidSessionInput"
+
+// ErrTypeIterationFailed is the error type of a session that ended because
+// an iteration failed in a way no retry can fix (a missing agent binary, a
+// workspace that is gone).
+const ErrTypeIterationFailed = "IterationFailed"
+
+var a *activities.Agent
+
+// Session runs a Ralph loop: the agent, again and again on one workspace,
+// each iteration a fresh process, until the task file confirms the work is
+// done or a limit ends the session.
+func Session(ctx workflow.Context, in SessionInput) (SessionResult, error) {
+	s, err := newSession(ctx, in)
+	if err != nil {
+		return SessionResult{}, err
+	}
+	return s.run(ctx)
+}
+
+// session is the state of one workflow run of a session.
+type session struct {
+	in     SessionInput
+	logger log.Logger
+	status Status
+
+	prepared   activities.PrepareResult
+	guidance   []string
+	paused     bool
+	stopReason string
+	ranThisRun int
+	deadline   time.Time // zero when there is no runtime limit
+}
+
+func newSession(ctx workflow.Context, in SessionInput) (*session, error) {
+	if err := validateInput(in); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, nil)
+	}
+	s := &session{in: in}
+	s.status = Status{
+		SessionID: workflow.GetInfo(ctx).WorkflowExecution.ID,
+		Workspace: in.Workspace,
+		State:     StateStarting,
+		StartedAt: workflow.Now(ctx),
+		Limits:    in.Limits,
+	}
+	if c := in.CarryOver; c != nil {
+		s.status.SessionID = c.SessionID
+		s.status.StartedAt = c.StartedAt
+		s.status.Iteration = c.Iteration
+		s.status.Totals = c.Totals
+		s.status.ConsecutiveFailures = c.ConsecutiveFailures
+		s.status.NoProgress = c.NoProgress
+		s.status.Recent = c.Recent
+		s.status.Runs = c.Runs
+		s.guidance = c.Guidance
+		s.setPrepared(c.Prepared)
+	}
+	s.status.Runs++
+	if in.Limits.MaxRuntime > 0 {
+		s.deadline = s.status.StartedAt.Add(in.Limits.MaxRuntime)
+	}
+	s.logger = log.With(workflow.GetLogger(ctx), "session", s.status.SessionID)
+
+	err := workflow.SetQueryHandlerWithOptions(ctx, QueryStatus, func() (Status, error) {
+		return s.status, nil
+	}, workflow.QueryHandlerOptions{
+		Description: "State, iteration, totals and recent iterations of this Ralph session",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("register %s query: %w", QueryStatus, err)
+	}
+	workflow.Go(ctx, s.listen)
+	return s, nil
+}
+
+func validateInput(in SessionInput) error {
+	var problems []string
+	if in.Workspace == "" || !filepath.IsAbs(in.Workspace) {
+		problems = append(problems, fmt.Sprintf("workspace %q must be an absolute path", in.Workspace))
+	}
+	if len(in.Agent.Command) == 0 || in.Agent.Command[0] == "" {
+		problems = append(problems, "agent command is empty")
+	}
+	l := in.Limits
+	if l.MaxIterations < 1 {
+		problems = append(problems, "max iterations must be at least 1")
+	}
+	if l.MaxRuntime < 0 || l.MaxCostUSD < 0 {
+		problems = append(problems, "max runtime and max cost must not be negative")
+	}
+	if l.IterationTimeout <= 0 || l.HeartbeatTimeout <= 0 {
+		problems = append(problems, "iteration and heartbeat timeouts must be positive")
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("invalid session input: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// listen records control signals as they arrive; the loop reads the fields.
+func (s *session) listen(ctx workflow.Context) {
+	stopCh := workflow.GetSignalChannelWithOptions(ctx, SignalStop, workflow.SignalChannelOptions{
+		Description: "Finish the current iteration, then end the session as stopped",
+	})
+	pauseCh := workflow.GetSignalChannelWithOptions(ctx, SignalPause, workflow.SignalChannelOptions{
+		Description: "Pause before the next iteration",
+	})
+	resumeCh := workflow.GetSignalChannelWithOptions(ctx, SignalResume, workflow.SignalChannelOptions{
+		Description: "Resume a paused session",
+	})
+	guideCh := workflow.GetSignalChannelWithOptions(ctx, SignalGuide, workflow.SignalChannelOptions{
+		Description: "Text added to the next iteration's prompt (a JSON string)",
+	})
+	for {
+		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(stopCh, func(c workflow.ReceiveChannel, _ bool) {
+			var sig StopSignal
+			c.Receive(ctx, &sig)
+			s.stopReason = "stop requested"
+			if sig.Reason != "" {
+				s.stopReason = "stop requested: " + sig.Reason
+			}
+			s.status.StopRequested = true
+		})
+		sel.AddReceive(pauseCh, func(c workflow.ReceiveChannel, _ bool) {
+			c.Receive(ctx, nil)
+			s.paused = true
+		})
+		sel.AddReceive(resumeCh, func(c workflow.ReceiveChannel, _ bool) {
+			c.Receive(ctx, nil)
+			s.paused = false
+		})
+		sel.AddReceive(guideCh, func(c workflow.ReceiveChannel, _ bool) {
+			var text string
+			c.Receive(ctx, &text)
+			if text = strings.TrimSpace(text); text != "" {
+				s.guidance = append(s.guidance, text)
+			}
+		})
+		sel.Select(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+func (s *session) run(ctx workflow.Context) (SessionResult, error) {
+	if s.in.CarryOver == nil {
+		if err := s.prepare(ctx); err != nil {
+			return s.fail(ctx, err)
+		}
+	}
+	s.setState(ctx, StateRunning)
+
+	var deadlineTimer workflow.Future
+	if !s.deadline.IsZero() {
+		deadlineTimer = workflow.NewTimer(ctx, s.deadline.Sub(workflow.Now(ctx)))
+	}
+
+	for {
+		if reason, msg, done := s.limitReached(ctx); done {
+			return s.finish(ctx, reason, msg)
+		}
+		if s.paused {
+			s.setState(ctx, StatePaused)
+			if err := s.await(ctx, func() bool { return !s.paused || s.stopReason != "" }); err != nil {
+				return SessionResult{}, err
+			}
+			s.setState(ctx, StateRunning)
+			continue
+		}
+		if s.ranThisRun >= s.in.Limits.IterationsPerRun && s.in.Limits.IterationsPerRun > 0 ||
+			workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			return SessionResult{}, s.continueAsNew(ctx)
+		}
+
+		res, timedOut, err := s.runIteration(ctx, deadlineTimer)
+		if err != nil {
+			if temporal.IsCanceledError(err) || ctx.Err() != nil {
+				return SessionResult{}, err
+			}
+			if isPermanent(err) {
+				return s.fail(ctx, err)
+			}
+			// Temporal exhausted its retries on an infrastructure error:
+			// the iteration failed, and the failure streak decides.
+			res = activities.IterationResult{
+				Iteration: s.status.Iteration,
+				Outcome:   stream.OutcomeAgentError,
+				Reason:    "iteration failed after retries: " + rootMessage(err),
+			}
+		}
+		if timedOut {
+			return s.finish(ctx, ReasonMaxRuntime, fmt.Sprintf("max runtime %s reached during iteration %d", s.in.Limits.MaxRuntime, s.status.Iteration))
+		}
+		if reason, msg, done := s.record(ctx, res); done {
+			return s.finish(ctx, reason, msg)
+		}
+		if res.Outcome == stream.OutcomeRateLimited {
+			if err := s.sleepRateLimit(ctx, res); err != nil {
+				return SessionResult{}, err
+			}
+		}
+	}
+}
+
+func (s *session) prepare(ctx workflow.Context) error {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 2 * time.Minute,
+		Summary:             "prepare workspace",
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumAttempts:    3,
+		},
+	})
+	var res activities.PrepareResult
+	err := workflow.ExecuteActivity(actx, a.PrepareWorkspace, activities.PrepareInput{
+		SessionID: s.status.SessionID,
+		Workspace: s.in.Workspace,
+		Task:      s.in.Task,
+		Git:       s.in.Git,
+	}).Get(ctx, &res)
+	if err != nil {
+		return err
+	}
+	s.setPrepared(res)
+	repo := s.in.Repo
+	if repo == "" {
+		repo = res.Repo
+	}
+	if repo != "" {
+		if err := workflow.UpsertTypedSearchAttributes(ctx, SearchRalphRepo.ValueSet(repo)); err != nil {
+			return fmt.Errorf("upsert search attributes: %w", err)
+		}
+	}
+	return nil
+}
+
+func (s *session) setPrepared(p activities.PrepareResult) {
+	s.prepared = p
+	s.status.Mode = p.Mode
+	s.status.Branch = p.Branch
+	if s.status.Task.Mode == "" {
+		s.status.Task = p.Task
+	}
+}
+
+// runIteration runs the next iteration, raced against the session's runtime
+// limit. When the limit wins, the iteration is cancelled (which kills the
+// agent's process group) and timedOut is true.
+func (s *session) runIteration(ctx workflow.Context, deadline workflow.Future) (res activities.IterationResult, timedOut bool, err error) {
+	s.status.Iteration++
+	s.status.Running = true
+	s.ranThisRun++
+	s.publish(ctx)
+	defer func() { s.status.Running = false }()
+
+	in := activities.IterationInput{
+		SessionID:     s.status.SessionID,
+		Iteration:     s.status.Iteration,
+		MaxIterations: s.in.Limits.MaxIterations,
+		Workspace:     s.in.Workspace,
+		Agent:         s.in.Agent,
+		Task:          s.iterationTask(),
+		Git:           s.in.Git,
+		Guidance:      s.guidance,
+	}
+	in.Agent.Timeout = s.in.Limits.IterationTimeout
+	consumed := len(s.guidance)
+
+	actCtx, cancel := workflow.WithCancel(ctx)
+	actCtx = workflow.WithActivityOptions(actCtx, workflow.ActivityOptions{
+		// The activity enforces IterationTimeout itself and reports a
+		// timeout as a result; StartToClose is the backstop for a worker
+		// that cannot.
+		StartToCloseTimeout: s.in.Limits.IterationTimeout + 2*time.Minute,
+		HeartbeatTimeout:    s.in.Limits.HeartbeatTimeout,
+		WaitForCancellation: true,
+		Summary:             s.iterationSummary(),
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Minute,
+			MaximumAttempts:    5,
+			NonRetryableErrorTypes: []string{
+				activities.ErrTypeAgentNotFound,
+				activities.ErrTypeAgentPermanent,
+				activities.ErrTypeInvalidWorkspace,
+				activities.ErrTypeInvalidTaskFile,
+				activities.ErrTypeInvalidAgentConfig,
+			},
+		},
+	})
+	fut := workflow.ExecuteActivity(actCtx, a.RunIteration, in)
+
+	sel := workflow.NewSelector(ctx)
+	sel.AddFuture(fut, func(f workflow.Future) { err = f.Get(ctx, &res) })
+	if deadline != nil {
+		sel.AddFuture(deadline, func(workflow.Future) { timedOut = true })
+	}
+	sel.Select(ctx)
+	if timedOut {
+		cancel()
+		// Wait for the cancellation to reach the agent, so the session
+		// never ends while its agent still writes to the workspace.
+		if cerr := fut.Get(ctx, &res); cerr == nil {
+			s.account(res)
+		}
+		return res, true, nil
+	}
+	cancel()
+	if err == nil {
+		s.guidance = s.guidance[consumed:]
+	}
+	return res, false, err
+}
+
+func (s *session) iterationTask() activities.TaskSettings {
+	t := s.in.Task
+	if s.prepared.Mode != "" {
+		t.Mode = s.prepared.Mode
+	}
+	if s.prepared.CompletionPromise != "" {
+		t.CompletionPromise = s.prepared.CompletionPromise
+	}
+	return t
+}
+
+func (s *session) iterationSummary() string {
+	sum := fmt.Sprintf("iteration %d", s.status.Iteration)
+	if t := s.status.Task; t.CurrentID != "" || t.CurrentTitle != "" {
+		sum += ": " + strings.TrimSpace(t.CurrentID+" "+t.CurrentTitle)
+	}
+	return sum
+}
+
+// account adds an iteration's cost and tokens to the totals. It is called
+// exactly once per iteration result.
+func (s *session) account(res activities.IterationResult) {
+	t := &s.status.Totals
+	t.CostUSD += res.CostUSD
+	t.Usage = t.Usage.Add(res.Usage)
+	t.Turns += res.NumTurns
+	if res.Commit != "" {
+		t.Commits++
+	}
+	t.Commits += res.AgentCommits
+}
+
+// record folds an iteration's result into the session and decides whether
+// the session ends.
+func (s *session) record(ctx workflow.Context, res activities.IterationResult) (Reason, string, bool) {
+	s.account(res)
+	if res.Task.Mode != "" {
+		s.status.Task = res.Task
+	}
+	sum := IterationSummary{
+		Iteration:    s.status.Iteration,
+		Outcome:      res.Outcome,
+		Reason:       res.Reason,
+		CostUSD:      res.CostUSD,
+		Tokens:       res.Usage.Total(),
+		FilesChanged: len(res.FilesChanged),
+		Commit:       res.Commit,
+		Story:        strings.TrimSpace(res.StoryID + " " + res.StoryTitle),
+		Claimed:      res.CompletionClaimed,
+		Duration:     res.Duration,
+		FinishedAt:   workflow.Now(ctx),
+	}
+	defer func() {
+		s.status.Recent = append(s.status.Recent, sum)
+		if n := len(s.status.Recent); n > recentLimit {
+			s.status.Recent = append([]IterationSummary(nil), s.status.Recent[n-recentLimit:]...)
+		}
+		s.publish(ctx)
+	}()
+
+	switch res.Outcome {
+	case stream.OutcomeRateLimited:
+		// Not the agent's fault and not progress: the same iteration
+		// number runs again after the wait.
+		s.status.Iteration--
+		s.ranThisRun--
+		s.status.Totals.RateLimitWaits++
+		return "", "", false
+	case stream.OutcomeSuccess:
+		s.status.ConsecutiveFailures = 0
+	default:
+		s.status.Totals.Failures++
+		s.status.ConsecutiveFailures++
+		if m := s.in.Limits.MaxConsecutiveFailures; m > 0 && s.status.ConsecutiveFailures >= m {
+			return ReasonConsecutiveFailures, fmt.Sprintf("%d consecutive failed iterations; last: %s", s.status.ConsecutiveFailures, res.Reason), true
+		}
+		return "", "", false
+	}
+
+	if res.CompletionClaimed {
+		s.status.Totals.CompletionClaims++
+		if res.Task.Complete || !res.Task.Verifiable {
+			sum.Verified = true
+			return ReasonComplete, fmt.Sprintf("completion claimed in iteration %d and confirmed by %s", s.status.Iteration, taskFileName(res.Task)), true
+		}
+		sum.Reason = fmt.Sprintf("completion claimed but %s has %d of %d done", taskFileName(res.Task), res.Task.Done, res.Task.Total)
+		s.logger.Warn("completion claim contradicted by task file", "iteration", s.status.Iteration, "done", res.Task.Done, "total", res.Task.Total)
+	}
+
+	if res.Progressed() {
+		s.status.NoProgress = 0
+	} else {
+		s.status.NoProgress++
+		if m := s.in.Limits.MaxNoProgress; m > 0 && s.status.NoProgress >= m {
+			return ReasonNoProgress, fmt.Sprintf("%d iterations in a row changed no file and made no commit", s.status.NoProgress), true
+		}
+	}
+	return "", "", false
+}
+
+func taskFileName(t activities.TaskState) string {
+	if t.File != "" {
+		return t.File
+	}
+	return "the task file"
+}
+
+// limitReached checks the limits that end a session before an iteration.
+func (s *session) limitReached(ctx workflow.Context) (Reason, string, bool) {
+	l := s.in.Limits
+	switch {
+	case s.stopReason != "":
+		return ReasonStopped, s.stopReason, true
+	case !s.deadline.IsZero() && !workflow.Now(ctx).Before(s.deadline):
+		return ReasonMaxRuntime, fmt.Sprintf("max runtime %s reached", l.MaxRuntime), true
+	case l.MaxCostUSD > 0 && s.status.Totals.CostUSD >= l.MaxCostUSD:
+		return ReasonMaxCost, fmt.Sprintf("cost $%.4f reached the limit of $%.2f", s.status.Totals.CostUSD, l.MaxCostUSD), true
+	case s.status.Iteration >= l.MaxIterations:
+		return ReasonMaxIterations, fmt.Sprintf("%d iterations ran, the limit", s.status.Iteration), true
+	}
+	return "", "", false
+}
+
+// await blocks until cond holds, a stop is requested or the runtime limit
+// passes.
+func (s *session) await(ctx workflow.Context, cond func() bool) error {
+	if s.deadline.IsZero() {
+		return workflow.Await(ctx, func() bool { return cond() || s.stopReason != "" })
+	}
+	_, err := workflow.AwaitWithTimeout(ctx, s.deadline.Sub(workflow.Now(ctx)), func() bool {
+		return cond() || s.stopReason != ""
+	})
+	return err
+}
+
+// sleepRateLimit waits on a timer until the agent's rate limit resets.
+func (s *session) sleepRateLimit(ctx workflow.Context, res activities.IterationResult) error {
+	wait := defaultRateLimitWait
+	if !res.RateLimitResetsAt.IsZero() {
+		wait = res.RateLimitResetsAt.Sub(workflow.Now(ctx)) + rateLimitMargin
+		if wait < rateLimitMargin {
+			wait = rateLimitMargin
+		}
+	}
+	s.logger.Info("rate limited; sleeping", "wait", wait, "resets_at", res.RateLimitResetsAt)
+	s.setState(ctx, StateRateLimited)
+	_, err := workflow.AwaitWithTimeout(ctx, min(wait, s.untilDeadline(ctx)), func() bool { return s.stopReason != "" })
+	if err != nil {
+		return err
+	}
+	s.setState(ctx, StateRunning)
+	return nil
+}
+
+func (s *session) untilDeadline(ctx workflow.Context) time.Duration {
+	if s.deadline.IsZero() {
+		return time.Duration(1<<63 - 1)
+	}
+	return max(s.deadline.Sub(workflow.Now(ctx)), 0)
+}
+
+func (s *session) continueAsNew(ctx workflow.Context) error {
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return err
+	}
+	next := s.in
+	next.CarryOver = &CarryOver{
+		SessionID:           s.status.SessionID,
+		StartedAt:           s.status.StartedAt,
+		Iteration:           s.status.Iteration,
+		Totals:              s.status.Totals,
+		ConsecutiveFailures: s.status.ConsecutiveFailures,
+		NoProgress:          s.status.NoProgress,
+		Prepared:            s.prepared,
+		Recent:              s.status.Recent,
+		Guidance:            s.guidance,
+		Runs:                s.status.Runs,
+	}
+	next.CarryOver.Prepared.Task = s.status.Task
+	s.logger.Info("continuing as new", "iteration", s.status.Iteration, "runs", s.status.Runs)
+	return workflow.NewContinueAsNewError(ctx, Session, next)
+}
+
+func (s *session) finish(ctx workflow.Context, reason Reason, msg string) (SessionResult, error) {
+	s.status.Reason = reason
+	switch reason {
+	case ReasonComplete:
+		s.setState(ctx, StateCompleted)
+	case ReasonStopped:
+		s.setState(ctx, StateStopped)
+	default:
+		s.setState(ctx, StateFailed)
+	}
+	s.logger.Info("session ended", "reason", reason, "message", msg)
+	return SessionResult{
+		SessionID:  s.status.SessionID,
+		Reason:     reason,
+		Message:    msg,
+		Iterations: s.status.Iteration,
+		Totals:     s.status.Totals,
+		Task:       s.status.Task,
+	}, nil
+}
+
+// fail ends the session with an error no retry can fix.
+func (s *session) fail(ctx workflow.Context, err error) (SessionResult, error) {
+	if temporal.IsCanceledError(err) {
+		return SessionResult{}, err
+	}
+	s.setState(ctx, StateFailed)
+	msg := rootMessage(err)
+	if s.status.Iteration > 0 {
+		msg = fmt.Sprintf("iteration %d: %s", s.status.Iteration, msg)
+	}
+	return SessionResult{}, temporal.NewNonRetryableApplicationError(msg, ErrTypeIterationFailed, err)
+}
+
+func (s *session) setState(ctx workflow.Context, st State) {
+	s.status.State = st
+	s.publish(ctx)
+}
+
+// publish pushes the status to search attributes and to the details the
+// Temporal UI shows.
+func (s *session) publish(ctx workflow.Context) {
+	err := workflow.UpsertTypedSearchAttributes(ctx,
+		SearchRalphStatus.ValueSet(string(s.status.State)),
+		SearchRalphIteration.ValueSet(int64(s.status.Iteration)),
+		SearchRalphCostUSD.ValueSet(s.status.Totals.CostUSD),
+	)
+	if err != nil {
+		s.logger.Warn("upsert search attributes", "error", err)
+	}
+	workflow.SetCurrentDetails(ctx, s.details())
+}
+
+func (s *session) details() string {
+	st := s.status
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Ralph session** `%s`: **%s**", st.SessionID, st.State)
+	if st.Reason != "" {
+		fmt.Fprintf(&b, " (%s)", st.Reason)
+	}
+	fmt.Fprintf(&b, "\n\nIteration %d of %d, cost $%.4f", st.Iteration, st.Limits.MaxIterations, st.Totals.CostUSD)
+	if st.Limits.MaxCostUSD > 0 {
+		fmt.Fprintf(&b, " of $%.2f", st.Limits.MaxCostUSD)
+	}
+	fmt.Fprintf(&b, ", %d tokens, %d commits", st.Totals.Usage.Total(), st.Totals.Commits)
+	if st.Task.Total > 0 {
+		fmt.Fprintf(&b, "\n\nTasks (%s): %d of %d done", taskFileName(st.Task), st.Task.Done, st.Task.Total)
+		if st.Task.CurrentID != "" || st.Task.CurrentTitle != "" {
+			fmt.Fprintf(&b, "; next: %s", strings.TrimSpace(st.Task.CurrentID+" "+st.Task.CurrentTitle))
+		}
+	}
+	if st.State == StatePaused {
+		fmt.Fprintf(&b, "\n\nPaused: send the `%s` signal to continue.", SignalResume)
+	}
+	return b.String()
+}
+
+// isPermanent reports whether err is a failure that no retry can fix.
+func isPermanent(err error) bool {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		if appErr.NonRetryable() {
+			return true
+		}
+		switch appErr.Type() {
+		case activities.ErrTypeAgentNotFound, activities.ErrTypeAgentPermanent,
+			activities.ErrTypeInvalidWorkspace, activities.ErrTypeInvalidTaskFile,
+			activities.ErrTypeInvalidAgentConfig, activities.ErrTypeDirtyWorkspace:
+			return true
+		}
+	}
+	return false
+}
+
+// rootMessage is the message of the innermost application error in err, so
+// a user reads "agent binary \"claude\" not found" instead of the chain of
+// activity wrappers around it.
+func rootMessage(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		return appErr.Error()
+	}
+	return err.Error()
+}

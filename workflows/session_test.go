@@ -1,0 +1,379 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/activities/stream"
+	"github.com/durable-ralph/ralph/workflows"
+)
+
+var a *activities.Agent
+
+func baseInput() workflows.SessionInput {
+	return workflows.SessionInput{
+		Workspace: "/work/repo",
+		Agent:     activities.AgentSettings{Command: []string{"claude"}},
+		Git:       activities.GitSettings{AutoCommit: true},
+		Limits: workflows.Limits{
+			MaxIterations:          10,
+			MaxRuntime:             4 * time.Hour,
+			MaxCostUSD:             50,
+			MaxConsecutiveFailures: 3,
+			MaxNoProgress:          3,
+			IterationTimeout:       30 * time.Minute,
+			HeartbeatTimeout:       10 * time.Second,
+			IterationsPerRun:       25,
+		},
+	}
+}
+
+func prepared() activities.PrepareResult {
+	return activities.PrepareResult{
+		Mode: "prd", CompletionPromise: "<promise>COMPLETE</promise>", Branch: "main", Repo: "acme/app",
+		Task: activities.TaskState{Mode: "prd", File: "prd.json", Total: 3, Verifiable: true, CurrentID: "US-001"},
+	}
+}
+
+// progressed is a successful iteration that changed a file and committed.
+func progressed(i int, done int) activities.IterationResult {
+	return activities.IterationResult{
+		Iteration: i, Outcome: stream.OutcomeSuccess, CostUSD: 0.01,
+		Usage:        stream.Usage{InputTokens: 100, OutputTokens: 20},
+		NumTurns:     3,
+		FilesChanged: []string{"a.go"}, Commit: "c0ffee" + string(rune('0'+i)),
+		Task: activities.TaskState{Mode: "prd", File: "prd.json", Total: 3, Done: done, Complete: done == 3, Verifiable: true},
+	}
+}
+
+// script returns an activity implementation that plays results in order
+// and records the inputs it was given.
+type script struct {
+	mu      sync.Mutex
+	results []func(in activities.IterationInput) (activities.IterationResult, error)
+	inputs  []activities.IterationInput
+}
+
+func (s *script) run(_ context.Context, in activities.IterationInput) (activities.IterationResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inputs = append(s.inputs, in)
+	i := len(s.inputs) - 1
+	if i >= len(s.results) {
+		i = len(s.results) - 1
+	}
+	return s.results[i](in)
+}
+
+func ok(r activities.IterationResult) func(activities.IterationInput) (activities.IterationResult, error) {
+	return func(in activities.IterationInput) (activities.IterationResult, error) {
+		r.Iteration = in.Iteration
+		return r, nil
+	}
+}
+
+func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(workflows.Session)
+	env.OnActivity(a.PrepareWorkspace, mock.Anything, mock.Anything).Return(prepared(), nil).Maybe()
+	return env
+}
+
+func TestSessionTerminationReasons(t *testing.T) {
+	claim := func(done int) activities.IterationResult {
+		r := progressed(0, done)
+		r.CompletionClaimed = true
+		return r
+	}
+	noChange := activities.IterationResult{Outcome: stream.OutcomeSuccess, CostUSD: 0.01,
+		Task: activities.TaskState{Mode: "prd", Total: 3, Done: 1, Verifiable: true}}
+	failed := activities.IterationResult{Outcome: stream.OutcomeAgentError, Reason: "agent exited with status 1"}
+
+	tests := []struct {
+		name       string
+		limits     func(*workflows.Limits)
+		results    []func(activities.IterationInput) (activities.IterationResult, error)
+		delay      time.Duration
+		wantReason workflows.Reason
+		wantIters  int
+		wantCost   float64
+	}{
+		{
+			name:       "complete_when_claim_verified",
+			results:    []func(activities.IterationInput) (activities.IterationResult, error){ok(progressed(0, 1)), ok(progressed(0, 2)), ok(claim(3))},
+			wantReason: workflows.ReasonComplete, wantIters: 3, wantCost: 0.03,
+		},
+		{
+			name:       "claim_contradicted_by_task_file_goes_on",
+			results:    []func(activities.IterationInput) (activities.IterationResult, error){ok(claim(1)), ok(progressed(0, 2)), ok(claim(3))},
+			wantReason: workflows.ReasonComplete, wantIters: 3, wantCost: 0.03,
+		},
+		{
+			name:       "max_iterations",
+			limits:     func(l *workflows.Limits) { l.MaxIterations = 4 },
+			results:    []func(activities.IterationInput) (activities.IterationResult, error){ok(progressed(0, 1))},
+			wantReason: workflows.ReasonMaxIterations, wantIters: 4, wantCost: 0.04,
+		},
+		{
+			name:       "max_cost",
+			limits:     func(l *workflows.Limits) { l.MaxCostUSD = 0.025 },
+			results:    []func(activities.IterationInput) (activities.IterationResult, error){ok(progressed(0, 1))},
+			wantReason: workflows.ReasonMaxCost, wantIters: 3, wantCost: 0.03,
+		},
+		{
+			name:       "consecutive_failures",
+			results:    []func(activities.IterationInput) (activities.IterationResult, error){ok(progressed(0, 1)), ok(failed)},
+			wantReason: workflows.ReasonConsecutiveFailures, wantIters: 4, wantCost: 0.01,
+		},
+		{
+			name:       "no_progress",
+			results:    []func(activities.IterationInput) (activities.IterationResult, error){ok(progressed(0, 1)), ok(noChange)},
+			wantReason: workflows.ReasonNoProgress, wantIters: 4, wantCost: 0.04,
+		},
+		{
+			name:       "max_runtime_cancels_running_iteration",
+			limits:     func(l *workflows.Limits) { l.MaxRuntime = 3 * time.Hour },
+			results:    []func(activities.IterationInput) (activities.IterationResult, error){ok(progressed(0, 1))},
+			delay:      time.Hour + time.Minute,
+			wantReason: workflows.ReasonMaxRuntime, wantIters: 3, wantCost: 0.02,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newEnv(t)
+			in := baseInput()
+			if tt.limits != nil {
+				tt.limits(&in.Limits)
+			}
+			s := &script{results: tt.results}
+			call := env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run)
+			if tt.delay > 0 {
+				call.After(tt.delay)
+			}
+			env.ExecuteWorkflow(workflows.Session, in)
+			require.True(t, env.IsWorkflowCompleted())
+			require.NoError(t, env.GetWorkflowError())
+			var res workflows.SessionResult
+			require.NoError(t, env.GetWorkflowResult(&res))
+			require.Equal(t, tt.wantReason, res.Reason, res.Message)
+			require.Equal(t, tt.wantIters, res.Iterations)
+			require.InDelta(t, tt.wantCost, res.Totals.CostUSD, 1e-9)
+			for i, in := range s.inputs {
+				require.Equal(t, i+1, in.Iteration, "iterations are numbered without gaps")
+			}
+		})
+	}
+}
+
+func TestSessionTotalsAndStatus(t *testing.T) {
+	env := newEnv(t)
+	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){
+		ok(progressed(0, 1)), ok(progressed(0, 2)),
+		func(in activities.IterationInput) (activities.IterationResult, error) {
+			r := progressed(in.Iteration, 3)
+			r.CompletionClaimed = true
+			return r, nil
+		},
+	}}
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run).After(time.Minute)
+	var mid workflows.Status
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(workflows.QueryStatus)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&mid))
+	}, 90*time.Second)
+	env.ExecuteWorkflow(workflows.Session, baseInput())
+	require.NoError(t, env.GetWorkflowError())
+
+	require.Equal(t, workflows.StateRunning, mid.State)
+	require.Equal(t, 2, mid.Iteration)
+	require.True(t, mid.Running)
+	require.Len(t, mid.Recent, 1)
+
+	v, err := env.QueryWorkflow(workflows.QueryStatus)
+	require.NoError(t, err)
+	var st workflows.Status
+	require.NoError(t, v.Get(&st))
+	require.Equal(t, workflows.StateCompleted, st.State)
+	require.Equal(t, workflows.ReasonComplete, st.Reason)
+	require.Equal(t, int64(360), st.Totals.Usage.Total())
+	require.Equal(t, 9, st.Totals.Turns)
+	require.Equal(t, 3, st.Totals.Commits)
+	require.Len(t, st.Recent, 3)
+	require.True(t, st.Recent[2].Verified)
+	require.Equal(t, "prd", st.Mode)
+}
+
+func TestSessionStopSignalFinishesCurrentIteration(t *testing.T) {
+	env := newEnv(t)
+	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){ok(progressed(0, 1))}}
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run).After(10 * time.Minute)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(workflows.SignalStop, workflows.StopSignal{Reason: "going home"})
+	}, 15*time.Minute) // during iteration 2
+	env.ExecuteWorkflow(workflows.Session, baseInput())
+	var res workflows.SessionResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, workflows.ReasonStopped, res.Reason)
+	require.Equal(t, 2, res.Iterations, "the running iteration finishes")
+	require.Contains(t, res.Message, "going home")
+}
+
+func TestSessionCancelled(t *testing.T) {
+	env := newEnv(t)
+	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){ok(progressed(0, 1))}}
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run).After(10 * time.Minute)
+	env.RegisterDelayedCallback(env.CancelWorkflow, 25*time.Minute)
+	env.ExecuteWorkflow(workflows.Session, baseInput())
+	err := env.GetWorkflowError()
+	require.Error(t, err)
+	var canceled *temporal.CanceledError
+	require.ErrorAs(t, err, &canceled)
+	require.Equal(t, 130, workflows.ReasonCancelled.ExitCode())
+}
+
+func TestSessionPermanentErrorFailsWithCause(t *testing.T) {
+	env := newEnv(t)
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(activities.IterationResult{},
+		temporal.NewNonRetryableApplicationError(`agent binary "claude" not found on the worker's PATH`, activities.ErrTypeAgentNotFound, nil)).Once()
+	env.ExecuteWorkflow(workflows.Session, baseInput())
+	err := env.GetWorkflowError()
+	require.Error(t, err)
+	require.Contains(t, err.Error(), `agent binary "claude" not found`)
+	env.AssertNumberOfCalls(t, "RunIteration", 1)
+}
+
+func TestSessionInvalidInput(t *testing.T) {
+	env := newEnv(t)
+	in := baseInput()
+	in.Workspace = "relative/path"
+	in.Limits.MaxIterations = 0
+	env.ExecuteWorkflow(workflows.Session, in)
+	err := env.GetWorkflowError()
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "must be an absolute path")
+	require.Contains(t, err.Error(), "max iterations")
+}
+
+func TestSessionRateLimitSleepsUntilReset(t *testing.T) {
+	env := newEnv(t)
+	start := env.Now()
+	reset := start.Add(5 * time.Hour)
+	var startedAt []time.Time
+	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){
+		ok(progressed(0, 1)),
+		func(in activities.IterationInput) (activities.IterationResult, error) {
+			return activities.IterationResult{Iteration: in.Iteration, Outcome: stream.OutcomeRateLimited,
+				Reason: "usage limit reached", RateLimitResetsAt: reset}, nil
+		},
+		ok(progressed(0, 2)),
+		func(in activities.IterationInput) (activities.IterationResult, error) {
+			r := progressed(in.Iteration, 3)
+			r.CompletionClaimed = true
+			return r, nil
+		},
+	}}
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.IterationInput) (activities.IterationResult, error) {
+			startedAt = append(startedAt, env.Now())
+			return s.run(ctx, in)
+		})
+	in := baseInput()
+	in.Limits.MaxRuntime = 24 * time.Hour
+	in.Limits.MaxConsecutiveFailures = 1
+	env.ExecuteWorkflow(workflows.Session, in)
+	var res workflows.SessionResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, workflows.ReasonComplete, res.Reason, res.Message)
+	require.Equal(t, 3, res.Iterations, "the rate-limited iteration is not counted")
+	require.Equal(t, 1, res.Totals.RateLimitWaits)
+	require.Equal(t, 0, res.Totals.Failures)
+	require.Len(t, s.inputs, 4)
+	require.Equal(t, []int{1, 2, 2, 3}, []int{s.inputs[0].Iteration, s.inputs[1].Iteration, s.inputs[2].Iteration, s.inputs[3].Iteration})
+	require.False(t, startedAt[2].Before(reset), "retried at %s, before the reset at %s", startedAt[2], reset)
+}
+
+func TestSessionContinuesAsNewWithTotals(t *testing.T) {
+	env := newEnv(t)
+	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){ok(progressed(0, 1))}}
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run)
+	in := baseInput()
+	in.Limits.IterationsPerRun = 2
+	env.ExecuteWorkflow(workflows.Session, in)
+	err := env.GetWorkflowError()
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(err, &can), "want continue-as-new, got %v", err)
+
+	// The next run starts from the carried state: numbering and totals go on.
+	var next workflows.SessionInput
+	require.NoError(t, converterDecode(can, &next))
+	require.NotNil(t, next.CarryOver)
+	require.Equal(t, 2, next.CarryOver.Iteration)
+	require.InDelta(t, 0.02, next.CarryOver.Totals.CostUSD, 1e-9)
+	require.Equal(t, "prd", next.CarryOver.Prepared.Mode)
+
+	env2 := newEnv(t)
+	s2 := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){
+		func(in activities.IterationInput) (activities.IterationResult, error) {
+			r := progressed(in.Iteration, 3)
+			r.CompletionClaimed = true
+			return r, nil
+		},
+	}}
+	env2.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s2.run)
+	env2.ExecuteWorkflow(workflows.Session, next)
+	var res workflows.SessionResult
+	require.NoError(t, env2.GetWorkflowResult(&res))
+	require.Equal(t, workflows.ReasonComplete, res.Reason)
+	require.Equal(t, 3, res.Iterations)
+	require.InDelta(t, 0.03, res.Totals.CostUSD, 1e-9)
+	require.Equal(t, 3, s2.inputs[0].Iteration)
+	env2.AssertNotCalled(t, "PrepareWorkspace", mock.Anything, mock.Anything)
+}
+
+func TestSessionPauseResumeAndGuidance(t *testing.T) {
+	env := newEnv(t)
+	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){ok(progressed(0, 1)), ok(progressed(0, 2)), ok(progressed(0, 2)),
+		func(in activities.IterationInput) (activities.IterationResult, error) {
+			r := progressed(in.Iteration, 3)
+			r.CompletionClaimed = true
+			return r, nil
+		}}}
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run).After(10 * time.Minute)
+	var paused workflows.Status
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(workflows.SignalPause, nil)
+		env.SignalWorkflow(workflows.SignalGuide, "use the existing helper in util.go")
+	}, 5*time.Minute)
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(workflows.QueryStatus)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&paused))
+		env.SignalWorkflow(workflows.SignalResume, nil)
+	}, 3*24*time.Hour)
+	env.ExecuteWorkflow(workflows.Session, baseInput())
+	var res workflows.SessionResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, workflows.ReasonComplete, res.Reason)
+	require.Equal(t, workflows.StatePaused, paused.State)
+	require.Equal(t, 1, paused.Iteration)
+	require.Empty(t, s.inputs[0].Guidance)
+	require.Equal(t, []string{"use the existing helper in util.go"}, s.inputs[1].Guidance)
+	require.Empty(t, s.inputs[2].Guidance, "guidance is consumed once")
+}
+
+func converterDecode(can *workflow.ContinueAsNewError, v any) error {
+	return converter.GetDefaultDataConverter().FromPayloads(can.Input, v)
+}
