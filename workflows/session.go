@@ -196,7 +196,7 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 		if s.paused {
 			s.setState(ctx, StatePaused)
 			if err := s.await(ctx, func() bool { return !s.paused || s.stopReason != "" }); err != nil {
-				return SessionResult{}, err
+				return s.cancelled(ctx, err)
 			}
 			s.setState(ctx, StateRunning)
 			continue
@@ -209,7 +209,7 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 		res, timedOut, err := s.runIteration(ctx, deadlineTimer)
 		if err != nil {
 			if temporal.IsCanceledError(err) || ctx.Err() != nil {
-				return SessionResult{}, err
+				return s.cancelled(ctx, err)
 			}
 			if isPermanent(err) {
 				return s.fail(ctx, err)
@@ -230,7 +230,7 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 		}
 		if res.Outcome == stream.OutcomeRateLimited {
 			if err := s.sleepRateLimit(ctx, res); err != nil {
-				return SessionResult{}, err
+				return s.cancelled(ctx, err)
 			}
 		}
 	}
@@ -329,9 +329,21 @@ func (s *session) runIteration(ctx workflow.Context, deadline workflow.Future) (
 	sel := workflow.NewSelector(ctx)
 	sel.AddFuture(fut, func(f workflow.Future) { err = f.Get(ctx, &res) })
 	if deadline != nil {
-		sel.AddFuture(deadline, func(workflow.Future) { timedOut = true })
+		sel.AddFuture(deadline, func(f workflow.Future) {
+			// A cancelled session cancels the timer too; only a timer
+			// that fired means the runtime is up.
+			if f.Get(ctx, nil) == nil {
+				timedOut = true
+			}
+		})
 	}
 	sel.Select(ctx)
+	if ctx.Err() != nil {
+		// The session itself was cancelled: the activity is being
+		// cancelled with it; wait until its agent is gone.
+		_ = fut.Get(ctx, nil)
+		return res, false, temporal.NewCanceledError()
+	}
 	if timedOut {
 		cancel()
 		// Wait for the cancellation to reach the agent, so the session
@@ -550,6 +562,15 @@ func (s *session) finish(ctx workflow.Context, reason Reason, msg string) (Sessi
 		Totals:     s.status.Totals,
 		Task:       s.status.Task,
 	}, nil
+}
+
+// cancelled records that the session was cancelled and returns err, which
+// ends the workflow as cancelled.
+func (s *session) cancelled(ctx workflow.Context, err error) (SessionResult, error) {
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	s.status.Reason = ReasonCancelled
+	s.setState(dctx, StateStopped)
+	return SessionResult{}, err
 }
 
 // fail ends the session with an error no retry can fix.

@@ -363,7 +363,9 @@ func TestSessionPauseResumeAndGuidance(t *testing.T) {
 		require.NoError(t, v.Get(&paused))
 		env.SignalWorkflow(workflows.SignalResume, nil)
 	}, 3*24*time.Hour)
-	env.ExecuteWorkflow(workflows.Session, baseInput())
+	in := baseInput()
+	in.Limits.MaxRuntime = 0 // a pause of days counts against a runtime limit
+	env.ExecuteWorkflow(workflows.Session, in)
 	var res workflows.SessionResult
 	require.NoError(t, env.GetWorkflowResult(&res))
 	require.Equal(t, workflows.ReasonComplete, res.Reason)
