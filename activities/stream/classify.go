@@ -221,13 +221,15 @@ var permanentPhrases = []string{
 	"usage limit is set to $0",
 	"this service is disabled for your org",
 	"requires usage credits",
-	// the command line
+	// the command line and the prompt
 	"cannot be used with root/sudo privileges",
 	"error: unknown option",
+	"error: option '",
+	"error: too many arguments",
 	"requires --verbose",
-	"' argument missing",
-	"is invalid. allowed choices are",
 	"invalid session id",
+	"input must be provided either through stdin or as a prompt argument",
+	"input contained only whitespace",
 }
 
 // isPermanent reports whether text, an error Claude Code printed, is one

@@ -1,0 +1,377 @@
+package activities_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/activities/stream"
+)
+
+// fakeClaude is the fake agent binary, built once from testsuite/fakeclaude.
+var fakeClaude string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ralph-activities-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fakeClaude = filepath.Join(dir, "claude")
+	build := exec.Command("go", "build", "-o", fakeClaude, "../testsuite/fakeclaude")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build fake agent:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const prd = `{
+  "project": "Widgets",
+  "branchName": "ralph/widgets",
+  "userStories": [
+    {"id": "US-001", "title": "List widgets", "description": "d", "acceptanceCriteria": ["a"], "priority": 1, "passes": false, "notes": ""},
+    {"id": "US-002", "title": "Add a widget", "description": "d", "acceptanceCriteria": ["a"], "priority": 2, "passes": false, "notes": ""}
+  ]
+}
+`
+
+func newRepo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	gitRun(t, dir, "init", "-q", "-b", "main")
+	gitRun(t, dir, "config", "user.email", "dev@example.com")
+	gitRun(t, dir, "config", "user.name", "Dev")
+	for name, content := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+	}
+	gitRun(t, dir, "add", "-A")
+	gitRun(t, dir, "commit", "-q", "-m", "initial")
+	return dir
+}
+
+func gitRun(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+	return string(out)
+}
+
+// scenarioEnv writes a fake-agent scenario and returns the agent's
+// environment and its state dir (where calls.jsonl goes).
+func scenarioEnv(t *testing.T, steps ...map[string]any) ([]string, string) {
+	t.Helper()
+	state := t.TempDir()
+	env := []string{"FAKE_CLAUDE_STATE_DIR=" + state}
+	if len(steps) > 0 {
+		data, err := json.Marshal(map[string]any{"steps": steps})
+		require.NoError(t, err)
+		path := filepath.Join(t.TempDir(), "scenario.json")
+		require.NoError(t, os.WriteFile(path, data, 0o644))
+		env = append(env, "FAKE_CLAUDE_SCENARIO="+path)
+	}
+	return env, state
+}
+
+func countCalls(t *testing.T, state string) int {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(state, "calls.jsonl"))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0
+	}
+	require.NoError(t, err)
+	return strings.Count(string(data), "\n")
+}
+
+func iterationInput(dir string, n int) activities.IterationInput {
+	return activities.IterationInput{
+		SessionID: "ralph-test-0001", Iteration: n, MaxIterations: 10, Workspace: dir,
+		Agent: activities.AgentSettings{Command: []string{fakeClaude}, Timeout: time.Minute},
+		Git:   activities.GitSettings{AutoCommit: true},
+	}
+}
+
+func runActivity(t *testing.T, agent *activities.Agent, in activities.IterationInput) (activities.IterationResult, error, int) {
+	t.Helper()
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	var beats atomic.Int32
+	env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) { beats.Add(1) })
+	env.RegisterActivity(agent)
+	val, err := env.ExecuteActivity(agent.RunIteration, in)
+	var res activities.IterationResult
+	if err == nil {
+		require.NoError(t, val.Get(&res))
+	}
+	return res, err, int(beats.Load())
+}
+
+func TestRunIterationCommitsOneStory(t *testing.T) {
+	dir := newRepo(t, map[string]string{"prd.json": prd, "progress.txt": ""})
+	env, state := scenarioEnv(t)
+	agent := &activities.Agent{Env: env, HeartbeatInterval: 50 * time.Millisecond}
+
+	res, err, beats := runActivity(t, agent, iterationInput(dir, 1))
+	require.NoError(t, err)
+	require.Equal(t, stream.OutcomeSuccess, res.Outcome, res.Reason)
+	require.GreaterOrEqual(t, beats, 1)
+	require.Equal(t, "US-001", res.StoryID)
+	require.Equal(t, "List widgets", res.StoryTitle)
+	require.NotEmpty(t, res.AgentSessionID)
+	require.InDelta(t, 0.0125, res.CostUSD, 1e-9)
+	require.Positive(t, res.Usage.Total())
+	require.Positive(t, res.NumTurns)
+	require.Contains(t, res.FilesChanged, "prd.json")
+	require.Equal(t, 1, res.Task.Done)
+	require.Equal(t, 2, res.Task.Total)
+	require.False(t, res.CompletionClaimed)
+	require.Len(t, res.Commit, 40)
+	require.Equal(t, res.Commit, strings.TrimSpace(gitRun(t, dir, "rev-parse", "HEAD")))
+
+	msg := gitRun(t, dir, "log", "-1", "--format=%B")
+	require.Contains(t, msg, "ralph: iteration 1: US-001 List widgets")
+	require.Contains(t, msg, "Ralph-Session: ralph-test-0001")
+	require.Contains(t, msg, "Ralph-Iteration: 1")
+	require.Empty(t, strings.TrimSpace(gitRun(t, dir, "status", "--porcelain")))
+
+	// The prompt and the raw stream are kept.
+	prompt, err := os.ReadFile(filepath.Join(dir, ".ralph/logs/ralph-test-0001/iteration-0001.prompt.md"))
+	require.NoError(t, err)
+	require.Contains(t, string(prompt), "US-001")
+	raw, err := os.ReadFile(filepath.Join(dir, res.LogFile))
+	require.NoError(t, err)
+	require.Contains(t, string(raw), `"type":"result"`)
+	require.Equal(t, 1, countCalls(t, state))
+
+	// The same iteration again (a retry after the worker lost the
+	// result) returns the recorded result: no second agent run, no
+	// second commit.
+	again, err, _ := runActivity(t, agent, iterationInput(dir, 1))
+	require.NoError(t, err)
+	require.Equal(t, res.Commit, again.Commit)
+	require.Equal(t, res.CostUSD, again.CostUSD)
+	require.Equal(t, 1, countCalls(t, state))
+	require.Equal(t, "2", strings.TrimSpace(gitRun(t, dir, "rev-list", "--count", "HEAD")))
+}
+
+func TestRunIterationCommitsAfterCrashBeforeCommit(t *testing.T) {
+	dir := newRepo(t, map[string]string{"prd.json": prd})
+	env, state := scenarioEnv(t)
+	agent := &activities.Agent{Env: env}
+	in := iterationInput(dir, 1)
+	in.Git.AutoCommit = false
+	res, err, _ := runActivity(t, agent, in)
+	require.NoError(t, err)
+	require.Empty(t, res.Commit)
+	require.NotEmpty(t, strings.TrimSpace(gitRun(t, dir, "status", "--porcelain")))
+
+	// As if the first attempt died between recording its result and
+	// committing: the retry commits once, without running the agent.
+	in.Git.AutoCommit = true
+	res, err, _ = runActivity(t, agent, in)
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Commit)
+	require.Equal(t, 1, countCalls(t, state))
+	res2, err, _ := runActivity(t, agent, in)
+	require.NoError(t, err)
+	require.Equal(t, res.Commit, res2.Commit)
+	require.Equal(t, "2", strings.TrimSpace(gitRun(t, dir, "rev-list", "--count", "HEAD")))
+}
+
+func TestRunIterationClassifiesAgentEnds(t *testing.T) {
+	tests := []struct {
+		name    string
+		step    map[string]any
+		timeout time.Duration
+		want    stream.Outcome
+		reason  string
+	}{
+		{name: "garbage", step: map[string]any{"garbage": true}, want: stream.OutcomeAgentError, reason: "not stream-json"},
+		{name: "crash", step: map[string]any{"crash": true}, want: stream.OutcomeAgentError, reason: "without a result"},
+		{name: "error_result", step: map[string]any{"is_error": true, "error_text": "tool loop failed"}, want: stream.OutcomeAgentError, reason: "tool loop failed"},
+		{name: "rate_limited", step: map[string]any{"rate_limit": 3600}, want: stream.OutcomeRateLimited},
+		{name: "hang_times_out", step: map[string]any{"hang": true}, timeout: 2 * time.Second, want: stream.OutcomeTimeout, reason: "iteration timeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := newRepo(t, map[string]string{"prd.json": prd})
+			env, _ := scenarioEnv(t, tt.step)
+			in := iterationInput(dir, 1)
+			if tt.timeout > 0 {
+				in.Agent.Timeout = tt.timeout
+			}
+			started := time.Now()
+			res, err, _ := runActivity(t, &activities.Agent{Env: env}, in)
+			require.NoError(t, err, "agent failures are results, not activity errors")
+			require.Equal(t, tt.want, res.Outcome, res.Reason)
+			require.Contains(t, res.Reason, tt.reason)
+			if tt.want == stream.OutcomeRateLimited {
+				require.WithinDuration(t, time.Now().Add(time.Hour), res.RateLimitResetsAt, time.Minute)
+			}
+			if tt.timeout > 0 {
+				require.Less(t, time.Since(started), tt.timeout+10*time.Second, "the hung agent's group is killed promptly")
+			}
+		})
+	}
+}
+
+func TestCancelKillsTheAgentProcessGroup(t *testing.T) {
+	dir := newRepo(t, map[string]string{"prd.json": prd})
+	env, _ := scenarioEnv(t, map[string]any{"hang": true})
+	agent := &activities.Agent{Env: env}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(time.Second, cancel)
+	started := time.Now()
+	_, err := agent.Iterate(ctx, iterationInput(dir, 1), 1, nil, nil)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Less(t, time.Since(started), 10*time.Second)
+
+	// The fake's `sleep 300` child was in the agent's group; nothing of
+	// the group may survive in the workspace.
+	time.Sleep(200 * time.Millisecond)
+	require.Empty(t, processesIn(t, dir), "agent processes survived the cancellation")
+}
+
+// processesIn lists the processes whose working directory is dir.
+func processesIn(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var pids []string
+	for _, e := range entries {
+		if cwd, err := os.Readlink("/proc/" + e.Name() + "/cwd"); err == nil && cwd == dir {
+			cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			pids = append(pids, e.Name()+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	return pids
+}
+
+func TestRunIterationMissingBinaryIsPermanent(t *testing.T) {
+	dir := newRepo(t, map[string]string{"prd.json": prd})
+	in := iterationInput(dir, 1)
+	in.Agent.Command = []string{"no-such-agent-binary"}
+	_, err, _ := runActivity(t, &activities.Agent{}, in)
+	require.Error(t, err)
+	var appErr *temporal.ApplicationError
+	require.ErrorAs(t, err, &appErr)
+	require.Equal(t, activities.ErrTypeAgentNotFound, appErr.Type())
+	require.True(t, appErr.NonRetryable())
+	require.Contains(t, err.Error(), `agent binary "no-such-agent-binary" not found`)
+}
+
+func TestRunIterationClaimVerifiedAgainstTaskFile(t *testing.T) {
+	done := strings.ReplaceAll(prd, `"passes": false`, `"passes": true`)
+	tests := []struct {
+		name         string
+		prd          string
+		wantComplete bool
+	}{
+		{name: "all_stories_pass", prd: done, wantComplete: true},
+		{name: "stories_left", prd: prd, wantComplete: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := newRepo(t, map[string]string{"prd.json": tt.prd})
+			env, _ := scenarioEnv(t, map[string]any{"claim": true, "text": "All done."})
+			res, err, _ := runActivity(t, &activities.Agent{Env: env}, iterationInput(dir, 1))
+			require.NoError(t, err)
+			require.True(t, res.CompletionClaimed)
+			require.Equal(t, tt.wantComplete, res.Task.Complete)
+			require.True(t, res.Task.Verifiable)
+		})
+	}
+}
+
+func TestPrepareWorkspace(t *testing.T) {
+	ctx := context.Background()
+	agent := &activities.Agent{}
+	t.Run("checks_out_prd_branch", func(t *testing.T) {
+		dir := newRepo(t, map[string]string{"prd.json": prd})
+		res, err := agent.PrepareWorkspace(ctx, activities.PrepareInput{SessionID: "s", Workspace: dir})
+		require.NoError(t, err)
+		require.Equal(t, "prd", res.Mode)
+		require.Equal(t, "<promise>COMPLETE</promise>", res.CompletionPromise)
+		require.Equal(t, "ralph/widgets", res.Branch)
+		require.Equal(t, "US-001", res.Task.CurrentID)
+		require.Equal(t, filepath.Base(dir), res.Repo)
+	})
+	tests := []struct {
+		name     string
+		setup    func(t *testing.T) string
+		in       activities.PrepareInput
+		wantType string
+		wantMsg  string
+	}{
+		{
+			name:     "dirty_tree",
+			setup:    func(t *testing.T) string { d := newRepo(t, map[string]string{"prd.json": prd}); write(t, d, "wip.txt"); return d },
+			wantType: activities.ErrTypeDirtyWorkspace, wantMsg: "uncommitted changes (wip.txt)",
+		},
+		{
+			name:     "malformed_prd",
+			setup:    func(t *testing.T) string { return newRepo(t, map[string]string{"prd.json": "{\n  \"userStories\": [\n    {\"id\": 1,}\n  ]\n}\n"}) },
+			wantType: activities.ErrTypeInvalidTaskFile, wantMsg: "prd.json:3:",
+		},
+		{
+			name:     "no_task_file",
+			setup:    func(t *testing.T) string { return newRepo(t, map[string]string{"README.md": "hi"}) },
+			wantType: activities.ErrTypeInvalidTaskFile, wantMsg: "prd.json",
+		},
+		{
+			name:     "not_a_git_repository",
+			setup:    func(t *testing.T) string { return t.TempDir() },
+			wantType: activities.ErrTypeInvalidWorkspace, wantMsg: "not a git repository",
+		},
+		{
+			name:     "missing_workspace",
+			setup:    func(t *testing.T) string { return filepath.Join(t.TempDir(), "gone") },
+			wantType: activities.ErrTypeInvalidWorkspace, wantMsg: "not accessible",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := tt.setup(t)
+			in := tt.in
+			in.SessionID, in.Workspace = "s", dir
+			_, err := agent.PrepareWorkspace(ctx, in)
+			require.Error(t, err)
+			var appErr *temporal.ApplicationError
+			require.ErrorAs(t, err, &appErr)
+			require.Equal(t, tt.wantType, appErr.Type())
+			require.True(t, appErr.NonRetryable())
+			require.Contains(t, err.Error(), tt.wantMsg)
+		})
+	}
+	t.Run("dirty_tree_allowed", func(t *testing.T) {
+		dir := newRepo(t, map[string]string{"prd.json": prd})
+		write(t, dir, "wip.txt")
+		_, err := agent.PrepareWorkspace(ctx, activities.PrepareInput{SessionID: "s", Workspace: dir, Git: activities.GitSettings{AllowDirty: true}})
+		require.NoError(t, err)
+	})
+}
+
+func write(t *testing.T, dir, name string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644))
+}
