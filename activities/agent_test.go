@@ -324,13 +324,19 @@ func TestPrepareWorkspace(t *testing.T) {
 		wantMsg  string
 	}{
 		{
-			name:     "dirty_tree",
-			setup:    func(t *testing.T) string { d := newRepo(t, map[string]string{"prd.json": prd}); write(t, d, "wip.txt"); return d },
+			name: "dirty_tree",
+			setup: func(t *testing.T) string {
+				d := newRepo(t, map[string]string{"prd.json": prd})
+				write(t, d, "wip.txt")
+				return d
+			},
 			wantType: activities.ErrTypeDirtyWorkspace, wantMsg: "uncommitted changes (wip.txt)",
 		},
 		{
-			name:     "malformed_prd",
-			setup:    func(t *testing.T) string { return newRepo(t, map[string]string{"prd.json": "{\n  \"userStories\": [\n    {\"id\": 1,}\n  ]\n}\n"}) },
+			name: "malformed_prd",
+			setup: func(t *testing.T) string {
+				return newRepo(t, map[string]string{"prd.json": "{\n  \"userStories\": [\n    {\"id\": 1,}\n  ]\n}\n"})
+			},
 			wantType: activities.ErrTypeInvalidTaskFile, wantMsg: "prd.json:3:",
 		},
 		{
