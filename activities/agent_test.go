@@ -111,19 +111,18 @@ func iterationInput(dir string, n int) activities.IterationInput {
 	}
 }
 
-func runActivity(t *testing.T, agent *activities.Agent, in activities.IterationInput) (activities.IterationResult, error, int) {
+func runActivity(t *testing.T, agent *activities.Agent, in activities.IterationInput) (res activities.IterationResult, beats int, err error) {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
-	var beats atomic.Int32
-	env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) { beats.Add(1) })
+	var n atomic.Int32
+	env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) { n.Add(1) })
 	env.RegisterActivity(agent)
 	val, err := env.ExecuteActivity(agent.RunIteration, in)
-	var res activities.IterationResult
 	if err == nil {
 		require.NoError(t, val.Get(&res))
 	}
-	return res, err, int(beats.Load())
+	return res, int(n.Load()), err
 }
 
 func TestRunIterationCommitsOneStory(t *testing.T) {
@@ -131,7 +130,7 @@ func TestRunIterationCommitsOneStory(t *testing.T) {
 	env, state := scenarioEnv(t)
 	agent := &activities.Agent{Env: env, HeartbeatInterval: 50 * time.Millisecond}
 
-	res, err, beats := runActivity(t, agent, iterationInput(dir, 1))
+	res, beats, err := runActivity(t, agent, iterationInput(dir, 1))
 	require.NoError(t, err)
 	require.Equal(t, stream.OutcomeSuccess, res.Outcome, res.Reason)
 	require.GreaterOrEqual(t, beats, 1)
@@ -166,7 +165,7 @@ func TestRunIterationCommitsOneStory(t *testing.T) {
 	// The same iteration again (a retry after the worker lost the
 	// result) returns the recorded result: no second agent run, no
 	// second commit.
-	again, err, _ := runActivity(t, agent, iterationInput(dir, 1))
+	again, _, err := runActivity(t, agent, iterationInput(dir, 1))
 	require.NoError(t, err)
 	require.Equal(t, res.Commit, again.Commit)
 	require.Equal(t, res.CostUSD, again.CostUSD)
@@ -180,7 +179,7 @@ func TestRunIterationCommitsAfterCrashBeforeCommit(t *testing.T) {
 	agent := &activities.Agent{Env: env}
 	in := iterationInput(dir, 1)
 	in.Git.AutoCommit = false
-	res, err, _ := runActivity(t, agent, in)
+	res, _, err := runActivity(t, agent, in)
 	require.NoError(t, err)
 	require.Empty(t, res.Commit)
 	require.NotEmpty(t, strings.TrimSpace(gitRun(t, dir, "status", "--porcelain")))
@@ -188,11 +187,11 @@ func TestRunIterationCommitsAfterCrashBeforeCommit(t *testing.T) {
 	// As if the first attempt died between recording its result and
 	// committing: the retry commits once, without running the agent.
 	in.Git.AutoCommit = true
-	res, err, _ = runActivity(t, agent, in)
+	res, _, err = runActivity(t, agent, in)
 	require.NoError(t, err)
 	require.NotEmpty(t, res.Commit)
 	require.Equal(t, 1, countCalls(t, state))
-	res2, err, _ := runActivity(t, agent, in)
+	res2, _, err := runActivity(t, agent, in)
 	require.NoError(t, err)
 	require.Equal(t, res.Commit, res2.Commit)
 	require.Equal(t, "2", strings.TrimSpace(gitRun(t, dir, "rev-list", "--count", "HEAD")))
@@ -221,7 +220,7 @@ func TestRunIterationClassifiesAgentEnds(t *testing.T) {
 				in.Agent.Timeout = tt.timeout
 			}
 			started := time.Now()
-			res, err, _ := runActivity(t, &activities.Agent{Env: env}, in)
+			res, _, err := runActivity(t, &activities.Agent{Env: env}, in)
 			require.NoError(t, err, "agent failures are results, not activity errors")
 			require.Equal(t, tt.want, res.Outcome, res.Reason)
 			require.Contains(t, res.Reason, tt.reason)
@@ -271,7 +270,7 @@ func TestRunIterationMissingBinaryIsPermanent(t *testing.T) {
 	dir := newRepo(t, map[string]string{"prd.json": prd})
 	in := iterationInput(dir, 1)
 	in.Agent.Command = []string{"no-such-agent-binary"}
-	_, err, _ := runActivity(t, &activities.Agent{}, in)
+	_, _, err := runActivity(t, &activities.Agent{}, in)
 	require.Error(t, err)
 	var appErr *temporal.ApplicationError
 	require.ErrorAs(t, err, &appErr)
@@ -294,7 +293,7 @@ func TestRunIterationClaimVerifiedAgainstTaskFile(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := newRepo(t, map[string]string{"prd.json": tt.prd})
 			env, _ := scenarioEnv(t, map[string]any{"claim": true, "text": "All done."})
-			res, err, _ := runActivity(t, &activities.Agent{Env: env}, iterationInput(dir, 1))
+			res, _, err := runActivity(t, &activities.Agent{Env: env}, iterationInput(dir, 1))
 			require.NoError(t, err)
 			require.True(t, res.CompletionClaimed)
 			require.Equal(t, tt.wantComplete, res.Task.Complete)

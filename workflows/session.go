@@ -608,23 +608,23 @@ func (s *session) publish(ctx workflow.Context) {
 func (s *session) details() string {
 	st := s.status
 	var b strings.Builder
-	fmt.Fprintf(&b, "**Ralph session** `%s`: **%s**", st.SessionID, st.State)
+	b.WriteString(fmt.Sprintf("**Ralph session** `%s`: **%s**", st.SessionID, st.State))
 	if st.Reason != "" {
-		fmt.Fprintf(&b, " (%s)", st.Reason)
+		b.WriteString(fmt.Sprintf(" (%s)", st.Reason))
 	}
-	fmt.Fprintf(&b, "\n\nIteration %d of %d, cost $%.4f", st.Iteration, st.Limits.MaxIterations, st.Totals.CostUSD)
+	b.WriteString(fmt.Sprintf("\n\nIteration %d of %d, cost $%.4f", st.Iteration, st.Limits.MaxIterations, st.Totals.CostUSD))
 	if st.Limits.MaxCostUSD > 0 {
-		fmt.Fprintf(&b, " of $%.2f", st.Limits.MaxCostUSD)
+		b.WriteString(fmt.Sprintf(" of $%.2f", st.Limits.MaxCostUSD))
 	}
-	fmt.Fprintf(&b, ", %d tokens, %d commits", st.Totals.Usage.Total(), st.Totals.Commits)
+	b.WriteString(fmt.Sprintf(", %d tokens, %d commits", st.Totals.Usage.Total(), st.Totals.Commits))
 	if st.Task.Total > 0 {
-		fmt.Fprintf(&b, "\n\nTasks (%s): %d of %d done", taskFileName(st.Task), st.Task.Done, st.Task.Total)
+		b.WriteString(fmt.Sprintf("\n\nTasks (%s): %d of %d done", taskFileName(st.Task), st.Task.Done, st.Task.Total))
 		if st.Task.CurrentID != "" || st.Task.CurrentTitle != "" {
-			fmt.Fprintf(&b, "; next: %s", strings.TrimSpace(st.Task.CurrentID+" "+st.Task.CurrentTitle))
+			b.WriteString(fmt.Sprintf("; next: %s", strings.TrimSpace(st.Task.CurrentID+" "+st.Task.CurrentTitle)))
 		}
 	}
 	if st.State == StatePaused {
-		fmt.Fprintf(&b, "\n\nPaused: send the `%s` signal to continue.", SignalResume)
+		b.WriteString(fmt.Sprintf("\n\nPaused: send the `%s` signal to continue.", SignalResume))
 	}
 	return b.String()
 }

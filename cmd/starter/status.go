@@ -106,7 +106,7 @@ func printStatus(out io.Writer, st workflows.Status, execStatus, url string) {
 	row("State", "%s; execution %s", state, execStatus)
 	row("Iteration", "%d of %d%s", st.Iteration, st.Limits.MaxIterations, map[bool]string{true: " (running)", false: ""}[st.Running])
 	if st.Mode != "" {
-		task := fmt.Sprintf("%s", st.Mode)
+		task := st.Mode
 		if st.Task.File != "" {
 			task += fmt.Sprintf(": %s, %d of %d done", st.Task.File, st.Task.Done, st.Task.Total)
 		}
