@@ -78,8 +78,20 @@ func newStatusCmd() *cobra.Command {
 			defer cancel()
 			st, qerr := queryStatus(qctx, conn.client, id)
 			if qerr != nil {
+				// A query needs a worker; a finished session's result is
+				// in its history and needs none.
 				fmt.Fprintf(out, "Session    %s\nExecution  %s\n", id, executionStatus(info.GetStatus()))
-				return fmt.Errorf("%w (is a worker running for task queue %q?)", qerr, cfg.TaskQueue)
+				if info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+					return fmt.Errorf("%w (is a worker running for task queue %q?)", qerr, cfg.TaskQueue)
+				}
+				var res workflows.SessionResult
+				if err := conn.client.GetWorkflow(cmd.Context(), id, "").Get(cmd.Context(), &res); err != nil {
+					fmt.Fprintf(out, "Failure    %s\n", failureMessage(err))
+					return nil
+				}
+				fmt.Fprintf(out, "Reason     %s (%s)\nTotals     %d iterations, $%.4f, %d tokens, %d commits\n",
+					res.Reason, res.Message, res.Iterations, res.Totals.CostUSD, res.Totals.Usage.Total(), res.Totals.Commits)
+				return nil
 			}
 			printStatus(out, st, executionStatus(info.GetStatus()), conn.workflowURL(id))
 			return nil
