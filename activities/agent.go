@@ -390,9 +390,10 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, prompt, logPath
 		if interval <= 0 {
 			interval = DefaultHeartbeatInterval
 		}
+		// The first beat waits one interval: an agent that is done
+		// sooner needs none, and each beat is a write on the server.
 		t := time.NewTicker(interval)
 		defer t.Stop()
-		beat(snapshot())
 		for {
 			select {
 			case <-t.C:
@@ -420,7 +421,6 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, prompt, logPath
 	waitErr := cmd.Wait()
 	close(stopBeat)
 	<-beatDone
-	beat(snapshot())
 	if readErr != nil && waitErr == nil {
 		waitErr = readErr
 	}

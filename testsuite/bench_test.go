@@ -35,18 +35,31 @@ func envInt(name string, def int) int {
 // instant fake agent and the same Agent code; the Temporal side runs on the
 // embedded server with its SQLite file, as `worker --dev` does.
 func BenchmarkOrchestrationOverhead(b *testing.B) {
+	rounds := envInt("RALPH_BENCH_ROUNDS", 3)
 	for range b.N {
-		plain := benchPlainLoop(b)
-		durable := benchSession(b)
-		b.ReportMetric(float64(plain.Microseconds())/1000/float64(benchIterations), "plain-ms/iter")
-		b.ReportMetric(float64(durable.Microseconds())/1000/float64(benchIterations), "temporal-ms/iter")
-		b.ReportMetric(float64(durable)/float64(plain), "ratio")
-		fmt.Printf("orchestration overhead over %d iterations: plain loop %.1f ms/iteration, Temporal session %.1f ms/iteration, ratio %.2f\n",
-			benchIterations,
-			float64(plain.Microseconds())/1000/float64(benchIterations),
-			float64(durable.Microseconds())/1000/float64(benchIterations),
-			float64(durable)/float64(plain))
+		// Alternate the two so that drift in the machine's speed (disk,
+		// neighbours) hits both alike; compare the totals.
+		var plain, durable time.Duration
+		for r := 1; r <= rounds; r++ {
+			p := benchPlainLoop(b)
+			d := benchSession(b)
+			fmt.Printf("round %d: plain loop %.1f ms/iteration, Temporal session %.1f ms/iteration\n", r, msPerIter(p), msPerIter(d))
+			plain += p
+			durable += d
+		}
+		plain /= time.Duration(rounds)
+		durable /= time.Duration(rounds)
+		ratio := float64(durable) / float64(plain)
+		b.ReportMetric(msPerIter(plain), "plain-ms/iter")
+		b.ReportMetric(msPerIter(durable), "temporal-ms/iter")
+		b.ReportMetric(ratio, "ratio")
+		fmt.Printf("orchestration overhead, %d rounds of %d iterations: plain loop %.1f ms/iteration, Temporal session %.1f ms/iteration, ratio %.2f\n",
+			rounds, benchIterations, msPerIter(plain), msPerIter(durable), ratio)
 	}
+}
+
+func msPerIter(d time.Duration) float64 {
+	return float64(d.Microseconds()) / 1000 / float64(benchIterations)
 }
 
 func benchRepo(b *testing.B) string {
@@ -105,6 +118,7 @@ func benchSession(b *testing.B) time.Duration {
 	b.Helper()
 	dir := benchRepo(b)
 	cl := startCluster(b, b.TempDir(), &activities.Agent{Env: benchEnv(b)})
+	defer cl.stop() // an idle server must not slow the next plain loop
 	in := benchInput(dir)
 	ctx := context.Background()
 	start := time.Now()

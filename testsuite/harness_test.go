@@ -192,9 +192,10 @@ func calls(t *testing.T, env []string) []map[string]any {
 
 // cluster is an embedded server with a worker in this process.
 type cluster struct {
-	srv    *devserver.Server
-	client client.Client
-	worker worker.Worker
+	srv      *devserver.Server
+	client   client.Client
+	worker   worker.Worker
+	stopOnce sync.Once
 }
 
 func startCluster(t testing.TB, stateDir string, agent *activities.Agent) *cluster {
@@ -212,9 +213,11 @@ func startCluster(t testing.TB, stateDir string, agent *activities.Agent) *clust
 }
 
 func (c *cluster) stop() {
-	c.worker.Stop()
-	c.client.Close()
-	c.srv.Stop()
+	c.stopOnce.Do(func() {
+		c.worker.Stop()
+		c.client.Close()
+		c.srv.Stop()
+	})
 }
 
 // input is a session input for a workspace with test-sized limits.

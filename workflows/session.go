@@ -61,6 +61,8 @@ type session struct {
 	stopReason string
 	ranThisRun int
 	deadline   time.Time // zero when there is no runtime limit
+	// published is the status last pushed to search attributes.
+	published *Status
 }
 
 func newSession(ctx workflow.Context, in SessionInput) (*session, error) {
@@ -417,7 +419,10 @@ func (s *session) record(ctx workflow.Context, res activities.IterationResult) (
 		if n := len(s.status.Recent); n > recentLimit {
 			s.status.Recent = append([]IterationSummary(nil), s.status.Recent[n-recentLimit:]...)
 		}
-		s.publish(ctx)
+		// The search attributes follow when the loop next blocks
+		// (the next iteration, a wait or the end), so an iteration
+		// costs one upsert, not two.
+		workflow.SetCurrentDetails(ctx, s.details())
 	}()
 
 	switch res.Outcome {
@@ -591,16 +596,25 @@ func (s *session) setState(ctx workflow.Context, st State) {
 	s.publish(ctx)
 }
 
-// publish pushes the status to search attributes and to the details the
-// Temporal UI shows.
+// publish pushes the status to search attributes (those that changed
+// since the last push) and to the details the Temporal UI shows.
 func (s *session) publish(ctx workflow.Context) {
-	err := workflow.UpsertTypedSearchAttributes(ctx,
-		SearchRalphStatus.ValueSet(string(s.status.State)),
-		SearchRalphIteration.ValueSet(int64(s.status.Iteration)),
-		SearchRalphCostUSD.ValueSet(s.status.Totals.CostUSD),
-	)
-	if err != nil {
-		s.logger.Warn("upsert search attributes", "error", err)
+	var updates []temporal.SearchAttributeUpdate
+	st := s.status
+	if p := s.published; p == nil || p.State != st.State {
+		updates = append(updates, SearchRalphStatus.ValueSet(string(st.State)))
+	}
+	if p := s.published; p == nil || p.Iteration != st.Iteration {
+		updates = append(updates, SearchRalphIteration.ValueSet(int64(st.Iteration)))
+	}
+	if p := s.published; p == nil || p.Totals.CostUSD != st.Totals.CostUSD {
+		updates = append(updates, SearchRalphCostUSD.ValueSet(st.Totals.CostUSD))
+	}
+	if len(updates) > 0 {
+		if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
+			s.logger.Warn("upsert search attributes", "error", err)
+		}
+		s.published = &st
 	}
 	workflow.SetCurrentDetails(ctx, s.details())
 }
