@@ -227,6 +227,17 @@ func TestCLIRunDevAloneResumesAfterKill(t *testing.T) {
 	require.Contains(t, out, "Attached to running session")
 	require.Contains(t, out, "ended: complete")
 	require.Len(t, r.ralphCommits(), 3, "commits: %v", r.ralphCommits())
+
+	// With nothing running any more, status --dev opens the saved state
+	// itself and shows the whole session.
+	status := startProc(t, se.env, bins.starter, "status", "--dev", r.Dir)
+	require.Equal(t, 0, status.wait(t, time.Minute), status.Output())
+	st := status.Output()
+	require.Contains(t, st, "completed (complete)")
+	require.Regexp(t, `Iteration\s+3 of 10`, st)
+	require.Regexp(t, `Cost\s+\$0\.0375`, st)
+	require.Regexp(t, `Tokens\s+61650 \(input`, st)
+	require.Regexp(t, `Commits\s+3\n`, st)
 }
 
 func TestCLIBadInput(t *testing.T) {

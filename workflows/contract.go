@@ -158,13 +158,15 @@ type IterationSummary struct {
 
 // Status is the answer of the status query.
 type Status struct {
-	SessionID           string               `json:"session_id"`
-	Workspace           string               `json:"workspace"`
-	State               State                `json:"state"`
-	Reason              Reason               `json:"reason,omitempty"`
-	Iteration           int                  `json:"iteration"`
-	Running             bool                 `json:"running"`
-	StartedAt           time.Time            `json:"started_at"`
+	SessionID string    `json:"session_id"`
+	Workspace string    `json:"workspace"`
+	State     State     `json:"state"`
+	Reason    Reason    `json:"reason,omitempty"`
+	Iteration int       `json:"iteration"`
+	Running   bool      `json:"running"`
+	StartedAt time.Time `json:"started_at"`
+	// EndedAt is set when the session has ended.
+	EndedAt             time.Time            `json:"ended_at,omitempty"`
 	Limits              Limits               `json:"limits"`
 	Totals              Totals               `json:"totals"`
 	Mode                string               `json:"mode,omitempty"`

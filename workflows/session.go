@@ -550,6 +550,7 @@ func (s *session) continueAsNew(ctx workflow.Context) error {
 
 func (s *session) finish(ctx workflow.Context, reason Reason, msg string) (SessionResult, error) {
 	s.status.Reason = reason
+	s.status.EndedAt = workflow.Now(ctx)
 	switch reason {
 	case ReasonComplete:
 		s.setState(ctx, StateCompleted)
@@ -574,6 +575,7 @@ func (s *session) finish(ctx workflow.Context, reason Reason, msg string) (Sessi
 func (s *session) cancelled(ctx workflow.Context, err error) (SessionResult, error) {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	s.status.Reason = ReasonCancelled
+	s.status.EndedAt = workflow.Now(ctx)
 	s.setState(dctx, StateStopped)
 	return SessionResult{}, err
 }
@@ -583,6 +585,7 @@ func (s *session) fail(ctx workflow.Context, err error) (SessionResult, error) {
 	if temporal.IsCanceledError(err) {
 		return SessionResult{}, err
 	}
+	s.status.EndedAt = workflow.Now(ctx)
 	s.setState(ctx, StateFailed)
 	msg := rootMessage(err)
 	if s.status.Iteration > 0 {

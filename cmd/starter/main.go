@@ -91,11 +91,10 @@ type connection struct {
 }
 
 // connect dials the configured server. With --dev it uses the embedded
-// server's address and, when startServer is set and nothing answers there,
-// starts the server in this process.
-func connect(ctx context.Context, cfg config.Config, startServer bool, stderr io.Writer) (*connection, bool, error) {
+// server's address and, when nothing answers there, starts the server in
+// this process (reporting started).
+func connect(ctx context.Context, cfg config.Config, stderr io.Writer) (conn *connection, started bool, err error) {
 	hostPort, namespace, uiURL := "", "", ""
-	started := false
 	var stopServer func()
 	if cfg.Dev.Enabled {
 		hostPort = fmt.Sprintf("%s:%d", cfg.Dev.IP, cfg.Dev.Port)
@@ -104,9 +103,6 @@ func connect(ctx context.Context, cfg config.Config, startServer bool, stderr io
 			uiURL = fmt.Sprintf("http://%s:%d", cfg.Dev.IP, cfg.Dev.UIPort)
 		}
 		if !ralph.Reachable(hostPort) {
-			if !startServer {
-				return nil, false, fmt.Errorf("%w at %s: start one with `worker --dev` or `starter run --dev`", ralph.ErrNoServer, hostPort)
-			}
 			srv, err := ralph.StartDevServer(ctx, cfg.Dev)
 			if err != nil {
 				return nil, false, err
@@ -130,7 +126,7 @@ func connect(ctx context.Context, cfg config.Config, startServer bool, stderr io
 		}
 		return nil, false, err
 	}
-	conn := &connection{client: c, namespace: opts.Namespace, uiURL: uiURL}
+	conn = &connection{client: c, namespace: opts.Namespace, uiURL: uiURL}
 	conn.close = func() {
 		c.Close()
 		if stopServer != nil {

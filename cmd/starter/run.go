@@ -79,7 +79,7 @@ func runSession(ctx context.Context, cfg config.Config, workspace string, follow
 		fmt.Fprintf(stderr, "warning: workspace %s is not a directory here; it must exist on the worker\n", in.Workspace)
 	}
 
-	conn, startedServer, err := connect(ctx, cfg, true, stderr)
+	conn, startedServer, err := connect(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/durable-ralph/ralph/config"
+	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
@@ -62,11 +63,20 @@ func newStatusCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			conn, _, err := connect(cmd.Context(), cfg, false, cmd.ErrOrStderr())
+			conn, started, err := connect(cmd.Context(), cfg, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
 			defer conn.close()
+			if started {
+				// Queries are answered by a worker. This one runs workflow
+				// code only, so no agent starts while status looks.
+				w := ralph.NewWorkflowWorker(conn.client, cfg.TaskQueue)
+				if err := w.Start(); err != nil {
+					return fmt.Errorf("start worker: %w", err)
+				}
+				defer w.Stop()
+			}
 			id := sessionID(args)
 			out := cmd.OutOrStdout()
 			desc, err := conn.client.DescribeWorkflowExecution(cmd.Context(), id, "")
@@ -93,7 +103,11 @@ func newStatusCmd() *cobra.Command {
 					res.Reason, res.Message, res.Iterations, res.Totals.CostUSD, res.Totals.Usage.Total(), res.Totals.Commits)
 				return nil
 			}
-			printStatus(out, st, executionStatus(info.GetStatus()), conn.workflowURL(id))
+			url := conn.workflowURL(id)
+			if started {
+				url = "" // this command's server is gone when it exits
+			}
+			printStatus(out, st, executionStatus(info.GetStatus()), url)
 			return nil
 		},
 	}
@@ -139,7 +153,11 @@ func printStatus(out io.Writer, st workflows.Status, execStatus, url string) {
 	row("Tokens", "%d (input %d, output %d, cache read %d, cache write %d)", u.Total(), u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens)
 	row("Turns", "%d", st.Totals.Turns)
 	row("Commits", "%d", st.Totals.Commits)
-	runtime := time.Since(st.StartedAt).Round(time.Second).String()
+	end := time.Now()
+	if !st.EndedAt.IsZero() {
+		end = st.EndedAt
+	}
+	runtime := end.Sub(st.StartedAt).Round(time.Second).String()
 	if st.Limits.MaxRuntime > 0 {
 		runtime += " of " + st.Limits.MaxRuntime.String()
 	}
@@ -174,7 +192,7 @@ func newListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			conn, _, err := connect(cmd.Context(), cfg, false, cmd.ErrOrStderr())
+			conn, _, err := connect(cmd.Context(), cfg, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -244,7 +262,7 @@ func newStopCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			conn, _, err := connect(cmd.Context(), cfg, false, cmd.ErrOrStderr())
+			conn, _, err := connect(cmd.Context(), cfg, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

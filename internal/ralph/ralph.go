@@ -112,6 +112,15 @@ func NewWorker(c client.Client, taskQueue string, agent *activities.Agent) worke
 	return w
 }
 
+// NewWorkflowWorker creates a worker that runs session workflow code but
+// no activities: it answers queries and advances workflows, and leaves
+// iterations to workers that can run agents.
+func NewWorkflowWorker(c client.Client, taskQueue string) worker.Worker {
+	w := worker.New(c, taskQueue, worker.Options{})
+	w.RegisterWorkflow(workflows.Session)
+	return w
+}
+
 // SessionInput builds the input of a session on workspace from cfg.
 func SessionInput(cfg config.Config, workspace string) (workflows.SessionInput, error) {
 	abs, err := filepath.Abs(workspace)
