@@ -7,15 +7,24 @@ SHELL := /bin/bash
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 
-.PHONY: test lint unit race e2e bench
+.PHONY: test deps lint unit race e2e bench
 
-test: lint unit race e2e bench
+test: deps lint unit race e2e bench
 
-lint:
+# Tools the tests need beyond Go and git: docker-compose (Debian's, pinned)
+# validates docker-compose.yml offline. Go tools are pinned above and run
+# with `go run`.
+deps:
+	@command -v docker-compose >/dev/null || { \
+		apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose=1.29.2-3 >/dev/null; }
+
+lint: deps
 	@unformatted="$$(gofmt -l .)"; if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	go vet ./...
 	go run $(STATICCHECK) ./...
 	go run $(WORKFLOWCHECK) ./workflows/...
+	docker-compose -f docker-compose.yml config -q
 
 # Everything but the end-to-end package.
 unit:
