@@ -261,6 +261,18 @@ func (a *Agent) inspect(ctx context.Context, repo *git.Repo, in IterationInput, 
 		return fmt.Errorf("git status: %w", err)
 	}
 	res.FilesChanged = union(committed, pending)
+
+	keep := filepath.Join(in.Workspace, stateDir, "state", safeName(in.SessionID), fmt.Sprintf("checkpoint-%04d.json", in.Iteration))
+	cp, err := takeCheckpoint(in.Workspace, keep)
+	if err != nil {
+		return err
+	}
+	if cp == nil {
+		if cp, err = tagCheckpoint(finalText); err != nil {
+			cp = &CheckpointRequest{Type: CheckpointDecision, Question: clip(finalText, maxQuestion), Context: err.Error(), Source: "tag"}
+		}
+	}
+	res.Checkpoint = cp
 	return nil
 }
 

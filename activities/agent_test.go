@@ -127,7 +127,8 @@ func runActivity(t *testing.T, agent *activities.Agent, in activities.IterationI
 
 func TestRunIterationCommitsOneStory(t *testing.T) {
 	dir := newRepo(t, map[string]string{"prd.json": prd, "progress.txt": ""})
-	env, state := scenarioEnv(t)
+	// The agent works for a while, so the iteration heartbeats.
+	env, state := scenarioEnv(t, map[string]any{"auto": true, "sleep_ms": 300})
 	agent := &activities.Agent{Env: env, HeartbeatInterval: 50 * time.Millisecond}
 
 	res, beats, err := runActivity(t, agent, iterationInput(dir, 1))

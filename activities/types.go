@@ -130,6 +130,26 @@ type IterationResult struct {
 	Head   string `json:"head"`
 	// LogFile is the raw stream of the agent, relative to the workspace.
 	LogFile string `json:"log_file,omitempty"`
+	// Checkpoint is a question the agent asked a human, if any.
+	Checkpoint *CheckpointRequest `json:"checkpoint,omitempty"`
+}
+
+// Checkpoint types an agent may ask for.
+const (
+	CheckpointHumanVerify = "human-verify"
+	CheckpointDecision    = "decision"
+	CheckpointHumanAction = "human-action"
+)
+
+// CheckpointRequest is a question the agent asked by writing
+// .ralph/checkpoint.json or by a checkpoint tag in its final text.
+type CheckpointRequest struct {
+	Type     string   `json:"type"`
+	Question string   `json:"question"`
+	Options  []string `json:"options,omitempty"`
+	Context  string   `json:"context,omitempty"`
+	// Source is "file" or "tag".
+	Source string `json:"source"`
 }
 
 // Progressed reports whether the iteration changed any file or made any commit.

@@ -20,11 +20,12 @@ type Config struct {
 	// TaskQueue is the Temporal task queue of the workflow and its worker.
 	TaskQueue string `mapstructure:"task-queue"`
 
-	Agent  AgentConfig `mapstructure:"agent"`
-	Task   TaskConfig  `mapstructure:"task"`
-	Limits Limits      `mapstructure:"limits"`
-	Git    GitConfig   `mapstructure:"git"`
-	Dev    DevConfig   `mapstructure:"dev"`
+	Agent      AgentConfig      `mapstructure:"agent"`
+	Task       TaskConfig       `mapstructure:"task"`
+	Limits     Limits           `mapstructure:"limits"`
+	Git        GitConfig        `mapstructure:"git"`
+	Checkpoint CheckpointConfig `mapstructure:"checkpoint"`
+	Dev        DevConfig        `mapstructure:"dev"`
 
 	// File is the config file that was read, "" if none.
 	File string `mapstructure:"-"`
@@ -83,6 +84,22 @@ type GitConfig struct {
 	AutoCommit bool `mapstructure:"auto-commit"`
 	// AllowDirty lets a session start with uncommitted changes.
 	AllowDirty bool `mapstructure:"allow-dirty"`
+}
+
+// CheckpointConfig says when a session stops for a human to review its work.
+type CheckpointConfig struct {
+	// Every asks a human to review the work after every Every iterations;
+	// 0 never does.
+	Every int `mapstructure:"every"`
+	// BeforeComplete makes a human confirm before a session ends complete.
+	BeforeComplete bool `mapstructure:"before-complete"`
+	// Timeout is how long a checkpoint waits for an answer; 0 waits as long
+	// as it takes.
+	Timeout time.Duration `mapstructure:"timeout"`
+	// OnTimeout is what an unanswered checkpoint does: "continue" goes on,
+	// telling the agent nobody answered, and "stop" ends the session as
+	// checkpoint_timeout.
+	OnTimeout string `mapstructure:"on-timeout"`
 }
 
 // DevConfig configures the embedded Temporal dev server.
@@ -184,6 +201,7 @@ func Load(fs *pflag.FlagSet, workspace string) (Config, error) {
 		cfg.Workspace = workspace
 	}
 	cfg.Task.Mode = strings.ToLower(strings.TrimSpace(cfg.Task.Mode))
+	cfg.Checkpoint.OnTimeout = strings.ToLower(strings.TrimSpace(cfg.Checkpoint.OnTimeout))
 	if err := cfg.resolveStateDir(); err != nil {
 		return Config{}, err
 	}

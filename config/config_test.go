@@ -85,7 +85,8 @@ func defaults(state string) Config {
 			HeartbeatTimeout:       10 * time.Second,
 			IterationsPerRun:       25,
 		},
-		Git: GitConfig{AutoCommit: true},
+		Git:        GitConfig{AutoCommit: true},
+		Checkpoint: CheckpointConfig{OnTimeout: "continue"},
 		Dev: DevConfig{
 			StateDir:  filepath.Join(state, "durable-ralph"),
 			IP:        "127.0.0.1",
@@ -151,6 +152,26 @@ func TestLoadPrecedence(t *testing.T) {
 			get: func(c Config) any { return c.Git.AutoCommit },
 		},
 		{
+			key: "checkpoint.every", file: "5", env: "10", flag: "0",
+			def: 0, fromFile: 5, fromEnv: 10, fromFlag: 0,
+			get: func(c Config) any { return c.Checkpoint.Every },
+		},
+		{
+			key: "checkpoint.before-complete", file: "true", env: "false", flag: "true",
+			def: false, fromFile: true, fromEnv: false, fromFlag: true,
+			get: func(c Config) any { return c.Checkpoint.BeforeComplete },
+		},
+		{
+			key: "checkpoint.timeout", file: "1h", env: "15m", flag: "0",
+			def: time.Duration(0), fromFile: time.Hour, fromEnv: 15 * time.Minute, fromFlag: time.Duration(0),
+			get: func(c Config) any { return c.Checkpoint.Timeout },
+		},
+		{
+			key: "checkpoint.on-timeout", file: "stop", env: "continue", flag: "stop",
+			def: "continue", fromFile: "stop", fromEnv: "continue", fromFlag: "stop",
+			get: func(c Config) any { return c.Checkpoint.OnTimeout },
+		},
+		{
 			key: "dev.enabled", file: "true", env: "false", flag: "true",
 			def: false, fromFile: true, fromEnv: false, fromFlag: true,
 			get: func(c Config) any { return c.Dev.Enabled },
@@ -210,6 +231,7 @@ func TestLoadEnvOnly(t *testing.T) {
 		"RALPH_LIMITS_MAX_NO_PROGRESS":   "7",
 		"RALPH_LIMITS_HEARTBEAT_TIMEOUT": "1m",
 		"RALPH_GIT_ALLOW_DIRTY":          "1",
+		"RALPH_CHECKPOINT_TIMEOUT":       "30m",
 		"RALPH_DEV_NAMESPACE":            "ralph",
 		"RALPH_AGENT_ARGS":               "--verbose --append-system-prompt 'be brief'",
 	})
@@ -225,6 +247,7 @@ func TestLoadEnvOnly(t *testing.T) {
 		want.Limits.MaxNoProgress = 7
 		want.Limits.HeartbeatTimeout = time.Minute
 		want.Git.AllowDirty = true
+		want.Checkpoint.Timeout = 30 * time.Minute
 		want.Dev.Namespace = "ralph"
 		require.Equal(t, want, cfg)
 	}
@@ -333,6 +356,31 @@ func TestLoadInvalid(t *testing.T) {
 			},
 		},
 		{
+			name: "flag negative checkpoint every",
+			args: []string{"--checkpoint-every=-1"},
+			want: []string{`invalid checkpoint.every (--checkpoint-every, RALPH_CHECKPOINT_EVERY) = -1: must not be negative (0 = no checkpoints)`},
+		},
+		{
+			name: "env checkpoint timeout",
+			env:  map[string]string{"RALPH_CHECKPOINT_TIMEOUT": "soon"},
+			want: []string{`invalid checkpoint.timeout (--checkpoint-timeout, RALPH_CHECKPOINT_TIMEOUT) = "soon": must be a duration such as 90s, 30m or 4h`},
+		},
+		{
+			name: "flag negative checkpoint timeout",
+			args: []string{"--checkpoint-timeout=-5m"},
+			want: []string{`invalid checkpoint.timeout (--checkpoint-timeout, RALPH_CHECKPOINT_TIMEOUT) = -5m: must not be negative (0 = no limit)`},
+		},
+		{
+			name: "file checkpoint on-timeout",
+			file: "checkpoint:\n  on-timeout: maybe\n",
+			want: []string{`invalid checkpoint.on-timeout (--checkpoint-on-timeout, RALPH_CHECKPOINT_ON_TIMEOUT) = "maybe": must be one of continue, stop`},
+		},
+		{
+			name: "file empty checkpoint on-timeout",
+			file: "checkpoint:\n  on-timeout: ''\n",
+			want: []string{`invalid checkpoint.on-timeout (--checkpoint-on-timeout, RALPH_CHECKPOINT_ON_TIMEOUT) = "": must be one of continue, stop`},
+		},
+		{
 			name: "env port out of range",
 			env:  map[string]string{"RALPH_DEV_PORT": "70000"},
 			want: []string{`invalid dev.port (--dev-port, RALPH_DEV_PORT) = 70000: must be between 1 and 65535`},
@@ -427,6 +475,11 @@ func TestLoadUnknownKeys(t *testing.T) {
 			name: "several",
 			file: "dev:\n  prot: 1\n  enabeld: true\n",
 			want: "unknown key dev.enabeld in FILE (did you mean dev.enabled?)\nunknown key dev.prot in FILE (did you mean dev.port?)",
+		},
+		{
+			name: "checkpoint section as value",
+			file: "checkpoint: true\n",
+			want: "invalid key checkpoint in FILE: it is a group of settings (checkpoint.every, checkpoint.before-complete, checkpoint.timeout, checkpoint.on-timeout), not a value",
 		},
 		{
 			name: "config file cannot name itself",
@@ -738,12 +791,25 @@ func TestLoadStateDir(t *testing.T) {
 	}
 }
 
-func TestLoadModeCase(t *testing.T) {
-	isolate(t)
-	t.Setenv("RALPH_TASK_MODE", " PRD ")
-	cfg, err := load(t, t.TempDir())
-	require.NoError(t, err)
-	require.Equal(t, "prd", cfg.Task.Mode)
+func TestLoadChoiceCase(t *testing.T) {
+	// Settings with a fixed set of values ignore case and surrounding space.
+	tests := []struct {
+		env, value string
+		want       string
+		get        func(Config) string
+	}{
+		{env: "RALPH_TASK_MODE", value: " PRD ", want: "prd", get: func(c Config) string { return c.Task.Mode }},
+		{env: "RALPH_CHECKPOINT_ON_TIMEOUT", value: "Stop ", want: "stop", get: func(c Config) string { return c.Checkpoint.OnTimeout }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.env, func(t *testing.T) {
+			isolate(t)
+			t.Setenv(tt.env, tt.value)
+			cfg, err := load(t, t.TempDir())
+			require.NoError(t, err)
+			require.Equal(t, tt.want, tt.get(cfg))
+		})
+	}
 }
 
 func TestKeys(t *testing.T) {
@@ -782,6 +848,9 @@ func TestKeys(t *testing.T) {
 	require.Equal(t, "30m", defaults["limits.iteration-timeout"])
 	require.Equal(t, "50", defaults["limits.max-cost-usd"])
 	require.Equal(t, "true", defaults["git.auto-commit"])
+	require.Equal(t, "0", defaults["checkpoint.every"])
+	require.Equal(t, "0s", defaults["checkpoint.timeout"])
+	require.Equal(t, "continue", defaults["checkpoint.on-timeout"])
 }
 
 // structKeys returns the dotted mapstructure keys of the fields of struct t.

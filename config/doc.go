@@ -56,6 +56,16 @@
 //     (--auto-commit, true).
 //   - RALPH_GIT_ALLOW_DIRTY: start even if the workspace has uncommitted
 //     changes (--allow-dirty, false).
+//   - RALPH_CHECKPOINT_EVERY: iterations between checkpoints, where the
+//     session waits for a human to review the work, 0 for no checkpoints
+//     (--checkpoint-every, 0).
+//   - RALPH_CHECKPOINT_BEFORE_COMPLETE: a human must confirm before a session
+//     ends complete (--confirm-complete, false).
+//   - RALPH_CHECKPOINT_TIMEOUT: how long a checkpoint waits for an answer, 0
+//     for as long as it takes (--checkpoint-timeout, 0s).
+//   - RALPH_CHECKPOINT_ON_TIMEOUT: what an unanswered checkpoint does:
+//     continue, telling the agent nobody answered, or stop, ending the
+//     session as checkpoint_timeout (--checkpoint-on-timeout, "continue").
 //   - RALPH_DEV_ENABLED: run an embedded Temporal dev server (--dev, false).
 //   - RALPH_DEV_STATE_DIR: directory of the dev server's database; a leading
 //     ~ is expanded (--state-dir, $XDG_STATE_HOME/durable-ralph or else
@@ -83,6 +93,9 @@
 //	  max-cost-usd: 20
 //	git:
 //	  allow-dirty: true
+//	checkpoint:
+//	  every: 10
+//	  timeout: 1h
 //
 // [Keys] returns the same table for --help and the README. Package config is
 // the only user of viper in the project.

@@ -139,6 +139,9 @@ var envReplacer = strings.NewReplacer("-", "_", ".", "_")
 // taskModes are the valid values of task.mode besides "" (auto-detect).
 var taskModes = []string{"prd", "progress", "prompt"}
 
+// onTimeoutActions are the valid values of checkpoint.on-timeout.
+var onTimeoutActions = []string{"continue", "stop"}
+
 // specs lists every setting. Every key has a default so that viper's
 // Unmarshal sees keys set only in the environment (spf13/viper#761).
 // Keep in step with Config, AddFlags and doc.go; the tests check all three.
@@ -188,6 +191,15 @@ var specs = []spec{
 		usage: "commit the agent's changes after each iteration"},
 	{key: "git.allow-dirty", flag: "allow-dirty", kind: kindBool, def: false,
 		usage: "start even if the workspace has uncommitted changes"},
+
+	{key: "checkpoint.every", flag: "checkpoint-every", kind: kindInt, def: 0,
+		usage: "iterations between checkpoints, where a human reviews the work (0 = no checkpoints)"},
+	{key: "checkpoint.before-complete", flag: "confirm-complete", kind: kindBool, def: false,
+		usage: "ask a human to confirm before a session ends complete"},
+	{key: "checkpoint.timeout", flag: "checkpoint-timeout", kind: kindDuration, def: time.Duration(0),
+		usage: "how long a checkpoint waits for an answer (0 = as long as it takes)"},
+	{key: "checkpoint.on-timeout", flag: "checkpoint-on-timeout", kind: kindString, def: "continue",
+		usage: "what an unanswered checkpoint does: continue (telling the agent nobody answered) or stop (ending the session as checkpoint_timeout)"},
 
 	{key: "dev.enabled", flag: "dev", kind: kindBool, def: false,
 		usage: "run an embedded Temporal dev server"},

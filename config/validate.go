@@ -47,6 +47,12 @@ func (c *Config) validate() error {
 		fmt.Sprintf("must be longer than limits.heartbeat-timeout (%s)", shortDuration(l.HeartbeatTimeout)))
 	check("limits.iterations-per-run", l.IterationsPerRun < 1, l.IterationsPerRun, atLeastOne)
 
+	cp := &c.Checkpoint
+	check("checkpoint.every", cp.Every < 0, cp.Every, "must not be negative (0 = no checkpoints)")
+	check("checkpoint.timeout", cp.Timeout < 0, cp.Timeout, "must not be negative (0 = no limit)")
+	check("checkpoint.on-timeout", !slices.Contains(onTimeoutActions, cp.OnTimeout), cp.OnTimeout,
+		fmt.Sprintf("must be one of %s", strings.Join(onTimeoutActions, ", ")))
+
 	d := &c.Dev
 	_, err := netip.ParseAddr(d.IP)
 	check("dev.ip", err != nil, d.IP, "must be an IP address such as 127.0.0.1")

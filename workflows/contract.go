@@ -111,8 +111,90 @@ type SessionInput struct {
 	Task      activities.TaskSettings  `json:"task"`
 	Git       activities.GitSettings   `json:"git"`
 	Limits    Limits                   `json:"limits"`
+	// Checkpoints configures the human checkpoints of the session.
+	Checkpoints CheckpointSettings `json:"checkpoints"`
 	// CarryOver is filled in by continue-as-new; nil on a fresh session.
 	CarryOver *CarryOver `json:"carry_over,omitempty"`
+}
+
+// What happens when nobody answers a checkpoint in time.
+const (
+	// OnTimeoutContinue carries on without the human: an agent's question
+	// is answered "no answer, use your judgement", a gate counts as
+	// approved.
+	OnTimeoutContinue = "continue"
+	// OnTimeoutStop ends the session as checkpoint_timeout.
+	OnTimeoutStop = "stop"
+)
+
+// CheckpointSettings configures human checkpoints.
+type CheckpointSettings struct {
+	// Every asks a human to review after every Every iterations; 0 is off.
+	Every int `json:"every,omitempty"`
+	// BeforeComplete makes a human confirm before the session ends complete.
+	BeforeComplete bool `json:"before_complete,omitempty"`
+	// Timeout bounds the wait for an answer; 0 waits as long as it takes.
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// OnTimeout is OnTimeoutContinue (the default) or OnTimeoutStop.
+	OnTimeout string `json:"on_timeout,omitempty"`
+}
+
+// Checkpoint kinds: who asked.
+const (
+	KindAgent      = "agent"      // the agent asked a question
+	KindReview     = "review"     // the every-N-iterations gate
+	KindCompletion = "completion" // the before-complete gate
+)
+
+// Checkpoint is a question to a human that the session waits on.
+type Checkpoint struct {
+	// ID names the checkpoint in answers, so a late answer cannot answer
+	// the next question.
+	ID        string `json:"id"`
+	Iteration int    `json:"iteration"`
+	Kind      string `json:"kind"`
+	// Type is human-verify, decision or human-action.
+	Type     string    `json:"type"`
+	Question string    `json:"question"`
+	Options  []string  `json:"options,omitempty"`
+	Context  string    `json:"context,omitempty"`
+	AskedAt  time.Time `json:"asked_at"`
+	// Deadline is when the checkpoint times out; zero means never.
+	Deadline time.Time `json:"deadline,omitempty"`
+}
+
+// Answer is the payload of the checkpoint signal and the respond update.
+// Exactly one of Approve, Reject or a non-empty Answer is expected;
+// Reason goes with Reject (and may go with Approve).
+type Answer struct {
+	ID      string `json:"id"`
+	Approve bool   `json:"approve,omitempty"`
+	Reject  bool   `json:"reject,omitempty"`
+	Answer  string `json:"answer,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// AnsweredCheckpoint is a checkpoint with what became of it.
+type AnsweredCheckpoint struct {
+	Checkpoint Checkpoint `json:"checkpoint"`
+	Answer     Answer     `json:"answer"`
+	TimedOut   bool       `json:"timed_out,omitempty"`
+	AnsweredAt time.Time  `json:"answered_at"`
+}
+
+// RespondResult is what the respond update returns.
+type RespondResult struct {
+	ID        string `json:"id"`
+	Iteration int    `json:"iteration"`
+	Message   string `json:"message"`
+}
+
+// SetLimitsRequest is the payload of the set-limits update. Zero fields
+// stay as they are.
+type SetLimitsRequest struct {
+	MaxIterations int           `json:"max_iterations,omitempty"`
+	MaxRuntime    time.Duration `json:"max_runtime,omitempty"`
+	MaxCostUSD    float64       `json:"max_cost_usd,omitempty"`
 }
 
 // CarryOver is the state a session carries into its next run.
@@ -127,6 +209,12 @@ type CarryOver struct {
 	Recent              []IterationSummary       `json:"recent,omitempty"`
 	Guidance            []string                 `json:"guidance,omitempty"`
 	Runs                int                      `json:"runs"`
+	// Limits as raised by set-limits.
+	Limits Limits `json:"limits"`
+	// HumanWait is time spent waiting on humans, which does not count
+	// against the runtime limit.
+	HumanWait time.Duration        `json:"human_wait,omitempty"`
+	Answered  []AnsweredCheckpoint `json:"answered,omitempty"`
 }
 
 // Totals accumulate over the whole session, across continue-as-new.
@@ -175,8 +263,21 @@ type Status struct {
 	ConsecutiveFailures int                  `json:"consecutive_failures"`
 	NoProgress          int                  `json:"no_progress"`
 	StopRequested       bool                 `json:"stop_requested,omitempty"`
-	Recent              []IterationSummary   `json:"recent,omitempty"`
-	Runs                int                  `json:"runs"`
+	// Pending is the checkpoint the session waits on, if any.
+	Pending *Checkpoint `json:"pending,omitempty"`
+	// Answered are the most recent answered checkpoints.
+	Answered []AnsweredCheckpoint `json:"answered,omitempty"`
+	// Guidance is human text waiting for the next prompt.
+	Guidance []string `json:"guidance,omitempty"`
+	// IgnoredAnswers counts checkpoint signals that matched no pending
+	// checkpoint.
+	IgnoredAnswers int `json:"ignored_answers,omitempty"`
+	// HumanWait is the time spent waiting on humans (excluded from the
+	// runtime limit).
+	HumanWait time.Duration      `json:"human_wait,omitempty"`
+	Paused    bool               `json:"paused,omitempty"`
+	Recent    []IterationSummary `json:"recent,omitempty"`
+	Runs      int                `json:"runs"`
 }
 
 // SessionResult is what a finished session returns.

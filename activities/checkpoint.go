@@ -1,0 +1,124 @@
+package activities
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// CheckpointFile is where an agent writes a question for a human,
+// relative to the workspace.
+const CheckpointFile = stateDir + "/checkpoint.json"
+
+// Bounds on what an agent may put in a checkpoint; a human reads it.
+const (
+	maxQuestion = 2000
+	maxContext  = 4000
+	maxOptions  = 10
+	maxOption   = 200
+)
+
+// takeCheckpoint reads and removes the agent's checkpoint file, keeping a
+// copy under the session's state dir. It returns nil when there is none.
+// A file that cannot be understood is an error the iteration reports.
+func takeCheckpoint(workspace, keep string) (*CheckpointRequest, error) {
+	path := filepath.Join(workspace, CheckpointFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", CheckpointFile, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(keep), 0o755); err != nil {
+		return nil, fmt.Errorf("keep %s: %w", CheckpointFile, err)
+	}
+	if err := os.Rename(path, keep); err != nil {
+		return nil, fmt.Errorf("keep %s: %w", CheckpointFile, err)
+	}
+	var cp CheckpointRequest
+	if err := json.Unmarshal(data, &cp); err != nil {
+		return rawCheckpoint(data, err), nil
+	}
+	cp.Source = "file"
+	if err := cp.normalize(); err != nil {
+		return rawCheckpoint(data, err), nil
+	}
+	return &cp, nil
+}
+
+// rawCheckpoint turns a checkpoint file that is not what the protocol asks
+// for into a question anyway: the agent wanted a human, and a human can
+// read what it wrote.
+func rawCheckpoint(data []byte, err error) *CheckpointRequest {
+	return &CheckpointRequest{
+		Type:     CheckpointDecision,
+		Question: clip(strings.TrimSpace(string(data)), maxQuestion),
+		Context:  fmt.Sprintf("The agent's %s did not follow the checkpoint format (%v); its content is shown as the question.", CheckpointFile, err),
+		Source:   "file",
+	}
+}
+
+// checkpointTag matches <checkpoint type="decision">question …</checkpoint>
+// in the agent's final text.
+var checkpointTag = regexp.MustCompile(`(?s)<checkpoint(?:\s+type\s*=\s*"([^"]*)")?\s*>(.*?)</checkpoint>`)
+
+// tagCheckpoint finds a checkpoint tag in the agent's final text. Lines of
+// the body that start with "- " are the options; the rest is the question.
+func tagCheckpoint(text string) (*CheckpointRequest, error) {
+	m := checkpointTag.FindAllStringSubmatch(text, -1)
+	if len(m) == 0 {
+		return nil, nil
+	}
+	last := m[len(m)-1]
+	cp := CheckpointRequest{Type: last[1], Source: "tag"}
+	var question []string
+	for _, line := range strings.Split(last[2], "\n") {
+		t := strings.TrimSpace(line)
+		if opt, ok := strings.CutPrefix(t, "- "); ok {
+			cp.Options = append(cp.Options, strings.TrimSpace(opt))
+		} else if t != "" {
+			question = append(question, t)
+		}
+	}
+	cp.Question = strings.Join(question, "\n")
+	if err := cp.normalize(); err != nil {
+		return nil, fmt.Errorf("checkpoint tag: %w", err)
+	}
+	return &cp, nil
+}
+
+func (cp *CheckpointRequest) normalize() error {
+	if cp.Type == "" {
+		cp.Type = CheckpointDecision
+	}
+	switch cp.Type {
+	case CheckpointHumanVerify, CheckpointDecision, CheckpointHumanAction:
+	default:
+		return fmt.Errorf("type %q is not one of %s, %s, %s", cp.Type, CheckpointHumanVerify, CheckpointDecision, CheckpointHumanAction)
+	}
+	cp.Question = strings.TrimSpace(cp.Question)
+	if cp.Question == "" {
+		return errors.New("the question is empty")
+	}
+	cp.Question = clip(cp.Question, maxQuestion)
+	cp.Context = clip(strings.TrimSpace(cp.Context), maxContext)
+	if len(cp.Options) > maxOptions {
+		cp.Options = cp.Options[:maxOptions]
+	}
+	for i, o := range cp.Options {
+		cp.Options[i] = clip(strings.TrimSpace(o), maxOption)
+	}
+	return nil
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}
