@@ -201,7 +201,7 @@ type cluster struct {
 func startCluster(t testing.TB, stateDir string, agent *activities.Agent) *cluster {
 	t.Helper()
 	ctx := context.Background()
-	srv, err := devserver.Start(ctx, devserver.Options{StateDir: stateDir, SearchAttributes: ralph.SearchAttributes()})
+	srv, err := devserver.Start(ctx, devserver.Options{StateDir: stateDir, SearchAttributes: ralph.SearchAttributes(), LogLevel: "error"})
 	require.NoError(t, err)
 	c, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quiet{}})
 	require.NoError(t, err)

@@ -60,7 +60,17 @@ type session struct {
 	paused     bool
 	stopReason string
 	ranThisRun int
-	deadline   time.Time // zero when there is no runtime limit
+	// limits are the session's limits as raised by set-limits.
+	limits Limits
+	// humanWait is time spent waiting on humans (checkpoints, pauses); it
+	// moves the runtime deadline.
+	humanWait time.Duration
+	// deadlineTimer fires at the runtime deadline; re-armed whenever the
+	// deadline moves.
+	deadlineTimer  workflow.Future
+	cancelDeadline workflow.CancelFunc
+	// answer is the answer to the pending checkpoint, once given.
+	answer *Answer
 	// published is the status last pushed to search attributes.
 	published *Status
 }
@@ -69,7 +79,7 @@ func newSession(ctx workflow.Context, in SessionInput) (*session, error) {
 	if err := validateInput(in); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, nil)
 	}
-	s := &session{in: in}
+	s := &session{in: in, limits: in.Limits}
 	s.status = Status{
 		SessionID: workflow.GetInfo(ctx).WorkflowExecution.ID,
 		Workspace: in.Workspace,
@@ -88,11 +98,16 @@ func newSession(ctx workflow.Context, in SessionInput) (*session, error) {
 		s.status.Runs = c.Runs
 		s.guidance = c.Guidance
 		s.setPrepared(c.Prepared)
+		if c.Limits.MaxIterations > 0 {
+			s.limits = c.Limits
+		}
+		s.humanWait = c.HumanWait
+		s.status.Answered = c.Answered
 	}
 	s.status.Runs++
-	if in.Limits.MaxRuntime > 0 {
-		s.deadline = s.status.StartedAt.Add(in.Limits.MaxRuntime)
-	}
+	s.status.Limits = s.limits
+	s.status.HumanWait = s.humanWait
+	s.status.Guidance = s.guidance
 	s.logger = log.With(workflow.GetLogger(ctx), "session", s.status.SessionID)
 
 	err := workflow.SetQueryHandlerWithOptions(ctx, QueryStatus, func() (Status, error) {
@@ -102,6 +117,9 @@ func newSession(ctx workflow.Context, in SessionInput) (*session, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("register %s query: %w", QueryStatus, err)
+	}
+	if err := s.registerUpdates(ctx); err != nil {
+		return nil, err
 	}
 	workflow.Go(ctx, s.listen)
 	return s, nil
@@ -145,6 +163,9 @@ func (s *session) listen(ctx workflow.Context) {
 	guideCh := workflow.GetSignalChannelWithOptions(ctx, SignalGuide, workflow.SignalChannelOptions{
 		Description: "Text added to the next iteration's prompt (a JSON string)",
 	})
+	checkpointCh := workflow.GetSignalChannelWithOptions(ctx, SignalCheckpoint, workflow.SignalChannelOptions{
+		Description: `Answer the pending checkpoint: {"id": "cp-3", "approve": true} or {"id": "cp-3", "reject": true, "reason": "…"} or {"id": "cp-3", "answer": "…"}`,
+	})
 	for {
 		sel := workflow.NewSelector(ctx)
 		sel.AddReceive(stopCh, func(c workflow.ReceiveChannel, _ bool) {
@@ -168,8 +189,20 @@ func (s *session) listen(ctx workflow.Context) {
 			var text string
 			c.Receive(ctx, &text)
 			if text = strings.TrimSpace(text); text != "" {
-				s.guidance = append(s.guidance, text)
+				s.addGuidance(text)
 			}
+		})
+		sel.AddReceive(checkpointCh, func(c workflow.ReceiveChannel, _ bool) {
+			var ans Answer
+			c.Receive(ctx, &ans)
+			if err := s.validateAnswer(ans); err != nil {
+				// A signal cannot be refused; a stale or malformed one is
+				// dropped and counted, never applied to another question.
+				s.status.IgnoredAnswers++
+				s.logger.Warn("checkpoint signal ignored", "id", ans.ID, "error", err)
+				return
+			}
+			s.answer = &ans
 		})
 		sel.Select(ctx)
 		if ctx.Err() != nil {
@@ -185,30 +218,24 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 		}
 	}
 	s.setState(ctx, StateRunning)
-
-	var deadlineTimer workflow.Future
-	if !s.deadline.IsZero() {
-		deadlineTimer = workflow.NewTimer(ctx, s.deadline.Sub(workflow.Now(ctx)))
-	}
+	s.armDeadline(ctx)
 
 	for {
 		if reason, msg, done := s.limitReached(ctx); done {
 			return s.finish(ctx, reason, msg)
 		}
 		if s.paused {
-			s.setState(ctx, StatePaused)
-			if err := s.await(ctx, func() bool { return !s.paused || s.stopReason != "" }); err != nil {
+			if err := s.pause(ctx); err != nil {
 				return s.cancelled(ctx, err)
 			}
-			s.setState(ctx, StateRunning)
 			continue
 		}
-		if s.ranThisRun >= s.in.Limits.IterationsPerRun && s.in.Limits.IterationsPerRun > 0 ||
+		if s.ranThisRun >= s.limits.IterationsPerRun && s.limits.IterationsPerRun > 0 ||
 			workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			return SessionResult{}, s.continueAsNew(ctx)
 		}
 
-		res, timedOut, err := s.runIteration(ctx, deadlineTimer)
+		res, timedOut, err := s.runIteration(ctx)
 		if err != nil {
 			if temporal.IsCanceledError(err) || ctx.Err() != nil {
 				return s.cancelled(ctx, err)
@@ -225,10 +252,22 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 			}
 		}
 		if timedOut {
-			return s.finish(ctx, ReasonMaxRuntime, fmt.Sprintf("max runtime %s reached during iteration %d", s.in.Limits.MaxRuntime, s.status.Iteration))
+			return s.finish(ctx, ReasonMaxRuntime, fmt.Sprintf("max runtime %s reached during iteration %d", s.limits.MaxRuntime, s.status.Iteration))
 		}
-		if reason, msg, done := s.record(ctx, res); done {
-			return s.finish(ctx, reason, msg)
+		d := s.record(ctx, res)
+		if d.complete {
+			if result, done, err := s.confirmCompletion(ctx, d.msg); err != nil {
+				return s.cancelled(ctx, err)
+			} else if done {
+				return result, nil
+			}
+		} else if d.done {
+			return s.finish(ctx, d.reason, d.msg)
+		}
+		if result, done, err := s.checkpoints(ctx, res); err != nil {
+			return s.cancelled(ctx, err)
+		} else if done {
+			return result, nil
 		}
 		if res.Outcome == stream.OutcomeRateLimited {
 			if err := s.sleepRateLimit(ctx, res); err != nil {
@@ -283,7 +322,7 @@ func (s *session) setPrepared(p activities.PrepareResult) {
 // runIteration runs the next iteration, raced against the session's runtime
 // limit. When the limit wins, the iteration is cancelled (which kills the
 // agent's process group) and timedOut is true.
-func (s *session) runIteration(ctx workflow.Context, deadline workflow.Future) (res activities.IterationResult, timedOut bool, err error) {
+func (s *session) runIteration(ctx workflow.Context) (res activities.IterationResult, timedOut bool, err error) {
 	s.status.Iteration++
 	s.status.Running = true
 	s.ranThisRun++
@@ -293,14 +332,14 @@ func (s *session) runIteration(ctx workflow.Context, deadline workflow.Future) (
 	in := activities.IterationInput{
 		SessionID:     s.status.SessionID,
 		Iteration:     s.status.Iteration,
-		MaxIterations: s.in.Limits.MaxIterations,
+		MaxIterations: s.limits.MaxIterations,
 		Workspace:     s.in.Workspace,
 		Agent:         s.in.Agent,
 		Task:          s.iterationTask(),
 		Git:           s.in.Git,
 		Guidance:      s.guidance,
 	}
-	in.Agent.Timeout = s.in.Limits.IterationTimeout
+	in.Agent.Timeout = s.limits.IterationTimeout
 	consumed := len(s.guidance)
 
 	actCtx, cancel := workflow.WithCancel(ctx)
@@ -308,8 +347,8 @@ func (s *session) runIteration(ctx workflow.Context, deadline workflow.Future) (
 		// The activity enforces IterationTimeout itself and reports a
 		// timeout as a result; StartToClose is the backstop for a worker
 		// that cannot.
-		StartToCloseTimeout: s.in.Limits.IterationTimeout + 2*time.Minute,
-		HeartbeatTimeout:    s.in.Limits.HeartbeatTimeout,
+		StartToCloseTimeout: s.limits.IterationTimeout + 2*time.Minute,
+		HeartbeatTimeout:    s.limits.HeartbeatTimeout,
 		WaitForCancellation: true,
 		Summary:             s.iterationSummary(),
 		RetryPolicy: &temporal.RetryPolicy{
@@ -328,23 +367,29 @@ func (s *session) runIteration(ctx workflow.Context, deadline workflow.Future) (
 	})
 	fut := workflow.ExecuteActivity(actCtx, a.RunIteration, in)
 
-	sel := workflow.NewSelector(ctx)
-	sel.AddFuture(fut, func(f workflow.Future) { err = f.Get(ctx, &res) })
-	if deadline != nil {
-		sel.AddFuture(deadline, func(f workflow.Future) {
-			// A cancelled session cancels the timer too; only a timer
-			// that fired means the runtime is up.
-			if f.Get(ctx, nil) == nil {
-				timedOut = true
-			}
+	done := false
+	for !done && !timedOut {
+		sel := workflow.NewSelector(ctx)
+		sel.AddFuture(fut, func(f workflow.Future) {
+			err = f.Get(ctx, &res)
+			done = true
 		})
-	}
-	sel.Select(ctx)
-	if ctx.Err() != nil {
-		// The session itself was cancelled: the activity is being
-		// cancelled with it; wait until its agent is gone.
-		_ = fut.Get(ctx, nil)
-		return res, false, temporal.NewCanceledError()
+		if deadline := s.deadlineTimer; deadline != nil {
+			sel.AddFuture(deadline, func(f workflow.Future) {
+				// A timer that was cancelled (the deadline moved, or the
+				// session is cancelled) is not the runtime running out.
+				if f.Get(ctx, nil) == nil {
+					timedOut = true
+				}
+			})
+		}
+		sel.Select(ctx)
+		if ctx.Err() != nil {
+			// The session itself was cancelled: the activity is being
+			// cancelled with it; wait until its agent is gone.
+			_ = fut.Get(ctx, nil)
+			return res, false, temporal.NewCanceledError()
+		}
 	}
 	if timedOut {
 		cancel()
@@ -358,6 +403,7 @@ func (s *session) runIteration(ctx workflow.Context, deadline workflow.Future) (
 	cancel()
 	if err == nil {
 		s.guidance = s.guidance[consumed:]
+		s.status.Guidance = s.guidance
 	}
 	return res, false, err
 }
@@ -394,9 +440,19 @@ func (s *session) account(res activities.IterationResult) {
 	t.Commits += res.AgentCommits
 }
 
+// decision is what an iteration's result means for the session.
+type decision struct {
+	done   bool   // the session ends with reason
+	reason Reason //
+	msg    string
+	// complete is a completion claim the task file confirms; the session
+	// ends complete unless a human must confirm first.
+	complete bool
+}
+
 // record folds an iteration's result into the session and decides whether
 // the session ends.
-func (s *session) record(ctx workflow.Context, res activities.IterationResult) (Reason, string, bool) {
+func (s *session) record(ctx workflow.Context, res activities.IterationResult) decision {
 	s.account(res)
 	if res.Task.Mode != "" {
 		s.status.Task = res.Task
@@ -432,37 +488,39 @@ func (s *session) record(ctx workflow.Context, res activities.IterationResult) (
 		s.status.Iteration--
 		s.ranThisRun--
 		s.status.Totals.RateLimitWaits++
-		return "", "", false
+		return decision{}
 	case stream.OutcomeSuccess:
 		s.status.ConsecutiveFailures = 0
 	default:
 		s.status.Totals.Failures++
 		s.status.ConsecutiveFailures++
-		if m := s.in.Limits.MaxConsecutiveFailures; m > 0 && s.status.ConsecutiveFailures >= m {
-			return ReasonConsecutiveFailures, fmt.Sprintf("%d consecutive failed iterations; last: %s", s.status.ConsecutiveFailures, res.Reason), true
+		if m := s.limits.MaxConsecutiveFailures; m > 0 && s.status.ConsecutiveFailures >= m {
+			return decision{done: true, reason: ReasonConsecutiveFailures, msg: fmt.Sprintf("%d consecutive failed iterations; last: %s", s.status.ConsecutiveFailures, res.Reason)}
 		}
-		return "", "", false
+		return decision{}
 	}
 
 	if res.CompletionClaimed {
 		s.status.Totals.CompletionClaims++
 		if res.Task.Complete || !res.Task.Verifiable {
 			sum.Verified = true
-			return ReasonComplete, fmt.Sprintf("completion claimed in iteration %d and confirmed by %s", s.status.Iteration, taskFileName(res.Task)), true
+			return decision{complete: true, reason: ReasonComplete, msg: fmt.Sprintf("completion claimed in iteration %d and confirmed by %s", s.status.Iteration, taskFileName(res.Task))}
 		}
 		sum.Reason = fmt.Sprintf("completion claimed but %s has %d of %d done", taskFileName(res.Task), res.Task.Done, res.Task.Total)
 		s.logger.Warn("completion claim contradicted by task file", "iteration", s.status.Iteration, "done", res.Task.Done, "total", res.Task.Total)
 	}
 
-	if res.Progressed() {
+	// Asking a human is progress of a kind: the answer changes what the
+	// next iteration does.
+	if res.Progressed() || res.Checkpoint != nil {
 		s.status.NoProgress = 0
 	} else {
 		s.status.NoProgress++
-		if m := s.in.Limits.MaxNoProgress; m > 0 && s.status.NoProgress >= m {
-			return ReasonNoProgress, fmt.Sprintf("%d iterations in a row changed no file and made no commit", s.status.NoProgress), true
+		if m := s.limits.MaxNoProgress; m > 0 && s.status.NoProgress >= m {
+			return decision{done: true, reason: ReasonNoProgress, msg: fmt.Sprintf("%d iterations in a row changed no file and made no commit", s.status.NoProgress)}
 		}
 	}
-	return "", "", false
+	return decision{}
 }
 
 func taskFileName(t activities.TaskState) string {
@@ -474,11 +532,11 @@ func taskFileName(t activities.TaskState) string {
 
 // limitReached checks the limits that end a session before an iteration.
 func (s *session) limitReached(ctx workflow.Context) (Reason, string, bool) {
-	l := s.in.Limits
+	l := s.limits
 	switch {
 	case s.stopReason != "":
 		return ReasonStopped, s.stopReason, true
-	case !s.deadline.IsZero() && !workflow.Now(ctx).Before(s.deadline):
+	case l.MaxRuntime > 0 && !workflow.Now(ctx).Before(s.deadline()):
 		return ReasonMaxRuntime, fmt.Sprintf("max runtime %s reached", l.MaxRuntime), true
 	case l.MaxCostUSD > 0 && s.status.Totals.CostUSD >= l.MaxCostUSD:
 		return ReasonMaxCost, fmt.Sprintf("cost $%.4f reached the limit of $%.2f", s.status.Totals.CostUSD, l.MaxCostUSD), true
@@ -488,16 +546,63 @@ func (s *session) limitReached(ctx workflow.Context) (Reason, string, bool) {
 	return "", "", false
 }
 
-// await blocks until cond holds, a stop is requested or the runtime limit
-// passes.
-func (s *session) await(ctx workflow.Context, cond func() bool) error {
-	if s.deadline.IsZero() {
-		return workflow.Await(ctx, func() bool { return cond() || s.stopReason != "" })
+// deadline is when the runtime limit ends the session: the start plus the
+// limit plus the time spent waiting on humans. Meaningful only with a
+// runtime limit.
+func (s *session) deadline() time.Time {
+	return s.status.StartedAt.Add(s.limits.MaxRuntime + s.humanWait)
+}
+
+// workingTime is how much of the runtime limit the session has used.
+func (s *session) workingTime(ctx workflow.Context) time.Duration {
+	return workflow.Now(ctx).Sub(s.status.StartedAt) - s.humanWait
+}
+
+// armDeadline (re)starts the timer of the runtime limit, after the limit
+// or the time spent on humans changed.
+func (s *session) armDeadline(ctx workflow.Context) {
+	if s.cancelDeadline != nil {
+		s.cancelDeadline()
+		s.cancelDeadline, s.deadlineTimer = nil, nil
 	}
-	_, err := workflow.AwaitWithTimeout(ctx, s.deadline.Sub(workflow.Now(ctx)), func() bool {
-		return cond() || s.stopReason != ""
-	})
-	return err
+	if s.limits.MaxRuntime <= 0 {
+		return
+	}
+	tctx, cancel := workflow.WithCancel(ctx)
+	s.deadlineTimer = workflow.NewTimer(tctx, max(s.deadline().Sub(workflow.Now(ctx)), time.Millisecond))
+	s.cancelDeadline = cancel
+}
+
+// untilDeadline is the runtime left, or forever without a runtime limit.
+func (s *session) untilDeadline(ctx workflow.Context) time.Duration {
+	if s.limits.MaxRuntime <= 0 {
+		return time.Duration(1<<63 - 1)
+	}
+	return max(s.deadline().Sub(workflow.Now(ctx)), 0)
+}
+
+// humanWaitSince adds the time since start to the time spent on humans
+// and moves the runtime deadline accordingly.
+func (s *session) humanWaitSince(ctx workflow.Context, start time.Time) {
+	s.humanWait += workflow.Now(ctx).Sub(start)
+	s.status.HumanWait = s.humanWait
+	s.armDeadline(ctx)
+}
+
+// pause waits while the session is paused. The pause does not count
+// against the runtime limit.
+func (s *session) pause(ctx workflow.Context) error {
+	s.status.Paused = true
+	s.setState(ctx, StatePaused)
+	start := workflow.Now(ctx)
+	err := workflow.Await(ctx, func() bool { return !s.paused || s.stopReason != "" })
+	s.status.Paused = false
+	if err != nil {
+		return err
+	}
+	s.humanWaitSince(ctx, start)
+	s.setState(ctx, StateRunning)
+	return nil
 }
 
 // sleepRateLimit waits on a timer until the agent's rate limit resets.
@@ -519,13 +624,6 @@ func (s *session) sleepRateLimit(ctx workflow.Context, res activities.IterationR
 	return nil
 }
 
-func (s *session) untilDeadline(ctx workflow.Context) time.Duration {
-	if s.deadline.IsZero() {
-		return time.Duration(1<<63 - 1)
-	}
-	return max(s.deadline.Sub(workflow.Now(ctx)), 0)
-}
-
 func (s *session) continueAsNew(ctx workflow.Context) error {
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return err
@@ -542,6 +640,9 @@ func (s *session) continueAsNew(ctx workflow.Context) error {
 		Recent:              s.status.Recent,
 		Guidance:            s.guidance,
 		Runs:                s.status.Runs,
+		Limits:              s.limits,
+		HumanWait:           s.humanWait,
+		Answered:            s.status.Answered,
 	}
 	next.CarryOver.Prepared.Task = s.status.Task
 	s.logger.Info("continuing as new", "iteration", s.status.Iteration, "runs", s.status.Runs)
@@ -638,6 +739,20 @@ func (s *session) details() string {
 		b.WriteString(fmt.Sprintf("\n\nTasks (%s): %d of %d done", taskFileName(st.Task), st.Task.Done, st.Task.Total))
 		if st.Task.CurrentID != "" || st.Task.CurrentTitle != "" {
 			b.WriteString(fmt.Sprintf("; next: %s", strings.TrimSpace(st.Task.CurrentID+" "+st.Task.CurrentTitle)))
+		}
+	}
+	if cp := st.Pending; cp != nil {
+		b.WriteString(fmt.Sprintf("\n\n**Waiting for a human** (checkpoint `%s`, %s): %s", cp.ID, cp.Type, cp.Question))
+		if len(cp.Options) > 0 {
+			b.WriteString("\n\nOptions: " + strings.Join(cp.Options, " / "))
+		}
+		if cp.Context != "" {
+			b.WriteString("\n\nContext: " + cp.Context)
+		}
+		b.WriteString(fmt.Sprintf("\n\nAnswer with the `%s` signal, input `{\"id\": \"%s\", \"approve\": true}`, `{\"id\": \"%s\", \"reject\": true, \"reason\": \"…\"}` or `{\"id\": \"%s\", \"answer\": \"…\"}`; or run `starter respond %s --approve` (or `--reject --reason …`, `--answer …`).",
+			SignalCheckpoint, cp.ID, cp.ID, cp.ID, st.SessionID))
+		if !cp.Deadline.IsZero() {
+			b.WriteString(fmt.Sprintf(" Times out at %s.", cp.Deadline.UTC().Format(time.RFC3339)))
 		}
 	}
 	if st.State == StatePaused {
