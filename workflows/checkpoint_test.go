@@ -268,7 +268,7 @@ func TestDetailsShowThePendingQuestion(t *testing.T) {
 	require.Contains(t, details, "Which database?")
 	require.Contains(t, details, "postgres / sqlite")
 	require.Contains(t, details, `{"id": "cp-1", "approve": true}`)
-	require.Contains(t, details, "starter respond default-test-workflow-id --approve")
+	require.Contains(t, details, "starter respond default-test-workflow-id --checkpoint cp-1 --approve")
 
 	var names []string
 	for _, d := range md.GetDefinition().GetSignalDefinitions() {

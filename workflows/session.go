@@ -749,8 +749,8 @@ func (s *session) details() string {
 		if cp.Context != "" {
 			b.WriteString("\n\nContext: " + cp.Context)
 		}
-		b.WriteString(fmt.Sprintf("\n\nAnswer with the `%s` signal, input `{\"id\": \"%s\", \"approve\": true}`, `{\"id\": \"%s\", \"reject\": true, \"reason\": \"…\"}` or `{\"id\": \"%s\", \"answer\": \"…\"}`; or run `starter respond %s --approve` (or `--reject --reason …`, `--answer …`).",
-			SignalCheckpoint, cp.ID, cp.ID, cp.ID, st.SessionID))
+		b.WriteString(fmt.Sprintf("\n\nAnswer with the `%s` signal, input `{\"id\": \"%s\", \"approve\": true}`, `{\"id\": \"%s\", \"reject\": true, \"reason\": \"…\"}` or `{\"id\": \"%s\", \"answer\": \"…\"}`; or run `starter respond %s --checkpoint %s --approve` (or `--reject --reason …`, `--answer …`).",
+			SignalCheckpoint, cp.ID, cp.ID, cp.ID, st.SessionID, cp.ID))
 		if !cp.Deadline.IsZero() {
 			b.WriteString(fmt.Sprintf(" Times out at %s.", cp.Deadline.UTC().Format(time.RFC3339)))
 		}

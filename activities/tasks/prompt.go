@@ -168,7 +168,22 @@ func (p *promptWriter) block(s string) {
 
 // completion writes when and how to print the promise; claim describes
 // when the work is done.
+// CheckpointFile is where the agent writes a question for a human.
+const CheckpointFile = ".ralph/checkpoint.json"
+
+// askHuman tells the agent how to stop and ask a person.
+func (p *promptWriter) askHuman() {
+	p.printf("## Asking a human\n\n")
+	p.printf("If you cannot go on without a person (a decision only they can make, something to verify by hand, an action such as creating an account or a secret), "+
+		"do not guess and do not stop the loop. Write `%s` and end your turn:\n\n", CheckpointFile)
+	p.printf("```json\n{\"type\": \"decision\", \"question\": \"Which database should the catalogue use?\", \"options\": [\"postgres\", \"sqlite\"], \"context\": \"what you found and what each option means\"}\n```\n\n")
+	p.printf("`type` is `decision`, `human-verify` (a person must check something you did) or `human-action` (a person must do something); `options` and `context` are optional. "+
+		"Instead of the file you may end your reply with `<checkpoint type=\"decision\">your question</checkpoint>`, one option per line starting with `- `. "+
+		"The loop waits for the answer, as long as it takes, and gives it to the next iteration under \"Guidance from the operator\". Commit the work you finished before you ask.\n\n")
+}
+
 func (p *promptWriter) completion(claim string) {
+	p.askHuman()
 	p.printf("## Signalling completion\n\n")
 	p.printf("The loop stops only when an iteration ends its reply with this line, alone on the line:\n\n")
 	p.printf("%s\n\n", p.promise)

@@ -5,6 +5,10 @@
 //	starter status [DIR|ID]                everything the session's status query knows
 //	starter list [--status STATE]          sessions and their state
 //	starter stop [DIR|ID]                  finish the current iteration, then end
+//	starter respond [DIR|ID] --approve | --reject [--reason R] | --answer TEXT
+//	starter guide [DIR|ID] TEXT            add guidance to the next prompt
+//	starter pause|resume [DIR|ID]
+//	starter set-limits [DIR|ID] [--max-iterations N] [--max-runtime D] [--max-cost USD]
 //
 // It connects like the temporal CLI (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
 // TEMPORAL_PROFILE). With --dev it talks to the embedded server of
@@ -26,6 +30,7 @@ import (
 
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/internal/ralph"
+	"github.com/durable-ralph/ralph/workflows"
 )
 
 func main() {
@@ -78,7 +83,10 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	config.AddFlags(root.PersistentFlags())
-	root.AddCommand(newRunCmd(), newStatusCmd(), newListCmd(), newStopCmd())
+	root.AddCommand(newRunCmd(), newStatusCmd(), newListCmd(), newStopCmd(),
+		newRespondCmd(), newGuideCmd(), newSetLimitsCmd(),
+		newSignalCmd(workflows.SignalPause, "Pause a session before its next iteration", "paused before the next iteration"),
+		newSignalCmd(workflows.SignalResume, "Resume a paused session", "resumed"))
 	return root
 }
 

@@ -171,7 +171,58 @@ func printStatus(out io.Writer, st workflows.Status, execStatus, url string) {
 	if url != "" {
 		row("UI", "%s", url)
 	}
+	if st.HumanWait > 0 {
+		row("Human wait", "%s (not counted against the runtime limit)", st.HumanWait.Round(time.Second))
+	}
+	if st.IgnoredAnswers > 0 {
+		row("Ignored", "%d checkpoint signals that matched no pending checkpoint", st.IgnoredAnswers)
+	}
 	tw.Flush()
+	if cp := st.Pending; cp != nil {
+		fmt.Fprintf(out, "\nWaiting for a human: checkpoint %s (%s, asked in iteration %d, %s ago)\n",
+			cp.ID, cp.Type, cp.Iteration, time.Since(cp.AskedAt).Round(time.Second))
+		fmt.Fprintf(out, "  %s\n", strings.ReplaceAll(cp.Question, "\n", "\n  "))
+		for i, o := range cp.Options {
+			fmt.Fprintf(out, "  %d. %s\n", i+1, o)
+		}
+		if cp.Context != "" {
+			fmt.Fprintf(out, "  Context: %s\n", cp.Context)
+		}
+		if !cp.Deadline.IsZero() {
+			fmt.Fprintf(out, "  Times out at %s\n", cp.Deadline.Local().Format(time.DateTime))
+		}
+		fmt.Fprintf(out, "Answer with one of:\n")
+		fmt.Fprintf(out, "  starter respond %s --checkpoint %s --approve\n", st.SessionID, cp.ID)
+		fmt.Fprintf(out, "  starter respond %s --checkpoint %s --reject --reason \"...\"\n", st.SessionID, cp.ID)
+		fmt.Fprintf(out, "  starter respond %s --checkpoint %s --answer \"...\"\n", st.SessionID, cp.ID)
+		fmt.Fprintf(out, "or send the %q signal from the Temporal UI with {\"id\": %q, \"answer\": \"...\"}\n", workflows.SignalCheckpoint, cp.ID)
+	}
+	if len(st.Guidance) > 0 {
+		fmt.Fprintln(out, "\nGuidance for the next iteration:")
+		for _, g := range st.Guidance {
+			fmt.Fprintf(out, "  - %s\n", g)
+		}
+	}
+	if len(st.Answered) > 0 {
+		fmt.Fprintln(out, "\nAnswered checkpoints:")
+		for _, a := range st.Answered {
+			what := "timed out"
+			switch {
+			case a.TimedOut:
+			case a.Answer.Approve:
+				what = "approved"
+			case a.Answer.Reject:
+				what = "rejected"
+			default:
+				what = "answered"
+			}
+			line := fmt.Sprintf("  %s (iteration %d): %s", a.Checkpoint.ID, a.Checkpoint.Iteration, what)
+			if t := strings.TrimSpace(a.Answer.Answer + " " + a.Answer.Reason); t != "" {
+				line += ": " + t
+			}
+			fmt.Fprintln(out, line)
+		}
+	}
 	if len(st.Recent) > 0 {
 		fmt.Fprintln(out, "\nRecent iterations:")
 		for _, it := range st.Recent {

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+
+	"github.com/durable-ralph/ralph/config"
+	"github.com/durable-ralph/ralph/internal/ralph"
+	"github.com/durable-ralph/ralph/workflows"
+)
+
+// withSession loads the configuration, connects (with --dev, opening the
+// saved state when no server runs) and calls fn with the session's ID.
+func withSession(cmd *cobra.Command, args []string, fn func(ctx context.Context, c client.Client, id string, out io.Writer) error) error {
+	cfg, err := config.Load(cmd.Flags(), "")
+	if err != nil {
+		return err
+	}
+	conn, started, err := connect(cmd.Context(), cfg, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	defer conn.close()
+	if started {
+		// Updates and queries are answered by a worker; this one runs
+		// workflow code only, so no agent starts here.
+		w := ralph.NewWorkflowWorker(conn.client, cfg.TaskQueue)
+		if err := w.Start(); err != nil {
+			return fmt.Errorf("start worker: %w", err)
+		}
+		defer w.Stop()
+	}
+	return fn(cmd.Context(), conn.client, sessionID(args), cmd.OutOrStdout())
+}
+
+func newRespondCmd() *cobra.Command {
+	var approve, reject bool
+	var answer, reason, checkpoint string
+	cmd := &cobra.Command{
+		Use:   "respond [DIR|ID] (--approve | --reject [--reason TEXT] | --answer TEXT) [--checkpoint CP]",
+		Short: "Answer the checkpoint a session is waiting on",
+		Long: "respond answers the pending checkpoint of a session through the respond update, which the\n" +
+			"session validates: an answer to a checkpoint that is not pending is refused. --checkpoint names\n" +
+			"the checkpoint you mean (as status shows it); without it, the pending one is answered and named.",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n := 0
+			for _, set := range []bool{approve, reject, answer != ""} {
+				if set {
+					n++
+				}
+			}
+			if n != 1 {
+				return errors.New("give exactly one of --approve, --reject or --answer TEXT")
+			}
+			return withSession(cmd, args, func(ctx context.Context, c client.Client, id string, out io.Writer) error {
+				if checkpoint == "" {
+					st, err := queryStatus(ctx, c, id)
+					if err != nil {
+						return err
+					}
+					if st.Pending == nil {
+						return fmt.Errorf("session %s is not waiting on a checkpoint (state %s)", id, st.State)
+					}
+					checkpoint = st.Pending.ID
+					fmt.Fprintf(out, "Answering %s: %s\n", checkpoint, st.Pending.Question)
+				}
+				res, err := respond(ctx, c, id, workflows.Answer{ID: checkpoint, Approve: approve, Reject: reject, Answer: answer, Reason: reason})
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(out, res.Message)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&approve, "approve", false, "approve")
+	cmd.Flags().BoolVar(&reject, "reject", false, "reject (give the reason with --reason)")
+	cmd.Flags().StringVar(&answer, "answer", "", "a free-text answer")
+	cmd.Flags().StringVar(&reason, "reason", "", "why; reaches the agent's next prompt")
+	cmd.Flags().StringVar(&checkpoint, "checkpoint", "", "the checkpoint ID being answered (default: the pending one)")
+	return cmd
+}
+
+func respond(ctx context.Context, c client.Client, id string, ans workflows.Answer) (workflows.RespondResult, error) {
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID:   id,
+		UpdateName:   workflows.UpdateRespond,
+		Args:         []any{ans},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return workflows.RespondResult{}, fmt.Errorf("answer %s of %s: %w", ans.ID, id, err)
+	}
+	var res workflows.RespondResult
+	if err := h.Get(ctx, &res); err != nil {
+		return workflows.RespondResult{}, fmt.Errorf("answer %s of %s: %w", ans.ID, id, err)
+	}
+	return res, nil
+}
+
+func newGuideCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "guide [DIR|ID] TEXT",
+		Short: "Add guidance to the next iteration's prompt",
+		Args:  cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			text := args[len(args)-1]
+			if strings.TrimSpace(text) == "" {
+				return errors.New("the guidance text is empty")
+			}
+			return withSession(cmd, args[:len(args)-1], func(ctx context.Context, c client.Client, id string, out io.Writer) error {
+				if err := c.SignalWorkflow(ctx, id, "", workflows.SignalGuide, text); err != nil {
+					return fmt.Errorf("guide %s: %w", id, err)
+				}
+				fmt.Fprintf(out, "Guidance sent to %s: the next iteration's prompt carries it.\n", id)
+				return nil
+			})
+		},
+	}
+}
+
+func newSignalCmd(name, short, done string) *cobra.Command {
+	return &cobra.Command{
+		Use:   name + " [DIR|ID]",
+		Short: short,
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withSession(cmd, args, func(ctx context.Context, c client.Client, id string, out io.Writer) error {
+				if err := c.SignalWorkflow(ctx, id, "", name, nil); err != nil {
+					return fmt.Errorf("%s %s: %w", name, id, err)
+				}
+				fmt.Fprintf(out, "%s: %s\n", id, done)
+				return nil
+			})
+		},
+	}
+}
+
+func newSetLimitsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "set-limits [DIR|ID] [--max-iterations N] [--max-runtime D] [--max-cost USD]",
+		Short: "Change a running session's limits",
+		Long: "set-limits changes max iterations, runtime or cost of a running session through the set-limits\n" +
+			"update. Only the flags given change; a limit below what the session already used is refused.",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := config.Load(cmd.Flags(), "")
+			if err != nil {
+				return err
+			}
+			var req workflows.SetLimitsRequest
+			if cmd.Flags().Changed("max-iterations") {
+				req.MaxIterations = cfg.Limits.MaxIterations
+			}
+			if cmd.Flags().Changed("max-runtime") {
+				req.MaxRuntime = cfg.Limits.MaxRuntime
+			}
+			if cmd.Flags().Changed("max-cost") {
+				req.MaxCostUSD = cfg.Limits.MaxCostUSD
+			}
+			if req == (workflows.SetLimitsRequest{}) {
+				return errors.New("give at least one of --max-iterations, --max-runtime, --max-cost")
+			}
+			return withSession(cmd, args, func(ctx context.Context, c client.Client, id string, out io.Writer) error {
+				h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+					WorkflowID:   id,
+					UpdateName:   workflows.UpdateSetLimits,
+					Args:         []any{req},
+					WaitForStage: client.WorkflowUpdateStageCompleted,
+				})
+				if err != nil {
+					return fmt.Errorf("set limits of %s: %w", id, err)
+				}
+				var l workflows.Limits
+				if err := h.Get(ctx, &l); err != nil {
+					return fmt.Errorf("set limits of %s: %w", id, err)
+				}
+				fmt.Fprintf(out, "%s: max iterations %d, max runtime %s, max cost $%.2f\n", id, l.MaxIterations, orNone(l.MaxRuntime), l.MaxCostUSD)
+				return nil
+			})
+		},
+	}
+}
+
+func orNone(d time.Duration) string {
+	if d == 0 {
+		return "none"
+	}
+	return d.String()
+}

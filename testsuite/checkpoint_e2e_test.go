@@ -1,0 +1,158 @@
+package testsuite_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/durable-ralph/ralph/workflows"
+)
+
+// rawScenario writes a scenario file from a JSON document.
+func rawScenario(t *testing.T, v any) string {
+	t.Helper()
+	data, err := json.Marshal(v)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "scenario.json")
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	return path
+}
+
+// startDevWorker starts `worker --dev` and waits until it polls.
+func startDevWorker(t *testing.T, se *starterEnv) *proc {
+	t.Helper()
+	w := startProc(t, se.env, bins.worker, "--dev")
+	waitFor(t, time.Minute, "the worker's embedded server", func() bool {
+		return strings.Contains(w.Output(), "Worker polling")
+	})
+	return w
+}
+
+// starter runs the starter to its end and returns its exit code and output.
+func starter(t *testing.T, se *starterEnv, args ...string) (int, string) {
+	t.Helper()
+	p := startProc(t, se.env, bins.starter, args...)
+	code := p.wait(t, 3*time.Minute)
+	return code, p.Output()
+}
+
+func TestCheckpointSurvivesWorkerAndServerRestart(t *testing.T) {
+	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
+	se := newStarterEnv(t, rawScenario(t, map[string]any{
+		"steps": []any{
+			map[string]any{"auto": true},
+			map[string]any{"checkpoint": map[string]any{
+				"type": "decision", "question": "Which database should widgets live in?",
+				"options": []string{"postgres", "sqlite"}, "context": "Both drivers are vendored.",
+			}, "text": "I need a decision before US-002."},
+		},
+		"repeat": "auto",
+	}))
+	id := workflows.SessionWorkflowID(r.Dir)
+
+	w := startDevWorker(t, se)
+	code, out := starter(t, se, "run", "--dev", r.Dir)
+	require.Equal(t, 0, code, out)
+
+	// The session waits for a human; list finds it by its search attribute.
+	waitFor(t, time.Minute, "the session to wait for a human", func() bool {
+		_, out := starter(t, se, "list", "--dev", "--status", "awaiting_human")
+		return strings.Contains(out, id)
+	})
+	code, out = starter(t, se, "status", "--dev", r.Dir)
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "awaiting_human")
+	require.Contains(t, out, "Waiting for a human: checkpoint cp-2 (decision, asked in iteration 2")
+	require.Contains(t, out, "Which database should widgets live in?")
+	require.Contains(t, out, "1. postgres")
+	require.Contains(t, out, "starter respond "+id+" --checkpoint cp-2 --approve")
+
+	// `temporal workflow list --query` sends exactly this visibility query.
+	c, err := client.Dial(client.Options{HostPort: "127.0.0.1:" + strconv.Itoa(se.port), Logger: quiet{}})
+	require.NoError(t, err)
+	resp, err := c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+		Query: "RalphStatus = 'awaiting_human'",
+	})
+	require.NoError(t, err)
+	require.Len(t, resp.GetExecutions(), 1)
+	require.Equal(t, id, resp.GetExecutions()[0].GetExecution().GetWorkflowId())
+	c.Close()
+
+	// Kill the process that holds both the worker and the server, and
+	// start it again on the same state directory.
+	require.NoError(t, w.cmd.Process.Signal(syscall.SIGKILL))
+	w.wait(t, time.Minute)
+	startDevWorker(t, se)
+
+	code, out = starter(t, se, "respond", "--dev", r.Dir, "--checkpoint", "cp-1", "--approve")
+	require.Equal(t, 1, code, out)
+	require.Contains(t, out, `checkpoint "cp-1" is not pending; the pending checkpoint is cp-2`)
+
+	code, out = starter(t, se, "respond", "--dev", r.Dir, "--checkpoint", "cp-2", "--answer", "sqlite, in a file next to the binary")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "answer to cp-2 recorded")
+
+	code, out = starter(t, se, "run", "--dev", "--follow", r.Dir)
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "Attached to running session")
+	require.Contains(t, out, "ended: complete")
+
+	prompt, err := os.ReadFile(filepath.Join(r.Dir, ".ralph", "logs", id, "iteration-0003.prompt.md"))
+	require.NoError(t, err)
+	require.Contains(t, string(prompt), "Which database should widgets live in?")
+	require.Contains(t, string(prompt), "sqlite, in a file next to the binary")
+	later, err := os.ReadFile(filepath.Join(r.Dir, ".ralph", "logs", id, "iteration-0004.prompt.md"))
+	require.NoError(t, err)
+	require.NotContains(t, string(later), "sqlite, in a file next to the binary", "an answer reaches one prompt")
+	require.Len(t, r.ralphCommits(), 3)
+}
+
+func TestCLIControlCommands(t *testing.T) {
+	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
+	se := newStarterEnv(t, rawScenario(t, map[string]any{"steps": []any{map[string]any{"auto": true, "sleep_ms": 1500}}}))
+	id := workflows.SessionWorkflowID(r.Dir)
+	startDevWorker(t, se)
+	code, out := starter(t, se, "run", "--dev", r.Dir)
+	require.Equal(t, 0, code, out)
+
+	code, out = starter(t, se, "pause", "--dev", r.Dir)
+	require.Equal(t, 0, code, out)
+	waitFor(t, time.Minute, "the pause", func() bool {
+		_, out := starter(t, se, "list", "--dev", "--status", "paused")
+		return strings.Contains(out, id)
+	})
+	code, out = starter(t, se, "guide", "--dev", r.Dir, "Keep the widget list sorted by name.")
+	require.Equal(t, 0, code, out)
+	code, out = starter(t, se, "set-limits", "--dev", r.Dir, "--max-iterations", "0")
+	require.NotEqual(t, 0, code, out)
+	code, out = starter(t, se, "set-limits", "--dev", r.Dir, "--max-cost", "0.001")
+	require.Equal(t, 1, code, out)
+	require.Contains(t, out, "below the $0.0125 already spent")
+	code, out = starter(t, se, "set-limits", "--dev", r.Dir, "--max-iterations", "20")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "max iterations 20")
+	code, out = starter(t, se, "status", "--dev", r.Dir)
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "Keep the widget list sorted by name.")
+	require.Regexp(t, `State\s+paused`, out)
+
+	code, out = starter(t, se, "resume", "--dev", r.Dir)
+	require.Equal(t, 0, code, out)
+	code, out = starter(t, se, "run", "--dev", "--follow", r.Dir)
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "ended: complete")
+
+	prompt, err := os.ReadFile(filepath.Join(r.Dir, ".ralph", "logs", id, "iteration-0002.prompt.md"))
+	require.NoError(t, err)
+	require.Contains(t, string(prompt), "Keep the widget list sorted by name.")
+}
