@@ -177,8 +177,8 @@ func (p *promptWriter) askHuman() {
 	p.printf("If you cannot go on without a person (a decision only they can make, something to verify by hand, an action such as creating an account or a secret), "+
 		"do not guess and do not stop the loop. Write `%s` and end your turn:\n\n", CheckpointFile)
 	p.printf("```json\n{\"type\": \"decision\", \"question\": \"Which database should the catalogue use?\", \"options\": [\"postgres\", \"sqlite\"], \"context\": \"what you found and what each option means\"}\n```\n\n")
-	p.printf("`type` is `decision`, `human-verify` (a person must check something you did) or `human-action` (a person must do something); `options` and `context` are optional. "+
-		"Instead of the file you may end your reply with `<checkpoint type=\"decision\">your question</checkpoint>`, one option per line starting with `- `. "+
+	p.printf("`type` is `decision`, `human-verify` (a person must check something you did) or `human-action` (a person must do something); `options` and `context` are optional. " +
+		"Instead of the file you may end your reply with `<checkpoint type=\"decision\">your question</checkpoint>`, one option per line starting with `- `. " +
 		"The loop waits for the answer, as long as it takes, and gives it to the next iteration under \"Guidance from the operator\". Commit the work you finished before you ask.\n\n")
 }
 
