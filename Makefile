@@ -11,13 +11,22 @@ WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 
 test: deps lint unit race e2e bench
 
-# Tools the tests need beyond Go and git: docker-compose (Debian's, pinned)
-# validates docker-compose.yml offline. Go tools are pinned above and run
-# with `go run`.
+# Tools the tests need beyond Go and git, from Debian: docker-compose
+# validates docker-compose.yml offline; chromium runs the browser test
+# against the embedded Temporal UI. Versions are pinned to Debian 12's; a
+# security update that retires the pinned chromium falls back to the
+# current one rather than failing the run. Go tools are pinned above and
+# run with `go run`.
+
 deps:
-	@command -v docker-compose >/dev/null || { \
+	@missing=""; \
+	command -v docker-compose >/dev/null || missing="$$missing docker-compose=1.29.2-3"; \
+	command -v chromium >/dev/null || missing="$$missing chromium=156.0.8078.79-1~deb12u1"; \
+	if [ -n "$$missing" ]; then \
 		apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose=1.29.2-3 >/dev/null; }
+		{ DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || \
+		  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$(echo $$missing | sed 's/=[^ ]*//g') >/dev/null; }; \
+	fi
 
 lint: deps
 	@unformatted="$$(gofmt -l .)"; if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
