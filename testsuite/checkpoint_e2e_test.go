@@ -61,7 +61,9 @@ func TestCheckpointSurvivesWorkerAndServerRestart(t *testing.T) {
 	id := workflows.SessionWorkflowID(r.Dir)
 
 	w := startDevWorker(t, se)
-	code, out := starter(t, se, "run", "--dev", r.Dir)
+	// Two iterations per workflow run: the answer must survive
+	// continue-as-new too.
+	code, out := starter(t, se, "run", "--dev", "--iterations-per-run", "2", r.Dir)
 	require.Equal(t, 0, code, out)
 
 	// The session waits for a human; list finds it by its search attribute.
@@ -106,6 +108,7 @@ func TestCheckpointSurvivesWorkerAndServerRestart(t *testing.T) {
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "Attached to running session")
 	require.Contains(t, out, "ended: complete")
+	replayFrom(t, se, id)
 
 	prompt, err := os.ReadFile(filepath.Join(r.Dir, ".ralph", "logs", id, "iteration-0003.prompt.md"))
 	require.NoError(t, err)
@@ -151,6 +154,7 @@ func TestCLIControlCommands(t *testing.T) {
 	code, out = starter(t, se, "run", "--dev", "--follow", r.Dir)
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "ended: complete")
+	replayFrom(t, se, id)
 
 	prompt, err := os.ReadFile(filepath.Join(r.Dir, ".ralph", "logs", id, "iteration-0002.prompt.md"))
 	require.NoError(t, err)

@@ -38,14 +38,18 @@ func runSession(t *testing.T, cl *cluster, in workflows.SessionInput) (workflows
 func replay(t *testing.T, c client.Client, id string) {
 	t.Helper()
 	ctx := context.Background()
-	runID := ""
-	for {
+	latest, err := collectHistory(c.GetWorkflowHistory(ctx, id, "", false, 0))
+	require.NoError(t, err)
+	// Start from the session's first run and follow continue-as-new.
+	runID := latest.Events[0].GetWorkflowExecutionStartedEventAttributes().GetFirstExecutionRunId()
+	for run := 1; ; run++ {
 		hist := c.GetWorkflowHistory(ctx, id, runID, false, 0)
 		replayer := worker.NewWorkflowReplayer()
 		replayer.RegisterWorkflow(workflows.Session)
 		h, err := collectHistory(hist)
 		require.NoError(t, err)
 		require.NoError(t, replayer.ReplayWorkflowHistory(nil, h), "replay of %s run %s", id, runID)
+		recordHistory(t, h, run)
 		next := h.Events[len(h.Events)-1].GetWorkflowExecutionContinuedAsNewEventAttributes()
 		if next == nil {
 			return
@@ -209,6 +213,16 @@ func TestCLIWorkerRestartBetweenIterationsAndAttach(t *testing.T) {
 	list := startProc(t, se.env, bins.starter, "list", "--dev", "--status", "completed")
 	require.Equal(t, 0, list.wait(t, time.Minute), list.Output())
 	require.Contains(t, list.Output(), workflows.SessionWorkflowID(r.Dir))
+	replayFrom(t, se, workflows.SessionWorkflowID(r.Dir))
+}
+
+// replayFrom replays a session's history from the server of a CLI test.
+func replayFrom(t *testing.T, se *starterEnv, id string) {
+	t.Helper()
+	c, err := client.Dial(client.Options{HostPort: fmt.Sprintf("127.0.0.1:%d", se.port), Logger: quiet{}})
+	require.NoError(t, err)
+	defer c.Close()
+	replay(t, c, id)
 }
 
 func TestCLIRunDevAloneResumesAfterKill(t *testing.T) {
