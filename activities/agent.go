@@ -350,14 +350,14 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, prompt, logPath
 	runCtx, cancelRun := context.WithTimeout(ctx, timeout)
 	defer cancelRun()
 
-	cmd := exec.CommandContext(runCtx, bin, agentArgs(in.Agent)...)
+	cmd := exec.CommandContext(runCtx, "/bin/sh", append([]string{"-c", groupGuard, "ralph-agent", bin}, agentArgs(in.Agent)...)...)
 	cmd.Dir = in.Workspace
 	cmd.Env = append(os.Environ(), a.Env...)
 	cmd.Stdin = strings.NewReader(prompt)
 	// The agent and everything it starts share a process group, so one
-	// signal reaches them all; Pdeathsig kills the agent if this worker
-	// dies first.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// signal reaches them all. The guard shell leads the group; the kernel
+	// sends it SIGTERM when this worker dies, even by SIGKILL.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	cmd.Cancel = func() error {
 		pgid := cmd.Process.Pid
 		err := syscall.Kill(-pgid, syscall.SIGTERM)
@@ -454,6 +454,15 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, prompt, logPath
 	}
 	return agentRun{summary: sum, verdict: stream.Classify(sum, waitErr, stderr.String(), time.Now())}, nil
 }
+
+// groupGuard runs the agent ("$@") as the child of a shell that leads the
+// agent's process group and kills the whole group when it gets SIGTERM:
+// from a cancellation, or from the kernel when the worker dies (Pdeathsig).
+// Pdeathsig alone would reach only the agent, not the tools it started, and
+// an orphaned tool would race the retried iteration in the same workspace.
+// The shell passes the prompt on through fd 3 because a background job's
+// stdin is otherwise /dev/null.
+const groupGuard = `exec 3<&0; trap 'kill -KILL 0' TERM HUP INT; "$@" <&3 3<&- & wait $!`
 
 // agentArgs is the Claude Code command line for one iteration.
 func agentArgs(s AgentSettings) []string {
