@@ -176,7 +176,25 @@ func (a *Agent) Iterate(ctx context.Context, in IterationInput, attempt int, pre
 	if err != nil {
 		return IterationResult{}, err
 	}
+	interrupted := prev != nil && prev.StartHead != ""
+	if interrupted && prev.AgentSessionID == "" && in.Agent.ResetInterrupted {
+		if err := repo.ResetHard(ctx, progress.StartHead); err != nil {
+			return IterationResult{}, fmt.Errorf("reset the interrupted iteration: %w", err)
+		}
+	}
 	before, beforeErr := tasks.Load(in.Workspace, mode)
+	if interrupted && prev.StoryID != "" {
+		progress.StoryID, progress.StoryTitle = prev.StoryID, prev.StoryTitle
+	} else if next, ok := before.Next(); ok {
+		progress.StoryID, progress.StoryTitle = next.ID, next.Title
+	}
+	if interrupted && prev.AgentSessionID == "" && !in.Agent.ResetInterrupted {
+		note, err := interruptedNote(ctx, repo, progress.StartHead)
+		if err != nil {
+			return IterationResult{}, err
+		}
+		in.Guidance = append([]string{note}, in.Guidance...)
+	}
 	prompt, err := a.prompt(in, mode, promise, before, beforeErr)
 	if err != nil {
 		return IterationResult{}, fmt.Errorf("build prompt: %w", err)
@@ -186,10 +204,28 @@ func (a *Agent) Iterate(ctx context.Context, in IterationInput, attempt int, pre
 		return IterationResult{}, fmt.Errorf("save prompt: %w", err)
 	}
 	logName := fmt.Sprintf("%s.attempt-%d.jsonl", base, attempt)
+	logPath := filepath.Join(logDir, logName)
 
-	run, err := a.runAgent(ctx, in, prompt, filepath.Join(logDir, logName), progress, beat)
-	if err != nil {
-		return IterationResult{}, err
+	var run agentRun
+	resumed := false
+	if interrupted && prev.AgentSessionID != "" {
+		// The agent's own session survived its worker: continue it, so
+		// the work of the dead attempt is not done twice.
+		progress.AgentSessionID = prev.AgentSessionID
+		run, err = a.runAgent(ctx, in, resumePrompt, []string{"--resume", prev.AgentSessionID}, logPath, progress, beat)
+		if err != nil {
+			return IterationResult{}, err
+		}
+		resumed = !noConversation(run.summary)
+		if !resumed {
+			progress.AgentSessionID = ""
+		}
+	}
+	if !resumed {
+		run, err = a.runAgent(ctx, in, prompt, nil, logPath, progress, beat)
+		if err != nil {
+			return IterationResult{}, err
+		}
 	}
 
 	res := IterationResult{
@@ -205,6 +241,14 @@ func (a *Agent) Iterate(ctx context.Context, in IterationInput, attempt int, pre
 		ResultText:        truncate(resultText(run.summary), 2000),
 		RateLimitResetsAt: run.verdict.ResetsAt,
 		LogFile:           filepath.ToSlash(filepath.Join(stateDir, "logs", safeName(in.SessionID), logName)),
+		Resumed:           resumed,
+	}
+	if interrupted {
+		// What the dead attempt reported in its last heartbeat is counted
+		// here, once. Claude Code reports cost only in its final result
+		// event, so an attempt that died before printing one adds nothing.
+		res.CostUSD += prev.CostUSD
+		res.Usage = res.Usage.Add(prev.Usage)
 	}
 	if res.Outcome == stream.OutcomePermanent {
 		return IterationResult{}, temporal.NewNonRetryableApplicationError(
@@ -212,6 +256,11 @@ func (a *Agent) Iterate(ctx context.Context, in IterationInput, attempt int, pre
 	}
 	if err := a.inspect(ctx, repo, in, mode, promise, before, progress.StartHead, resultText(run.summary), &res); err != nil {
 		return IterationResult{}, err
+	}
+	if interrupted && progress.StoryID != "" {
+		// The task file may already show the dead attempt's work as done;
+		// the iteration's story is the one it started with.
+		res.StoryID, res.StoryTitle = progress.StoryID, progress.StoryTitle
 	}
 	if res.Outcome == stream.OutcomeRateLimited {
 		// Nothing to record: the workflow runs this iteration again after
@@ -336,7 +385,7 @@ type agentRun struct {
 
 // runAgent spawns the agent in its own process group, feeds it the
 // prompt, parses its stream while heartbeating, and classifies the end.
-func (a *Agent) runAgent(ctx context.Context, in IterationInput, prompt, logPath string, progress *Progress, beat func(Progress)) (agentRun, error) {
+func (a *Agent) runAgent(ctx context.Context, in IterationInput, prompt string, extraArgs []string, logPath string, progress *Progress, beat func(Progress)) (agentRun, error) {
 	bin, err := exec.LookPath(in.Agent.Command[0])
 	if err != nil {
 		return agentRun{}, temporal.NewNonRetryableApplicationError(
@@ -350,7 +399,7 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, prompt, logPath
 	runCtx, cancelRun := context.WithTimeout(ctx, timeout)
 	defer cancelRun()
 
-	cmd := exec.CommandContext(runCtx, "/bin/sh", append([]string{"-c", groupGuard, "ralph-agent", bin}, agentArgs(in.Agent)...)...)
+	cmd := exec.CommandContext(runCtx, "/bin/sh", append([]string{"-c", groupGuard, "ralph-agent", bin}, append(agentArgs(in.Agent), extraArgs...)...)...)
 	cmd.Dir = in.Workspace
 	cmd.Env = append(os.Environ(), a.Env...)
 	cmd.Stdin = strings.NewReader(prompt)
@@ -390,7 +439,10 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, prompt, logPath
 		defer mu.Unlock()
 		s := parser.Summary()
 		p := *progress
-		p.AgentSessionID, p.CostUSD, p.Turns, p.Events, p.LastTool = s.SessionID, s.CostUSD, s.Turns, s.Events, s.LastTool
+		if s.SessionID != "" {
+			p.AgentSessionID = s.SessionID
+		}
+		p.CostUSD, p.Usage, p.Turns, p.Events, p.LastTool = s.CostUSD, s.Usage, s.Turns, s.Events, s.LastTool
 		p.UpdatedAt = time.Now()
 		return p
 	}
@@ -453,6 +505,39 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, prompt, logPath
 		}}, nil
 	}
 	return agentRun{summary: sum, verdict: stream.Classify(sum, waitErr, stderr.String(), time.Now())}, nil
+}
+
+// resumePrompt continues an agent session whose worker died mid-iteration.
+const resumePrompt = "You were interrupted: the process running you stopped before you finished. " +
+	"Continue the task from where you left off, following the instructions you were given at the start of this conversation. " +
+	"Check the working tree first (git status, git diff): some of your edits may already be on disk."
+
+// noConversation reports whether a resumed run failed because the agent
+// had no saved session to resume.
+func noConversation(s stream.Summary) bool {
+	return s.IsError && strings.Contains(s.ResultText, "No conversation found")
+}
+
+// interruptedNote tells a fresh agent what the dead attempt of its
+// iteration left in the working tree.
+func interruptedNote(ctx context.Context, repo *git.Repo, startHead string) (string, error) {
+	pending, err := repo.Status(ctx)
+	if err != nil {
+		return "", fmt.Errorf("git status: %w", err)
+	}
+	committed, err := repo.ChangedSince(ctx, startHead)
+	if err != nil {
+		return "", fmt.Errorf("list committed changes: %w", err)
+	}
+	files := union(committed, pending)
+	if len(files) == 0 {
+		return "An earlier attempt at this iteration was interrupted before it changed anything. Do the task from the start.", nil
+	}
+	if len(files) > 30 {
+		files = append(files[:30:30], fmt.Sprintf("and %d more", len(files)-30))
+	}
+	return fmt.Sprintf("An earlier attempt at this iteration was interrupted (the process running it stopped). It left changes in: %s. "+
+		"Review them with git status and git diff, keep what is sound, fix or revert the rest, and finish the task.", strings.Join(files, ", ")), nil
 }
 
 // groupGuard runs the agent ("$@") as the child of a shell that leads the

@@ -381,3 +381,75 @@ func write(t *testing.T, dir, name string) {
 	t.Helper()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644))
 }
+
+func TestRetryResumesTheAgentSession(t *testing.T) {
+	dir := newRepo(t, map[string]string{"prd.json": prd, "progress.txt": ""})
+	env, state := scenarioEnv(t, map[string]any{"hang": true}, map[string]any{"auto": true})
+	agent := &activities.Agent{Env: env, HeartbeatInterval: 100 * time.Millisecond}
+	in := iterationInput(dir, 1)
+
+	// Attempt 1 hangs; its worker "dies" (the context ends) after it
+	// reported the agent's session in a heartbeat.
+	var last activities.Progress
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := agent.Iterate(ctx, in, 1, nil, func(p activities.Progress) {
+		last = p
+		if p.AgentSessionID != "" {
+			cancel()
+		}
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotEmpty(t, last.AgentSessionID)
+	require.NotEmpty(t, last.StartHead)
+	require.Equal(t, "US-001", last.StoryID)
+
+	res, err := agent.Iterate(context.Background(), in, 2, &last, nil)
+	require.NoError(t, err)
+	require.Equal(t, stream.OutcomeSuccess, res.Outcome, res.Reason)
+	require.True(t, res.Resumed)
+	require.Equal(t, last.AgentSessionID, res.AgentSessionID)
+	require.Equal(t, "US-001", res.StoryID)
+	require.NotEmpty(t, res.Commit)
+
+	data, err := os.ReadFile(filepath.Join(state, "calls.jsonl"))
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	require.Len(t, lines, 2)
+	var second struct {
+		Argv   []string `json:"argv"`
+		Prompt string   `json:"prompt"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lines[1]), &second))
+	require.Contains(t, strings.Join(second.Argv, " "), "--resume "+last.AgentSessionID)
+	require.Contains(t, second.Prompt, "You were interrupted")
+	require.Equal(t, "2", strings.TrimSpace(gitRun(t, dir, "rev-list", "--count", "HEAD")), "one commit for the iteration")
+}
+
+func TestRetryWithoutSessionKeepsOrResetsPartialWork(t *testing.T) {
+	for _, reset := range []bool{false, true} {
+		t.Run(fmt.Sprintf("reset=%v", reset), func(t *testing.T) {
+			dir := newRepo(t, map[string]string{"prd.json": prd})
+			head := strings.TrimSpace(gitRun(t, dir, "rev-parse", "HEAD"))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "half-done.go"), []byte("package x\n"), 0o644))
+			env, state := scenarioEnv(t)
+			in := iterationInput(dir, 1)
+			in.Agent.ResetInterrupted = reset
+			prev := &activities.Progress{Attempt: 1, StartHead: head, StoryID: "US-001", StoryTitle: "List widgets"}
+			res, err := (&activities.Agent{Env: env}).Iterate(context.Background(), in, 2, prev, nil)
+			require.NoError(t, err)
+			require.Equal(t, stream.OutcomeSuccess, res.Outcome, res.Reason)
+			require.False(t, res.Resumed)
+
+			data, err := os.ReadFile(filepath.Join(state, "calls.jsonl"))
+			require.NoError(t, err)
+			if reset {
+				require.NotContains(t, res.FilesChanged, "half-done.go")
+				require.NoFileExists(t, filepath.Join(dir, "half-done.go"))
+				require.NotContains(t, string(data), "was interrupted")
+			} else {
+				require.Contains(t, res.FilesChanged, "half-done.go")
+				require.Contains(t, string(data), "It left changes in: half-done.go")
+			}
+		})
+	}
+}

@@ -31,6 +31,11 @@ type AgentSettings struct {
 	// Timeout bounds one agent run; the activity kills the agent's whole
 	// process group when it passes and reports OutcomeTimeout.
 	Timeout time.Duration `json:"timeout"`
+	// ResetInterrupted makes a retry of an iteration whose agent died
+	// without a resumable session start over from the iteration's start
+	// commit, discarding the partial changes. By default they are kept and
+	// described to the agent.
+	ResetInterrupted bool `json:"reset_interrupted,omitempty"`
 }
 
 // TaskSettings says where the work is described and how completion is claimed.
@@ -116,8 +121,11 @@ type IterationResult struct {
 	// agent said when the limit resets.
 	RateLimitResetsAt time.Time `json:"rate_limit_resets_at,omitempty"`
 
-	CompletionClaimed bool      `json:"completion_claimed"`
-	Task              TaskState `json:"task"`
+	CompletionClaimed bool `json:"completion_claimed"`
+	// Resumed says the agent's own session was resumed after the worker
+	// running an earlier attempt died.
+	Resumed bool      `json:"resumed,omitempty"`
+	Task    TaskState `json:"task"`
 	// StoryID and StoryTitle name what this iteration worked on, when known.
 	StoryID    string `json:"story_id,omitempty"`
 	StoryTitle string `json:"story_title,omitempty"`
@@ -160,12 +168,16 @@ func (r IterationResult) Progressed() bool {
 // Progress is the heartbeat detail of a running iteration. A retried
 // attempt reads the last one to know what the dead attempt had done.
 type Progress struct {
-	Attempt        int       `json:"attempt"`
-	StartHead      string    `json:"start_head"`
-	AgentSessionID string    `json:"agent_session_id,omitempty"`
-	CostUSD        float64   `json:"cost_usd"`
-	Turns          int       `json:"turns"`
-	Events         int       `json:"events"`
-	LastTool       string    `json:"last_tool,omitempty"`
-	UpdatedAt      time.Time `json:"updated_at"`
+	Attempt        int          `json:"attempt"`
+	StartHead      string       `json:"start_head"`
+	AgentSessionID string       `json:"agent_session_id,omitempty"`
+	CostUSD        float64      `json:"cost_usd"`
+	Turns          int          `json:"turns"`
+	Usage          stream.Usage `json:"usage"`
+	// StoryID and StoryTitle name what the iteration was asked to do.
+	StoryID    string    `json:"story_id,omitempty"`
+	StoryTitle string    `json:"story_title,omitempty"`
+	Events     int       `json:"events"`
+	LastTool   string    `json:"last_tool,omitempty"`
+	UpdatedAt  time.Time `json:"updated_at"`
 }

@@ -112,6 +112,16 @@ func (r *Repo) Checkout(ctx context.Context, branch string) error {
 	return err
 }
 
+// ResetHard discards every change since commit: tracked files are reset,
+// untracked files removed (ignored and excluded files stay).
+func (r *Repo) ResetHard(ctx context.Context, commit string) error {
+	if _, err := r.git(ctx, "reset", "--hard", "--quiet", commit); err != nil {
+		return err
+	}
+	_, err := r.git(ctx, "clean", "-fd", "--quiet")
+	return err
+}
+
 // Exclude adds pattern to .git/info/exclude unless it is there, so Ralph's
 // own files never dirty the tree nor enter a commit.
 func (r *Repo) Exclude(ctx context.Context, pattern string) error {
