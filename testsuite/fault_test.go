@@ -1,13 +1,22 @@
 package testsuite_test
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/durable-ralph/ralph/internal/devserver"
+	"github.com/durable-ralph/ralph/internal/ralph"
+	"github.com/durable-ralph/ralph/workflows"
 )
 
 // processesIn lists the processes whose working directory is dir.
@@ -45,4 +54,94 @@ func TestNoOrphansWhenWorkerIsKilled(t *testing.T) {
 	waitFor(t, 5*time.Second, "the agent's process group to die with its worker", func() bool {
 		return len(processesIn(r.Dir)) == 0
 	})
+}
+
+// callTimes reads when the fake agent was invoked, and with which argv.
+func callTimes(t *testing.T, env []string) ([]time.Time, [][]string) {
+	t.Helper()
+	var dir string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "FAKE_CLAUDE_STATE_DIR="); ok {
+			dir = v
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "calls.jsonl"))
+	if err != nil {
+		return nil, nil
+	}
+	var times []time.Time
+	var argvs [][]string
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var c struct {
+			Time time.Time `json:"time"`
+			Argv []string  `json:"argv"`
+		}
+		if json.Unmarshal([]byte(line), &c) == nil {
+			times = append(times, c.Time)
+			argvs = append(argvs, c.Argv)
+		}
+	}
+	return times, argvs
+}
+
+// TestWorkerKilledMidIterationRecovers kills -9 the worker process while
+// the agent is mid-iteration. A new worker process resumes the agent's
+// session after the heartbeat timeout; the session completes with one
+// commit per story and its iteration numbers intact. It prints the time
+// from the kill to the iteration running again.
+func TestWorkerKilledMidIterationRecovers(t *testing.T) {
+	srv, err := devserver.Start(context.Background(), devserver.Options{StateDir: t.TempDir(), SearchAttributes: ralph.SearchAttributes(), LogLevel: "error"})
+	require.NoError(t, err)
+	defer srv.Stop()
+
+	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
+	se := newStarterEnv(t, rawScenario(t, map[string]any{
+		"steps":  []any{map[string]any{"auto": true, "sleep_ms": 8000}},
+		"repeat": "auto",
+	}))
+	env := append(se.env, "TEMPORAL_ADDRESS="+srv.Address())
+	id := workflows.SessionWorkflowID(r.Dir)
+
+	w1 := startProc(t, env, bins.worker)
+	p := startProc(t, env, bins.starter, "run", r.Dir)
+	require.Equal(t, 0, p.wait(t, time.Minute), p.Output())
+
+	// Kill the worker once the agent has run long enough to report its
+	// session in a heartbeat.
+	waitFor(t, time.Minute, "the agent to start", func() bool {
+		times, _ := callTimes(t, env)
+		return len(times) == 1 && time.Since(times[0]) > 3*time.Second
+	})
+	require.NoError(t, w1.cmd.Process.Signal(syscall.SIGKILL))
+	killed := time.Now()
+	w1.wait(t, time.Minute)
+	startProc(t, env, bins.worker)
+
+	waitFor(t, time.Minute, "the iteration to run again", func() bool {
+		times, _ := callTimes(t, env)
+		return len(times) >= 2
+	})
+	times, argvs := callTimes(t, env)
+	recovery := times[1].Sub(killed)
+	t.Logf("recovery after kill -9 of the worker: %.1f s (heartbeat timeout 10s)", recovery.Seconds())
+	fmt.Printf("FIGURE recovery_after_worker_kill_seconds %.1f\n", recovery.Seconds())
+	require.Contains(t, strings.Join(argvs[1], " "), "--resume", "the agent's own session is resumed")
+
+	follow := startProc(t, env, bins.starter, "run", "--follow", r.Dir)
+	require.Equal(t, 0, follow.wait(t, 3*time.Minute), follow.Output())
+	require.Contains(t, follow.Output(), "ended: complete")
+	commits := r.ralphCommits()
+	require.Len(t, commits, 3, "no duplicate commits: %v", commits)
+	for i, c := range commits {
+		require.Contains(t, c, fmt.Sprintf("iteration %d: US-00%d", i+1, i+1))
+	}
+
+	c, err := client.Dial(client.Options{HostPort: srv.Address(), Logger: quiet{}})
+	require.NoError(t, err)
+	defer c.Close()
+	replay(t, c, id)
+	var res workflows.SessionResult
+	require.NoError(t, c.GetWorkflow(context.Background(), id, "").Get(context.Background(), &res))
+	require.Equal(t, 4, res.Iterations)
+	require.Equal(t, 0, res.Totals.Failures)
 }
