@@ -31,7 +31,11 @@ import (
 const (
 	DefaultHeartbeatInterval = 2 * time.Second
 	DefaultMaxLogBytes       = 64 << 20
-	DefaultMaxLineBytes      = 16 << 20
+	// DefaultMaxLineBytes bounds the memory one stream line can take. The
+	// events Ralph reads (init, text, result, rate limits) are small; only
+	// tool inputs and outputs grow, Claude Code truncates those far below
+	// this, and Ralph does not need them.
+	DefaultMaxLineBytes = 4 << 20
 	// killGrace is how long an agent has between SIGTERM and SIGKILL.
 	killGrace = 3 * time.Second
 )

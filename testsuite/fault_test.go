@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
+	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/workflows"
@@ -144,4 +146,110 @@ func TestWorkerKilledMidIterationRecovers(t *testing.T) {
 	require.NoError(t, c.GetWorkflow(context.Background(), id, "").Get(context.Background(), &res))
 	require.Equal(t, 4, res.Iterations)
 	require.Equal(t, 0, res.Totals.Failures)
+}
+
+// peakRSS is the peak resident memory of a process, from /proc.
+func peakRSS(pid int) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			_, err := fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}
+
+// TestAgentFloodingStdoutKeepsWorkerMemoryBounded has the agent print
+// 200 MB of stream-json (one line of 64 KB after another, then one line of
+// 40 MB, longer than any line the parser holds) and measures the worker
+// process's peak memory. The iteration still completes its story.
+func TestAgentFloodingStdoutKeepsWorkerMemoryBounded(t *testing.T) {
+	srv, err := devserver.Start(context.Background(), devserver.Options{StateDir: t.TempDir(), SearchAttributes: ralph.SearchAttributes(), LogLevel: "error"})
+	require.NoError(t, err)
+	defer srv.Stop()
+
+	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
+	se := newStarterEnv(t, rawScenario(t, map[string]any{
+		"steps": []any{
+			map[string]any{"auto": true, "flood_mb": 160},
+			map[string]any{"auto": true, "flood_mb": 40, "flood_line_kb": 40 << 10},
+		},
+		"repeat": "auto",
+	}))
+	env := append(se.env, "TEMPORAL_ADDRESS="+srv.Address())
+	w := startProc(t, env, bins.worker)
+	waitFor(t, time.Minute, "the worker", func() bool { return strings.Contains(w.Output(), "Worker polling") })
+	time.Sleep(time.Second)
+	baseline, err := peakRSS(w.cmd.Process.Pid)
+	require.NoError(t, err)
+	follow := startProc(t, env, bins.starter, "run", "--follow", r.Dir)
+
+	var peak int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-follow.end:
+				return
+			case <-time.After(100 * time.Millisecond):
+				if v, err := peakRSS(w.cmd.Process.Pid); err == nil {
+					peak = max(peak, v)
+				}
+			}
+		}
+	}()
+	require.Equal(t, 0, follow.wait(t, 5*time.Minute), follow.Output())
+	<-done
+	require.Contains(t, follow.Output(), "ended: complete")
+	require.Len(t, r.ralphCommits(), 3)
+
+	t.Logf("worker memory: %d MiB idle, %d MiB peak while the agent printed 200 MB", baseline>>20, peak>>20)
+	fmt.Printf("FIGURE worker_rss_mib idle %d, peak during a 200 MB agent flood %d\n", baseline>>20, peak>>20)
+	require.Less(t, peak-baseline, int64(64<<20), "the worker must not hold the agent's output in memory")
+
+	logs, err := filepath.Glob(filepath.Join(r.Dir, ".ralph", "logs", "*", "iteration-0001.attempt-1.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, logs, 1)
+	fi, err := os.Stat(logs[0])
+	require.NoError(t, err)
+	require.LessOrEqual(t, fi.Size(), int64(activities.DefaultMaxLogBytes+1024), "the saved stream is capped")
+}
+
+// TestWorkspaceDeletedMidSession deletes the workspace while the agent
+// works in it: the session fails at once with a message naming it.
+func TestWorkspaceDeletedMidSession(t *testing.T) {
+	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD})
+	se := newStarterEnv(t, scenario(t, map[string]any{"auto": true, "sleep_ms": 3000}))
+	startDevWorker(t, se)
+	code, out := starter(t, se, "run", "--dev", r.Dir)
+	require.Equal(t, 0, code, out)
+	waitFor(t, time.Minute, "the agent to start", func() bool {
+		times, _ := callTimes(t, se.env)
+		return len(times) == 1
+	})
+	require.NoError(t, os.RemoveAll(r.Dir))
+
+	c, err := client.Dial(client.Options{HostPort: fmt.Sprintf("127.0.0.1:%d", se.port), Logger: quiet{}})
+	require.NoError(t, err)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	err = c.GetWorkflow(ctx, workflows.SessionWorkflowID(r.Dir), "").Get(ctx, nil)
+	require.Error(t, err)
+	// Depending on whether the agent, still running in the deleted
+	// directory, recreated it before it died, the workspace is gone or
+	// no longer a repository; either way the error names it and no retry
+	// is attempted.
+	require.Regexp(t, "workspace "+regexp.QuoteMeta(r.Dir)+" is not (accessible|a git repository)", err.Error())
+	require.Contains(t, err.Error(), "retryable: false")
+
+	code, out = starter(t, se, "status", "--dev", workflows.SessionWorkflowID(r.Dir))
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "failed")
 }
