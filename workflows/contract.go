@@ -215,6 +215,8 @@ type CarryOver struct {
 	// against the runtime limit.
 	HumanWait time.Duration        `json:"human_wait,omitempty"`
 	Answered  []AnsweredCheckpoint `json:"answered,omitempty"`
+	// Paused carries a pause that arrived just before continue-as-new.
+	Paused bool `json:"paused,omitempty"`
 }
 
 // Totals accumulate over the whole session, across continue-as-new.

@@ -103,6 +103,7 @@ func newSession(ctx workflow.Context, in SessionInput) (*session, error) {
 		}
 		s.humanWait = c.HumanWait
 		s.status.Answered = c.Answered
+		s.paused = c.Paused
 	}
 	s.status.Runs++
 	s.status.Limits = s.limits
@@ -232,7 +233,7 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 		}
 		if s.ranThisRun >= s.limits.IterationsPerRun && s.limits.IterationsPerRun > 0 ||
 			workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
-			return SessionResult{}, s.continueAsNew(ctx)
+			return s.continueAsNew(ctx)
 		}
 
 		res, timedOut, err := s.runIteration(ctx)
@@ -624,9 +625,14 @@ func (s *session) sleepRateLimit(ctx workflow.Context, res activities.IterationR
 	return nil
 }
 
-func (s *session) continueAsNew(ctx workflow.Context) error {
+func (s *session) continueAsNew(ctx workflow.Context) (SessionResult, error) {
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
-		return err
+		return s.cancelled(ctx, err)
+	}
+	if s.stopReason != "" {
+		// A stop that arrived while handlers finished ends the session
+		// here rather than in the next run.
+		return s.finish(ctx, ReasonStopped, s.stopReason)
 	}
 	next := s.in
 	next.CarryOver = &CarryOver{
@@ -643,10 +649,11 @@ func (s *session) continueAsNew(ctx workflow.Context) error {
 		Limits:              s.limits,
 		HumanWait:           s.humanWait,
 		Answered:            s.status.Answered,
+		Paused:              s.paused,
 	}
 	next.CarryOver.Prepared.Task = s.status.Task
 	s.logger.Info("continuing as new", "iteration", s.status.Iteration, "runs", s.status.Runs)
-	return workflow.NewContinueAsNewError(ctx, Session, next)
+	return SessionResult{}, workflow.NewContinueAsNewError(ctx, Session, next)
 }
 
 func (s *session) finish(ctx workflow.Context, reason Reason, msg string) (SessionResult, error) {
