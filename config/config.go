@@ -41,6 +41,9 @@ type AgentConfig struct {
 	MaxTurns int `mapstructure:"max-turns"`
 	// Args are extra arguments for the agent.
 	Args []string `mapstructure:"args"`
+	// ResetInterrupted discards the partial changes of an iteration whose
+	// worker died, when its agent session cannot be resumed.
+	ResetInterrupted bool `mapstructure:"reset-interrupted"`
 }
 
 // TaskConfig says where the work comes from and how the agent reports it done.

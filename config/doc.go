@@ -32,6 +32,10 @@
 //   - RALPH_AGENT_ARGS: extra agent arguments, space separated and quoted
 //     like RALPH_AGENT_COMMAND (--agent-arg, repeated once per argument;
 //     none). In the file, a list or a string.
+//   - RALPH_AGENT_RESET_INTERRUPTED: when an iteration's worker died and its
+//     agent session cannot be resumed, reset the workspace to the
+//     iteration's start commit instead of keeping (and describing) the
+//     partial changes (--reset-interrupted, false).
 //   - RALPH_TASK_MODE: where the task comes from: prd, progress or prompt
 //     (--mode, detected from the workspace).
 //   - RALPH_TASK_COMPLETION_PROMISE: text the agent prints when all work is

@@ -162,6 +162,8 @@ var specs = []spec{
 	{key: "agent.args", flag: "agent-arg", kind: kindArgs, def: []string{},
 		text:  "none",
 		usage: "extra agent argument (repeatable; the environment variable is space separated)"},
+	{key: "agent.reset-interrupted", flag: "reset-interrupted", kind: kindBool, def: false,
+		usage: "when an iteration's worker died and its agent session cannot be resumed, reset the workspace to the iteration's start instead of keeping the partial changes"},
 
 	{key: "task.mode", flag: "mode", kind: kindString, def: "",
 		text:  `"" (auto-detect)`,

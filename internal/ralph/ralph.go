@@ -133,11 +133,12 @@ func SessionInput(cfg config.Config, workspace string) (workflows.SessionInput, 
 	return workflows.SessionInput{
 		Workspace: abs,
 		Agent: activities.AgentSettings{
-			Command:   cfg.Agent.Command,
-			Model:     cfg.Agent.Model,
-			MaxTurns:  cfg.Agent.MaxTurns,
-			ExtraArgs: cfg.Agent.Args,
-			Timeout:   cfg.Limits.IterationTimeout,
+			Command:          cfg.Agent.Command,
+			Model:            cfg.Agent.Model,
+			MaxTurns:         cfg.Agent.MaxTurns,
+			ExtraArgs:        cfg.Agent.Args,
+			Timeout:          cfg.Limits.IterationTimeout,
+			ResetInterrupted: cfg.Agent.ResetInterrupted,
 		},
 		Task: activities.TaskSettings{
 			Mode:              cfg.Task.Mode,
@@ -146,6 +147,12 @@ func SessionInput(cfg config.Config, workspace string) (workflows.SessionInput, 
 		Git: activities.GitSettings{
 			AutoCommit: cfg.Git.AutoCommit,
 			AllowDirty: cfg.Git.AllowDirty,
+		},
+		Checkpoints: workflows.CheckpointSettings{
+			Every:          cfg.Checkpoint.Every,
+			BeforeComplete: cfg.Checkpoint.BeforeComplete,
+			Timeout:        cfg.Checkpoint.Timeout,
+			OnTimeout:      cfg.Checkpoint.OnTimeout,
 		},
 		Limits: workflows.Limits{
 			MaxIterations:          cfg.Limits.MaxIterations,
