@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -167,10 +168,20 @@ func followSession(ctx context.Context, c client.Client, id string, out io.Write
 				printed = it.Iteration
 			}
 		}
-		if st.State != lastState && st.State != workflows.StateRunning && st.State != workflows.StateStarting {
+		if st.State != lastState {
 			switch st.State {
-			case workflows.StatePaused, workflows.StateRateLimited, workflows.StateAwaitingHuman:
-				fmt.Fprintf(out, "session is %s\n", st.State)
+			case workflows.StatePaused:
+				fmt.Fprintf(out, "session is paused: starter resume %s\n", id)
+			case workflows.StateRateLimited:
+				fmt.Fprintln(out, "session is rate limited: it sleeps until the limit resets")
+			case workflows.StateAwaitingHuman:
+				if cp := st.Pending; cp != nil {
+					fmt.Fprintf(out, "session waits for a human: checkpoint %s (%s): %s\n", cp.ID, cp.Type, cp.Question)
+					if len(cp.Options) > 0 {
+						fmt.Fprintf(out, "  options: %s\n", strings.Join(cp.Options, " / "))
+					}
+					fmt.Fprintf(out, "  answer: starter respond %s --checkpoint %s --approve | --reject --reason \"...\" | --answer \"...\"\n", id, cp.ID)
+				}
 			}
 		}
 		lastState = st.State
