@@ -737,9 +737,10 @@ func (s *session) details() string {
 	if st.Reason != "" {
 		b.WriteString(fmt.Sprintf(" (%s)", st.Reason))
 	}
-	b.WriteString(fmt.Sprintf("\n\nIteration %d of %d, cost $%.4f", st.Iteration, st.Limits.MaxIterations, st.Totals.CostUSD))
+	// The UI renders text between dollar signs as math: write USD.
+	b.WriteString(fmt.Sprintf("\n\nIteration %d of %d, cost %.4f USD", st.Iteration, st.Limits.MaxIterations, st.Totals.CostUSD))
 	if st.Limits.MaxCostUSD > 0 {
-		b.WriteString(fmt.Sprintf(" of $%.2f", st.Limits.MaxCostUSD))
+		b.WriteString(fmt.Sprintf(" of %.2f", st.Limits.MaxCostUSD))
 	}
 	b.WriteString(fmt.Sprintf(", %d tokens, %d commits", st.Totals.Usage.Total(), st.Totals.Commits))
 	if st.Task.Total > 0 {
