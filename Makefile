@@ -43,8 +43,18 @@ unit:
 race:
 	go test -count=1 -race ./workflows/... ./activities/... ./config/...
 
+# The real Claude Code CLI, pinned, for testsuite/realcli_test.go (it runs
+# against a scripted local model server). Installed once into .cache/, again
+# only when the installed version differs.
+CLAUDE_CODE_VERSION := 2.1.329
+.PHONY: claude
+claude:
+	@grep -qs '"version": "$(CLAUDE_CODE_VERSION)"' .cache/claude-code/node_modules/@anthropic-ai/claude-code/package.json && \
+	  test -x .cache/claude-code/node_modules/.bin/claude || \
+	  npm install --no-audit --no-fund --prefix .cache/claude-code @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
+
 # Real worker and starter processes, the fake agent and the embedded server.
-e2e:
+e2e: claude
 	go test -count=1 -timeout 30m -v ./testsuite/
 
 # Orchestration overhead per iteration: Temporal session vs a plain loop.
