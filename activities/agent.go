@@ -130,7 +130,20 @@ func (a *Agent) RunIteration(ctx context.Context, in IterationInput) (IterationR
 		}
 	}
 	beat := func(p Progress) { activity.RecordHeartbeat(ctx, p) }
-	return a.Iterate(ctx, in, int(activity.GetInfo(ctx).Attempt), prev, beat)
+	info := activity.GetInfo(ctx)
+	run := *a
+	// Beat well within the heartbeat timeout, whatever the session set.
+	if hb := info.HeartbeatTimeout; hb > 0 && run.heartbeatInterval() > hb/4 {
+		run.HeartbeatInterval = hb / 4
+	}
+	return run.Iterate(ctx, in, int(info.Attempt), prev, beat)
+}
+
+func (a *Agent) heartbeatInterval() time.Duration {
+	if a.HeartbeatInterval > 0 {
+		return a.HeartbeatInterval
+	}
+	return DefaultHeartbeatInterval
 }
 
 // Iterate is one iteration outside of Temporal's bookkeeping: attempt
@@ -454,10 +467,7 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, prompt string, 
 	beatDone := make(chan struct{})
 	go func() {
 		defer close(beatDone)
-		interval := a.HeartbeatInterval
-		if interval <= 0 {
-			interval = DefaultHeartbeatInterval
-		}
+		interval := a.heartbeatInterval()
 		// The first beat waits one interval: an agent that is done
 		// sooner needs none, and each beat is a write on the server.
 		t := time.NewTicker(interval)

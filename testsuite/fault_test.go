@@ -253,3 +253,34 @@ func TestWorkspaceDeletedMidSession(t *testing.T) {
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "failed")
 }
+
+// TestAgentHangsCrashesAndPrintsGarbage runs a session whose agent hangs,
+// then crashes mid-stream, then prints garbage, on a real worker process:
+// the hang is killed (with its whole process group) by the iteration
+// timeout, each iteration counts as a failure, and the session ends
+// consecutive_failures with exit code 1 while the worker stays up.
+func TestAgentHangsCrashesAndPrintsGarbage(t *testing.T) {
+	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD})
+	se := newStarterEnv(t, scenario(t,
+		map[string]any{"hang": true},
+		map[string]any{"crash": true},
+		map[string]any{"garbage": true},
+	))
+	w := startDevWorker(t, se)
+	code, out := starter(t, se, "run", "--dev", "--follow",
+		"--iteration-timeout", "3s", "--heartbeat-timeout", "2s", "--max-consecutive-failures", "3", r.Dir)
+	require.Equal(t, 1, code, out)
+	require.Contains(t, out, "ended: consecutive_failures")
+	require.Regexp(t, `iteration 1: timeout.*iteration timeout of 3s`, out)
+	require.Contains(t, out, "iteration 2: agent_error")
+	require.Contains(t, out, "iteration 3: agent_error")
+	require.Contains(t, out, "not stream-json")
+	require.Empty(t, processesIn(r.Dir), "the hung agent's group is gone")
+
+	select {
+	case <-w.end:
+		t.Fatalf("the worker exited: %s", w.Output())
+	default:
+	}
+	replayFrom(t, se, workflows.SessionWorkflowID(r.Dir))
+}
