@@ -16,27 +16,38 @@ import (
 	"github.com/durable-ralph/ralph/workflows"
 )
 
-// withSession loads the configuration, connects (with --dev, opening the
-// saved state when no server runs) and calls fn with the session's ID.
-func withSession(cmd *cobra.Command, args []string, fn func(ctx context.Context, c client.Client, id string, out io.Writer) error) error {
-	cfg, err := config.Load(cmd.Flags(), "")
-	if err != nil {
-		return err
+// dial loads the configuration and connects. With --dev and no server
+// running, it opens the saved state in this process, with a worker that
+// runs workflow code only: queries and updates need a worker, and no agent
+// may start here. conn.close undoes it all.
+func dial(cmd *cobra.Command) (cfg config.Config, conn *connection, started bool, err error) {
+	if cfg, err = config.Load(cmd.Flags(), ""); err != nil {
+		return cfg, nil, false, err
 	}
-	conn, started, err := connect(cmd.Context(), cfg, cmd.ErrOrStderr())
+	conn, started, err = connect(cmd.Context(), cfg, cmd.ErrOrStderr())
+	if err != nil || !started {
+		return cfg, conn, started, err
+	}
+	w := ralph.NewWorkflowWorker(conn.client, cfg.TaskQueue)
+	if err := w.Start(); err != nil {
+		conn.close()
+		return cfg, nil, false, fmt.Errorf("start worker: %w", err)
+	}
+	closeConn := conn.close
+	conn.close = func() {
+		w.Stop()
+		closeConn()
+	}
+	return cfg, conn, started, nil
+}
+
+// withSession dials and calls fn with the session named by args.
+func withSession(cmd *cobra.Command, args []string, fn func(ctx context.Context, c client.Client, id string, out io.Writer) error) error {
+	_, conn, _, err := dial(cmd)
 	if err != nil {
 		return err
 	}
 	defer conn.close()
-	if started {
-		// Updates and queries are answered by a worker; this one runs
-		// workflow code only, so no agent starts here.
-		w := ralph.NewWorkflowWorker(conn.client, cfg.TaskQueue)
-		if err := w.Start(); err != nil {
-			return fmt.Errorf("start worker: %w", err)
-		}
-		defer w.Stop()
-	}
 	return fn(cmd.Context(), conn.client, sessionID(args), cmd.OutOrStdout())
 }
 

@@ -17,8 +17,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/durable-ralph/ralph/config"
-	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
@@ -59,24 +57,11 @@ func newStatusCmd() *cobra.Command {
 		Short: "Show everything a session's status query knows",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := config.Load(cmd.Flags(), "")
-			if err != nil {
-				return err
-			}
-			conn, started, err := connect(cmd.Context(), cfg, cmd.ErrOrStderr())
+			cfg, conn, started, err := dial(cmd)
 			if err != nil {
 				return err
 			}
 			defer conn.close()
-			if started {
-				// Queries are answered by a worker. This one runs workflow
-				// code only, so no agent starts while status looks.
-				w := ralph.NewWorkflowWorker(conn.client, cfg.TaskQueue)
-				if err := w.Start(); err != nil {
-					return fmt.Errorf("start worker: %w", err)
-				}
-				defer w.Stop()
-			}
 			id := sessionID(args)
 			out := cmd.OutOrStdout()
 			desc, err := conn.client.DescribeWorkflowExecution(cmd.Context(), id, "")
@@ -239,11 +224,7 @@ func newListCmd() *cobra.Command {
 		Short: "List sessions with their state",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := config.Load(cmd.Flags(), "")
-			if err != nil {
-				return err
-			}
-			conn, _, err := connect(cmd.Context(), cfg, cmd.ErrOrStderr())
+			_, conn, _, err := dial(cmd)
 			if err != nil {
 				return err
 			}
@@ -309,22 +290,13 @@ func newStopCmd() *cobra.Command {
 		Short: "Let the current iteration finish, then end the session as stopped",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := config.Load(cmd.Flags(), "")
-			if err != nil {
-				return err
-			}
-			conn, _, err := connect(cmd.Context(), cfg, cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			defer conn.close()
-			id := sessionID(args)
-			err = conn.client.SignalWorkflow(cmd.Context(), id, "", workflows.SignalStop, workflows.StopSignal{Reason: reason})
-			if err != nil {
-				return fmt.Errorf("stop session %s: %w", id, err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Stop requested for %s: it ends after the current iteration.\n", id)
-			return nil
+			return withSession(cmd, args, func(ctx context.Context, c client.Client, id string, out io.Writer) error {
+				if err := c.SignalWorkflow(ctx, id, "", workflows.SignalStop, workflows.StopSignal{Reason: reason}); err != nil {
+					return fmt.Errorf("stop session %s: %w", id, err)
+				}
+				fmt.Fprintf(out, "Stop requested for %s: it ends after the current iteration.\n", id)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why the session is stopped (recorded in its result)")

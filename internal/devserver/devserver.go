@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	uiserver "github.com/temporalio/ui-server/v2/server"
@@ -118,20 +119,18 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 
 	s := &Server{opts: opts}
-	cfg, err := s.serverConfig()
+	// The internal services bind free ports found a moment earlier; another
+	// process can take one in between. Such a bind failure is worth a new
+	// set of ports, a few times.
+	var err error
+	for try := 1; ; try++ {
+		err = s.startServer()
+		if err == nil || try == 3 || !strings.Contains(err.Error(), "address already in use") {
+			break
+		}
+	}
 	if err != nil {
 		return nil, err
-	}
-	srvOpts, err := s.serverOptions(cfg)
-	if err != nil {
-		return nil, err
-	}
-	s.server, err = temporal.NewServer(srvOpts...)
-	if err != nil {
-		return nil, fmt.Errorf("create temporal server: %w", err)
-	}
-	if err := s.server.Start(); err != nil {
-		return nil, fmt.Errorf("start temporal server: %w", err)
 	}
 	if opts.UIPort != 0 {
 		s.ui = uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
@@ -157,6 +156,25 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+func (s *Server) startServer() error {
+	cfg, err := s.serverConfig()
+	if err != nil {
+		return err
+	}
+	srvOpts, err := s.serverOptions(cfg)
+	if err != nil {
+		return err
+	}
+	s.server, err = temporal.NewServer(srvOpts...)
+	if err != nil {
+		return fmt.Errorf("create temporal server: %w", err)
+	}
+	if err := s.server.Start(); err != nil {
+		return fmt.Errorf("start temporal server: %w", err)
+	}
+	return nil
 }
 
 // Address is the frontend's host:port.
