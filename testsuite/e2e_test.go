@@ -94,9 +94,9 @@ func TestSessionCompletesPRDWithOneCommitPerStory(t *testing.T) {
 	// Each iteration's prompt names the story it should do.
 	cs := calls(t, env)
 	require.Len(t, cs, 4)
-	require.Contains(t, cs[0]["prompt"], "US-001")
-	require.Contains(t, cs[1]["prompt"], "US-002")
-	require.Contains(t, cs[2]["prompt"], "US-003")
+	require.Contains(t, cs[0].Prompt, "US-001")
+	require.Contains(t, cs[1].Prompt, "US-002")
+	require.Contains(t, cs[2].Prompt, "US-003")
 }
 
 func TestSessionCompletesProgressFile(t *testing.T) {

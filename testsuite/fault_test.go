@@ -2,7 +2,6 @@ package testsuite_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,34 +57,6 @@ func TestNoOrphansWhenWorkerIsKilled(t *testing.T) {
 	})
 }
 
-// callTimes reads when the fake agent was invoked, and with which argv.
-func callTimes(t *testing.T, env []string) ([]time.Time, [][]string) {
-	t.Helper()
-	var dir string
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "FAKE_CLAUDE_STATE_DIR="); ok {
-			dir = v
-		}
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "calls.jsonl"))
-	if err != nil {
-		return nil, nil
-	}
-	var times []time.Time
-	var argvs [][]string
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var c struct {
-			Time time.Time `json:"time"`
-			Argv []string  `json:"argv"`
-		}
-		if json.Unmarshal([]byte(line), &c) == nil {
-			times = append(times, c.Time)
-			argvs = append(argvs, c.Argv)
-		}
-	}
-	return times, argvs
-}
-
 // TestWorkerKilledMidIterationRecovers kills -9 the worker process while
 // the agent is mid-iteration. A new worker process resumes the agent's
 // session after the heartbeat timeout; the session completes with one
@@ -111,8 +82,8 @@ func TestWorkerKilledMidIterationRecovers(t *testing.T) {
 	// Kill the worker once the agent has run long enough to report its
 	// session in a heartbeat.
 	waitFor(t, time.Minute, "the agent to start", func() bool {
-		times, _ := callTimes(t, env)
-		return len(times) == 1 && time.Since(times[0]) > 3*time.Second
+		cs := calls(t, env)
+		return len(cs) == 1 && time.Since(cs[0].Time) > 3*time.Second
 	})
 	require.NoError(t, w1.cmd.Process.Signal(syscall.SIGKILL))
 	killed := time.Now()
@@ -120,14 +91,13 @@ func TestWorkerKilledMidIterationRecovers(t *testing.T) {
 	startProc(t, env, bins.worker)
 
 	waitFor(t, time.Minute, "the iteration to run again", func() bool {
-		times, _ := callTimes(t, env)
-		return len(times) >= 2
+		return len(calls(t, env)) >= 2
 	})
-	times, argvs := callTimes(t, env)
-	recovery := times[1].Sub(killed)
+	cs := calls(t, env)
+	recovery := cs[1].Time.Sub(killed)
 	t.Logf("recovery after kill -9 of the worker: %.1f s (heartbeat timeout 10s)", recovery.Seconds())
 	fmt.Printf("FIGURE recovery_after_worker_kill_seconds %.1f\n", recovery.Seconds())
-	require.Contains(t, strings.Join(argvs[1], " "), "--resume", "the agent's own session is resumed")
+	require.Contains(t, strings.Join(cs[1].Argv, " "), "--resume", "the agent's own session is resumed")
 
 	follow := startProc(t, env, bins.starter, "run", "--follow", r.Dir)
 	require.Equal(t, 0, follow.wait(t, 3*time.Minute), follow.Output())
@@ -230,8 +200,7 @@ func TestWorkspaceDeletedMidSession(t *testing.T) {
 	code, out := starter(t, se, "run", "--dev", r.Dir)
 	require.Equal(t, 0, code, out)
 	waitFor(t, time.Minute, "the agent to start", func() bool {
-		times, _ := callTimes(t, se.env)
-		return len(times) == 1
+		return len(calls(t, se.env)) == 1
 	})
 	require.NoError(t, os.RemoveAll(r.Dir))
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -170,8 +171,16 @@ func fakeEnv(t *testing.T, scenarioPath string) []string {
 	return env
 }
 
-// calls reads what the fake agent recorded of its invocations.
-func calls(t *testing.T, env []string) []map[string]any {
+// fakeCall is one invocation of the fake agent, from its calls.jsonl.
+type fakeCall struct {
+	Time   time.Time `json:"time"`
+	Argv   []string  `json:"argv"`
+	Prompt string    `json:"prompt"`
+}
+
+// calls reads what the fake agent recorded of its invocations; none
+// before it first runs.
+func calls(t *testing.T, env []string) []fakeCall {
 	t.Helper()
 	var dir string
 	for _, kv := range env {
@@ -180,12 +189,17 @@ func calls(t *testing.T, env []string) []map[string]any {
 		}
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "calls.jsonl"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
 	require.NoError(t, err)
-	var out []map[string]any
+	var out []fakeCall
 	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
-		var c map[string]any
-		require.NoError(t, json.Unmarshal(line, &c))
-		out = append(out, c)
+		var c fakeCall
+		// A line being appended right now is not complete yet.
+		if json.Unmarshal(line, &c) == nil {
+			out = append(out, c)
+		}
 	}
 	return out
 }
