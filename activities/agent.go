@@ -12,17 +12,18 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-ralph/ralph/activities/git"
+	"github.com/durable-ralph/ralph/activities/redact"
 	"github.com/durable-ralph/ralph/activities/stream"
 	"github.com/durable-ralph/ralph/activities/tasks"
 )
@@ -36,8 +37,6 @@ const (
 	// tool inputs and outputs grow, Claude Code truncates those far below
 	// this, and Ralph does not need them.
 	DefaultMaxLineBytes = 4 << 20
-	// killGrace is how long an agent has between SIGTERM and SIGKILL.
-	killGrace = 3 * time.Second
 )
 
 // stateDir is Ralph's directory inside a workspace; it is excluded from git.
@@ -46,8 +45,14 @@ const stateDir = ".ralph"
 // Agent runs agent iterations on workspaces of this worker's host. Its
 // fields are the worker's settings, not the session's.
 type Agent struct {
-	// Env is added to the agent's environment (after the worker's own).
+	// Env is added to the agent's environment, after the worker's
+	// variables that AgentEnvAllowed lets through: NAME passes the
+	// worker's variable, NAME=value sets one.
 	Env []string
+	// Redact removes secrets from everything the activities return,
+	// record or log; nil redacts the secret-looking variables of the
+	// worker's environment and of Env.
+	Redact *redact.Redactor
 	// HeartbeatInterval is how often a running iteration heartbeats;
 	// default DefaultHeartbeatInterval.
 	HeartbeatInterval time.Duration
@@ -67,8 +72,8 @@ func (a *Agent) PrepareWorkspace(ctx context.Context, in PrepareInput) (PrepareR
 	if err != nil {
 		return PrepareResult{}, err
 	}
-	if err := repo.Exclude(ctx, "/"+stateDir+"/"); err != nil {
-		return PrepareResult{}, fmt.Errorf("exclude %s from git: %w", stateDir, err)
+	if err := excludeState(ctx, repo, in.Workspace); err != nil {
+		return PrepareResult{}, err
 	}
 	if !in.Git.AllowDirty {
 		dirty, err := repo.Status(ctx)
@@ -151,9 +156,24 @@ func (a *Agent) heartbeatInterval() time.Duration {
 // (or nil), and beat receives progress every HeartbeatInterval.
 // RunIteration is Iterate with Temporal's heartbeats.
 func (a *Agent) Iterate(ctx context.Context, in IterationInput, attempt int, prev *Progress, beat func(Progress)) (IterationResult, error) {
+	run := *a
+	if run.Redact == nil {
+		run.Redact = redact.New(append(os.Environ(), a.Env...))
+	}
+	res, err := run.iterate(ctx, in, attempt, prev, beat)
+	if err != nil {
+		return IterationResult{}, run.Redact.Error(err)
+	}
+	return run.Redact.Value(res).(IterationResult), nil
+}
+
+func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, prev *Progress, beat func(Progress)) (IterationResult, error) {
 	started := time.Now()
 	if beat == nil {
 		beat = func(Progress) {}
+	} else {
+		inner := beat
+		beat = func(p Progress) { inner(a.Redact.Value(p).(Progress)) }
 	}
 	if len(in.Agent.Command) == 0 || in.Agent.Command[0] == "" {
 		return IterationResult{}, temporal.NewNonRetryableApplicationError("agent command is empty", ErrTypeInvalidAgentConfig, nil)
@@ -162,8 +182,9 @@ func (a *Agent) Iterate(ctx context.Context, in IterationInput, attempt int, pre
 	if err != nil {
 		return IterationResult{}, err
 	}
-	logDir := filepath.Join(in.Workspace, stateDir, "logs", safeName(in.SessionID))
-	resultFile := filepath.Join(in.Workspace, stateDir, "state", safeName(in.SessionID), fmt.Sprintf("iteration-%04d.json", in.Iteration))
+	key := safeName(in.Key())
+	logDir := filepath.Join(in.Workspace, stateDir, "logs", key)
+	resultFile := filepath.Join(in.Workspace, stateDir, "state", key, fmt.Sprintf("iteration-%04d.json", in.Iteration))
 
 	// A retry after the iteration already finished returns what it
 	// recorded, committing first if the commit did not happen.
@@ -173,12 +194,11 @@ func (a *Agent) Iterate(ctx context.Context, in IterationInput, attempt int, pre
 		return a.finishCommit(ctx, repo, in, res, resultFile)
 	}
 
-	if err := repo.Exclude(ctx, "/"+stateDir+"/"); err != nil {
-		return IterationResult{}, fmt.Errorf("exclude %s from git: %w", stateDir, err)
+	if err := excludeState(ctx, repo, in.Workspace); err != nil {
+		return IterationResult{}, err
 	}
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		return IterationResult{}, fmt.Errorf("create log dir: %w", err)
-	}
+	var warnings []string
+	warn := func(err error) { warnings = append(warnings, err.Error()) }
 
 	progress := &Progress{Attempt: attempt}
 	if prev != nil && prev.StartHead != "" {
@@ -217,11 +237,14 @@ func (a *Agent) Iterate(ctx context.Context, in IterationInput, attempt int, pre
 		return IterationResult{}, fmt.Errorf("build prompt: %w", err)
 	}
 	base := fmt.Sprintf("iteration-%04d", in.Iteration)
-	if err := os.WriteFile(filepath.Join(logDir, base+".prompt.md"), []byte(prompt), 0o644); err != nil {
-		return IterationResult{}, fmt.Errorf("save prompt: %w", err)
-	}
 	logName := fmt.Sprintf("%s.attempt-%d.jsonl", base, attempt)
-	logPath := filepath.Join(logDir, logName)
+	// The logs are for people; an iteration runs without them rather
+	// than not at all (a full disk, a read-only .ralph).
+	logw, closeLog, err := createLog(logDir, base+".prompt.md", logName, a.Redact.String(prompt))
+	if err != nil {
+		warn(err)
+	}
+	defer closeLog()
 
 	var run agentRun
 	resumed := false
@@ -229,7 +252,7 @@ func (a *Agent) Iterate(ctx context.Context, in IterationInput, attempt int, pre
 		// The agent's own session survived its worker: continue it, so
 		// the work of the dead attempt is not done twice.
 		progress.AgentSessionID = prev.AgentSessionID
-		run, err = a.runAgent(ctx, in, resumePrompt, []string{"--resume", prev.AgentSessionID}, logPath, progress, beat)
+		run, err = a.runAgent(ctx, in, resumePrompt, []string{"--resume", prev.AgentSessionID}, logw, progress, beat)
 		if err != nil {
 			return IterationResult{}, err
 		}
@@ -239,7 +262,7 @@ func (a *Agent) Iterate(ctx context.Context, in IterationInput, attempt int, pre
 		}
 	}
 	if !resumed {
-		run, err = a.runAgent(ctx, in, prompt, nil, logPath, progress, beat)
+		run, err = a.runAgent(ctx, in, prompt, nil, logw, progress, beat)
 		if err != nil {
 			return IterationResult{}, err
 		}
@@ -257,8 +280,11 @@ func (a *Agent) Iterate(ctx context.Context, in IterationInput, attempt int, pre
 		Duration:          time.Since(started),
 		ResultText:        truncate(resultText(run.summary), 2000),
 		RateLimitResetsAt: run.verdict.ResetsAt,
-		LogFile:           filepath.ToSlash(filepath.Join(stateDir, "logs", safeName(in.SessionID), logName)),
 		Resumed:           resumed,
+		Repair:            beforeErr != nil,
+	}
+	if logw != io.Discard {
+		res.LogFile = filepath.ToSlash(filepath.Join(stateDir, "logs", key, logName))
 	}
 	if interrupted {
 		// What the dead attempt reported in its last heartbeat is counted
@@ -271,6 +297,9 @@ func (a *Agent) Iterate(ctx context.Context, in IterationInput, attempt int, pre
 		return IterationResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("agent failed permanently: %s", res.Reason), ErrTypeAgentPermanent, nil)
 	}
+	if err := a.guardHistory(ctx, repo, in, progress.StartHead, &res); err != nil {
+		return IterationResult{}, err
+	}
 	if err := a.inspect(ctx, repo, in, mode, promise, before, progress.StartHead, resultText(run.summary), &res); err != nil {
 		return IterationResult{}, err
 	}
@@ -279,15 +308,57 @@ func (a *Agent) Iterate(ctx context.Context, in IterationInput, attempt int, pre
 		// the iteration's story is the one it started with.
 		res.StoryID, res.StoryTitle = progress.StoryID, progress.StoryTitle
 	}
+	res.Warnings = append(res.Warnings, warnings...)
 	if res.Outcome == stream.OutcomeRateLimited {
 		// Nothing to record: the workflow runs this iteration again after
 		// the limit resets.
 		return res, nil
 	}
 	if err := saveResult(resultFile, res); err != nil {
-		return IterationResult{}, err
+		// The commit's trailers still make the retry of a lost result
+		// find the work; what the agent did and cost is reported.
+		res.Warnings = append(res.Warnings, err.Error())
 	}
 	return a.finishCommit(ctx, repo, in, res, resultFile)
+}
+
+// createLog saves the prompt and opens the raw stream log of one attempt
+// under dir. When they cannot be written it returns io.Discard and the
+// error, so the iteration still runs.
+func createLog(dir, promptName, logName, prompt string) (io.Writer, func(), error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return io.Discard, func() {}, fmt.Errorf("agent log not saved: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, promptName), []byte(prompt), 0o644); err != nil {
+		return io.Discard, func() {}, fmt.Errorf("agent log not saved: %w", err)
+	}
+	f, err := os.Create(filepath.Join(dir, logName))
+	if err != nil {
+		return io.Discard, func() {}, fmt.Errorf("agent log not saved: %w", err)
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// excludeState keeps Ralph's directory in the workspace out of git. The
+// pattern is anchored at the repository's top level, which is the
+// workspace's parent when the workspace is a subdirectory.
+func excludeState(ctx context.Context, repo *git.Repo, workspace string) error {
+	pattern := "/" + stateDir + "/"
+	dir := workspace
+	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = resolved
+	}
+	top := repo.Dir
+	if resolved, err := filepath.EvalSymlinks(top); err == nil {
+		top = resolved
+	}
+	if rel, err := filepath.Rel(top, dir); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+		pattern = "/" + filepath.ToSlash(rel) + pattern
+	}
+	if err := repo.Exclude(ctx, pattern); err != nil {
+		return fmt.Errorf("exclude %s from git: %w", stateDir, err)
+	}
+	return nil
 }
 
 // inspect fills in what the iteration changed in the workspace.
@@ -297,6 +368,7 @@ func (a *Agent) inspect(ctx context.Context, repo *git.Repo, in IterationInput, 
 	case err != nil:
 		// The agent broke the task file. The iteration failed; the next
 		// prompt shows the error so the agent can repair it.
+		res.TaskFileError = err.Error()
 		if res.Outcome == stream.OutcomeSuccess {
 			res.Outcome = stream.OutcomeAgentError
 			res.Reason = "task file unreadable after the iteration: " + err.Error()
@@ -306,7 +378,7 @@ func (a *Agent) inspect(ctx context.Context, repo *git.Repo, in IterationInput, 
 		res.Task = taskState(after)
 		res.StoryID, res.StoryTitle = workedOn(before, after)
 	}
-	if res.Outcome == stream.OutcomeSuccess {
+	if res.Outcome == stream.OutcomeSuccess && !res.Repair {
 		res.CompletionClaimed = tasks.ClaimsCompletion(finalText, promise)
 	}
 
@@ -328,7 +400,7 @@ func (a *Agent) inspect(ctx context.Context, repo *git.Repo, in IterationInput, 
 	}
 	res.FilesChanged = union(committed, pending)
 
-	keep := filepath.Join(in.Workspace, stateDir, "state", safeName(in.SessionID), fmt.Sprintf("checkpoint-%04d.json", in.Iteration))
+	keep := filepath.Join(in.Workspace, stateDir, "state", safeName(in.Key()), fmt.Sprintf("checkpoint-%04d.json", in.Iteration))
 	cp, err := takeCheckpoint(in.Workspace, keep)
 	if err != nil {
 		return err
@@ -344,34 +416,168 @@ func (a *Agent) inspect(ctx context.Context, repo *git.Repo, in IterationInput, 
 
 // finishCommit commits the iteration's pending changes when asked, once:
 // the trailers identify the commit, so a retry finds it instead of
-// committing again.
+// committing again. Then it keeps the iteration's last commit reachable
+// under refs/ralph.
 func (a *Agent) finishCommit(ctx context.Context, repo *git.Repo, in IterationInput, res IterationResult, resultFile string) (IterationResult, error) {
-	if !in.Git.AutoCommit || res.Commit != "" {
+	if res.Halt != "" {
+		// The work is not where the session's branch is: leave it for a
+		// person to sort out rather than commit it somewhere.
 		return res, nil
 	}
-	commit, err := repo.FindCommit(ctx, in.SessionID, in.Iteration)
-	if err != nil {
-		return IterationResult{}, fmt.Errorf("look for iteration commit: %w", err)
-	}
-	if commit == "" {
-		pending, err := repo.Status(ctx)
+	if in.Git.AutoCommit && res.Commit == "" {
+		commit, err := repo.FindCommit(ctx, in.Key(), in.Iteration)
 		if err != nil {
-			return IterationResult{}, fmt.Errorf("git status: %w", err)
+			return IterationResult{}, fmt.Errorf("look for iteration commit: %w", err)
 		}
-		if len(pending) == 0 {
-			return res, nil
+		if commit == "" {
+			pending, err := repo.Status(ctx)
+			if err != nil {
+				return IterationResult{}, fmt.Errorf("git status: %w", err)
+			}
+			if len(pending) > 0 {
+				commit, err = repo.CommitAll(ctx, commitSubject(in.Iteration, res), commitBody(res), in.Key(), in.Iteration)
+				if err != nil {
+					return IterationResult{}, fmt.Errorf("commit iteration %d: %w", in.Iteration, err)
+				}
+			}
 		}
-		commit, err = repo.CommitAll(ctx, commitSubject(in.Iteration, res), commitBody(res), in.SessionID, in.Iteration)
-		if err != nil {
-			return IterationResult{}, fmt.Errorf("commit iteration %d: %w", in.Iteration, err)
+		if commit != "" {
+			res.Commit = commit
+			res.Head = commit
+			if err := saveResult(resultFile, res); err != nil && !slices.Contains(res.Warnings, err.Error()) {
+				res.Warnings = append(res.Warnings, err.Error())
+			}
 		}
 	}
-	res.Commit = commit
-	res.Head = commit
-	if err := saveResult(resultFile, res); err != nil {
-		return IterationResult{}, err
+	if res.Head != "" {
+		ref := iterationRef(in.Key(), in.Iteration)
+		if err := repo.SetRef(ctx, ref, res.Head); err != nil {
+			return IterationResult{}, fmt.Errorf("keep iteration %d's commit: %w", in.Iteration, err)
+		}
+		res.Ref = ref
 	}
 	return res, nil
+}
+
+// iterationRef is the ref that keeps an iteration's last commit reachable.
+func iterationRef(key string, iteration int) string {
+	return fmt.Sprintf("refs/ralph/%s/%d", refName(key), iteration)
+}
+
+var refUnsafe = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// refName turns a key into one valid component of a ref name.
+func refName(key string) string {
+	return strings.Trim(refUnsafe.ReplaceAllString(key, "-"), "-")
+}
+
+// guardHistory checks what the agent did to git: HEAD must still be on
+// the session's branch, with the commit the iteration started from among
+// its ancestors. A branch left for a detached HEAD or another branch that
+// holds the work is moved to the work; a history rewound (git reset
+// --hard HEAD~1, a checkout of an older commit) is put back where the
+// work was. Both are told to the next iteration. A history that went
+// another way than the work (a rebase, an amended commit) halts the
+// session, the old line kept under refs/ralph.
+func (a *Agent) guardHistory(ctx context.Context, repo *git.Repo, in IterationInput, start string, res *IterationResult) error {
+	if start == "" {
+		return nil
+	}
+	head, err := repo.Head(ctx)
+	if err != nil {
+		return err
+	}
+	branch, err := repo.Branch(ctx)
+	if err != nil {
+		return err
+	}
+	want := in.Branch
+	if want == "" {
+		// A session that started on a detached HEAD has no branch to
+		// keep; only its history is checked.
+		want = branch
+	}
+	where := "detached HEAD"
+	if branch != "" {
+		where = "branch " + branch
+	}
+	if head == "" {
+		return a.restore(ctx, repo, in, want, start, fmt.Sprintf("the iteration left HEAD on %s, which has no commit", where), res)
+	}
+	forward, err := repo.IsAncestor(ctx, start, head)
+	if err != nil {
+		return fmt.Errorf("check history: %w", err)
+	}
+	switch {
+	case forward && branch == want:
+		return nil
+	case forward:
+		// The work is at HEAD, on the wrong branch or none: bring the
+		// session's branch to it.
+		if want == "" {
+			return nil
+		}
+		if err := repo.BranchAt(ctx, want, head); err != nil {
+			res.Halt = fmt.Sprintf("the agent left branch %s for %s at %s and Ralph could not move %s there: %v", want, where, short(head), want, err)
+			return nil
+		}
+		res.Notices = append(res.Notices, fmt.Sprintf(
+			"The last iteration left branch `%s` (HEAD was on %s at %s). Ralph moved `%s` to that commit and checked it out again. Work on `%s` only: do not check out other branches or commits.",
+			want, where, short(head), want, want))
+		return nil
+	}
+	back, err := repo.IsAncestor(ctx, head, start)
+	if err != nil {
+		return fmt.Errorf("check history: %w", err)
+	}
+	if back {
+		return a.restore(ctx, repo, in, want, start, fmt.Sprintf("the iteration moved HEAD back from %s to %s (%s), dropping commits from the history", short(start), short(head), where), res)
+	}
+	keep := iterationRef(in.Key(), in.Iteration) + "-start"
+	if err := repo.SetRef(ctx, keep, start); err != nil {
+		return fmt.Errorf("keep the iteration's start commit: %w", err)
+	}
+	res.Halt = fmt.Sprintf("iteration %d rewrote git history: the commit it started from, %s, is no longer an ancestor of HEAD %s (%s); "+
+		"both are kept (%s and HEAD). Choose the line to keep, check out %s on it, and start the session again",
+		in.Iteration, short(start), short(head), where, keep, orName(want, "the session's branch"))
+	return nil
+}
+
+// restore puts branch back at start after the agent rewound history,
+// keeping the agent's uncommitted changes, and tells the next iteration.
+func (a *Agent) restore(ctx context.Context, repo *git.Repo, in IterationInput, branch, start, what string, res *IterationResult) error {
+	var err error
+	if branch != "" {
+		err = repo.BranchAt(ctx, branch, start)
+	} else {
+		err = repo.Detach(ctx, start)
+	}
+	if err != nil {
+		keep := iterationRef(in.Key(), in.Iteration) + "-start"
+		if rerr := repo.SetRef(ctx, keep, start); rerr != nil {
+			return fmt.Errorf("keep the iteration's start commit: %w", rerr)
+		}
+		res.Halt = fmt.Sprintf("iteration %d: %s, and Ralph could not put %s back at %s (kept as %s): %v", in.Iteration, what, orName(branch, "HEAD"), short(start), keep, err)
+		return nil
+	}
+	res.Notices = append(res.Notices, fmt.Sprintf(
+		"The last iteration rewrote git: %s. Ralph put `%s` back at %s, so that no committed work is lost. Never reset, rebase, amend or check out other commits: fix mistakes with new commits on top.",
+		what, orName(branch, "HEAD"), short(start)))
+	return nil
+}
+
+func short(commit string) string {
+	if len(commit) > 12 {
+		return commit[:12]
+	}
+	return commit
+}
+
+func orName(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func commitSubject(iteration int, res IterationResult) string {
@@ -392,133 +598,6 @@ func commitBody(res IterationResult) string {
 		fmt.Fprintf(&b, "\nTasks: %d of %d done in %s", res.Task.Done, res.Task.Total, res.Task.File)
 	}
 	return b.String()
-}
-
-// agentRun is what one agent process produced.
-type agentRun struct {
-	summary stream.Summary
-	verdict stream.Verdict
-}
-
-// runAgent spawns the agent in its own process group, feeds it the
-// prompt, parses its stream while heartbeating, and classifies the end.
-func (a *Agent) runAgent(ctx context.Context, in IterationInput, prompt string, extraArgs []string, logPath string, progress *Progress, beat func(Progress)) (agentRun, error) {
-	bin, err := exec.LookPath(in.Agent.Command[0])
-	if err != nil {
-		return agentRun{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("agent binary %q not found on the worker's PATH: %v", in.Agent.Command[0], err),
-			ErrTypeAgentNotFound, err)
-	}
-	timeout := in.Agent.Timeout
-	if timeout <= 0 {
-		timeout = 30 * time.Minute
-	}
-	runCtx, cancelRun := context.WithTimeout(ctx, timeout)
-	defer cancelRun()
-
-	cmd := exec.CommandContext(runCtx, "/bin/sh", append([]string{"-c", groupGuard, "ralph-agent", bin}, append(agentArgs(in.Agent), extraArgs...)...)...)
-	cmd.Dir = in.Workspace
-	cmd.Env = append(os.Environ(), a.Env...)
-	cmd.Stdin = strings.NewReader(prompt)
-	// The agent and everything it starts share a process group, so one
-	// signal reaches them all. The guard shell leads the group; the kernel
-	// sends it SIGTERM when this worker dies, even by SIGKILL.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	cmd.Cancel = func() error {
-		pgid := cmd.Process.Pid
-		err := syscall.Kill(-pgid, syscall.SIGTERM)
-		time.AfterFunc(killGrace, func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
-		return err
-	}
-	cmd.WaitDelay = killGrace + 2*time.Second
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return agentRun{}, fmt.Errorf("agent stdout: %w", err)
-	}
-	stderr := &tailBuffer{max: 8 << 10}
-	cmd.Stderr = stderr
-
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return agentRun{}, fmt.Errorf("create agent log: %w", err)
-	}
-	defer logFile.Close()
-
-	if err := cmd.Start(); err != nil {
-		return agentRun{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("start agent %q: %v", bin, err), ErrTypeAgentNotFound, err)
-	}
-
-	parser := stream.NewParser()
-	var mu sync.Mutex
-	snapshot := func() Progress {
-		mu.Lock()
-		defer mu.Unlock()
-		s := parser.Summary()
-		p := *progress
-		if s.SessionID != "" {
-			p.AgentSessionID = s.SessionID
-		}
-		p.CostUSD, p.Usage, p.Turns, p.Events, p.LastTool = s.CostUSD, s.Usage, s.Turns, s.Events, s.LastTool
-		p.UpdatedAt = time.Now()
-		return p
-	}
-	stopBeat := make(chan struct{})
-	beatDone := make(chan struct{})
-	go func() {
-		defer close(beatDone)
-		interval := a.heartbeatInterval()
-		// The first beat waits one interval: an agent that is done
-		// sooner needs none, and each beat is a write on the server.
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				beat(snapshot())
-			case <-stopBeat:
-				return
-			}
-		}
-	}()
-
-	log := &cappedWriter{w: logFile, max: a.maxLog()}
-	readErr := readLines(stdout, a.maxLine(), func(line []byte, tooLong bool) {
-		if !tooLong {
-			_, _ = log.Write(line)
-			_, _ = log.Write([]byte{'\n'})
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if tooLong {
-			parser.Oversized()
-			return
-		}
-		_, _ = parser.Line(line) // garbage lines are counted in the summary
-	})
-	waitErr := cmd.Wait()
-	close(stopBeat)
-	<-beatDone
-	if readErr != nil && waitErr == nil {
-		waitErr = readErr
-	}
-
-	// Cancellation of the activity (heartbeat timeout, session runtime
-	// limit, a stop by hand) is an error for Temporal; the end of the
-	// iteration's own time budget is a result.
-	if ctx.Err() != nil {
-		return agentRun{}, fmt.Errorf("agent iteration %d: %w", in.Iteration, ctx.Err())
-	}
-	mu.Lock()
-	sum := parser.Summary()
-	mu.Unlock()
-	if runCtx.Err() != nil {
-		return agentRun{summary: sum, verdict: stream.Verdict{
-			Outcome: stream.OutcomeTimeout,
-			Reason:  fmt.Sprintf("agent ran longer than the iteration timeout of %s and was killed", timeout),
-		}}, nil
-	}
-	return agentRun{summary: sum, verdict: stream.Classify(sum, waitErr, stderr.String(), time.Now())}, nil
 }
 
 // resumePrompt continues an agent session whose worker died mid-iteration.
@@ -554,15 +633,6 @@ func interruptedNote(ctx context.Context, repo *git.Repo, startHead string) (str
 		"Review them with git status and git diff, keep what is sound, fix or revert the rest, and finish the task.", strings.Join(files, ", ")), nil
 }
 
-// groupGuard runs the agent ("$@") as the child of a shell that leads the
-// agent's process group and kills the whole group when it gets SIGTERM:
-// from a cancellation, or from the kernel when the worker dies (Pdeathsig).
-// Pdeathsig alone would reach only the agent, not the tools it started, and
-// an orphaned tool would race the retried iteration in the same workspace.
-// The shell passes the prompt on through fd 3 because a background job's
-// stdin is otherwise /dev/null.
-const groupGuard = `exec 3<&0; trap 'kill -KILL 0' TERM HUP INT; "$@" <&3 3<&- & wait $!`
-
 // agentArgs is the Claude Code command line for one iteration.
 func agentArgs(s AgentSettings) []string {
 	args := append([]string(nil), s.Command[1:]...)
@@ -584,10 +654,12 @@ func (a *Agent) prompt(in IterationInput, mode tasks.Mode, promise string, st ta
 		MaxIterations:     in.MaxIterations,
 		CompletionPromise: promise,
 		Guidance:          in.Guidance,
+		Notices:           in.Notices,
 		Learnings:         tasks.LoadLearnings(in.Workspace, mode, 8<<10),
 	}
 	if loadErr != nil {
-		pin.Guidance = append([]string{fmt.Sprintf("The task file could not be read: %v. Repair it first, keeping every story and its state.", loadErr)}, pin.Guidance...)
+		// The agent broke the task file: this iteration repairs it.
+		return tasks.BuildRepairPrompt(in.Workspace, pin, loadErr), nil
 	}
 	return tasks.BuildPrompt(in.Workspace, pin)
 }

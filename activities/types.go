@@ -90,7 +90,14 @@ type TaskState struct {
 
 // IterationInput is the input of RunIteration.
 type IterationInput struct {
-	SessionID     string        `json:"session_id"`
+	SessionID string `json:"session_id"`
+	// ExecutionKey names this session execution in the workspace: the
+	// records under .ralph/state, the log directory, the commit trailers
+	// and the refs under refs/ralph. It is unique per execution (workflow
+	// ID and first run ID), so a second session on the same workspace
+	// never takes the first one's records for its own. Empty in inputs
+	// recorded before it existed, which keyed by SessionID.
+	ExecutionKey  string        `json:"execution_key,omitempty"`
 	Iteration     int           `json:"iteration"`
 	MaxIterations int           `json:"max_iterations"`
 	Workspace     string        `json:"workspace"`
@@ -99,6 +106,20 @@ type IterationInput struct {
 	Git           GitSettings   `json:"git"`
 	// Guidance is human text for this iteration's prompt.
 	Guidance []string `json:"guidance,omitempty"`
+	// Branch is the session's branch: an iteration that leaves it is put
+	// back. Empty when the session started on a detached HEAD.
+	Branch string `json:"branch,omitempty"`
+	// Notices are what Ralph found after the last iteration (a branch put
+	// back), for this iteration's prompt.
+	Notices []string `json:"notices,omitempty"`
+}
+
+// Key is the idempotency key of the iteration's session execution.
+func (in IterationInput) Key() string {
+	if in.ExecutionKey != "" {
+		return in.ExecutionKey
+	}
+	return in.SessionID
 }
 
 // IterationResult is what one iteration did. Agent-level failures are
@@ -140,6 +161,22 @@ type IterationResult struct {
 	LogFile string `json:"log_file,omitempty"`
 	// Checkpoint is a question the agent asked a human, if any.
 	Checkpoint *CheckpointRequest `json:"checkpoint,omitempty"`
+	// TaskFileError is set when the task file is unreadable after the
+	// iteration: the parse error, with file:line:col where known.
+	TaskFileError string `json:"task_file_error,omitempty"`
+	// Repair says this iteration was asked to repair the task file.
+	Repair bool `json:"repair,omitempty"`
+	// Notices are for the next iteration's prompt: what Ralph found and
+	// put right after this one (a branch left, history rewound).
+	Notices []string `json:"notices,omitempty"`
+	// Halt is set when the session must stop because of what the agent
+	// did to git and Ralph could not put right; it says what happened.
+	Halt string `json:"halt,omitempty"`
+	// Warnings are problems of the worker that lost nothing of the work,
+	// such as a result or log that could not be written.
+	Warnings []string `json:"warnings,omitempty"`
+	// Ref keeps the iteration's last commit reachable (refs/ralph/…).
+	Ref string `json:"ref,omitempty"`
 }
 
 // Checkpoint types an agent may ask for.

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,9 +27,17 @@ type Config struct {
 	Git        GitConfig        `mapstructure:"git"`
 	Checkpoint CheckpointConfig `mapstructure:"checkpoint"`
 	Dev        DevConfig        `mapstructure:"dev"`
+	Codec      CodecConfig      `mapstructure:"codec"`
 
-	// File is the config file that was read, "" if none.
+	// File is the config file that was read, "" if none: the one named by
+	// --config or RALPH_CONFIG, or else the workspace's ralph.yaml.
 	File string `mapstructure:"-"`
+	// UserFile is the user config file that was read, "" if none.
+	UserFile string `mapstructure:"-"`
+
+	// agentCommandFile is the workspace's ralph.yaml if agent.command came
+	// from it, for Notices.
+	agentCommandFile string
 }
 
 // AgentConfig says how to run the coding agent.
@@ -41,6 +50,10 @@ type AgentConfig struct {
 	MaxTurns int `mapstructure:"max-turns"`
 	// Args are extra arguments for the agent.
 	Args []string `mapstructure:"args"`
+	// Env is extra environment for the agent beyond the built-in
+	// allow-list. Each entry is NAME, which passes the worker's variable of
+	// that name, or NAME=value; NAME is a valid variable name.
+	Env []string `mapstructure:"env"`
 	// ResetInterrupted discards the partial changes of an iteration whose
 	// worker died, when its agent session cannot be resumed.
 	ResetInterrupted bool `mapstructure:"reset-interrupted"`
@@ -70,6 +83,10 @@ type Limits struct {
 	// MaxNoProgress is how many iterations in a row without progress stop
 	// the session; at least 1.
 	MaxNoProgress int `mapstructure:"max-no-progress"`
+	// MaxTaskFileRepairs is how many iterations in a row may try to repair
+	// a task file the agent made unreadable before the session ends as
+	// task_file_invalid; at least 1.
+	MaxTaskFileRepairs int `mapstructure:"max-task-file-repairs"`
 	// IterationTimeout is the time limit of one agent iteration; longer than
 	// HeartbeatTimeout.
 	IterationTimeout time.Duration `mapstructure:"iteration-timeout"`
@@ -123,6 +140,23 @@ type DevConfig struct {
 	Namespace string `mapstructure:"namespace"`
 }
 
+// CodecConfig configures the encryption at rest of everything sessions store
+// in Temporal. The key is a base64-encoded 32-byte AES-256 key, read from
+// KeyFile or from the environment variable KeyEnv; package config neither
+// reads nor decodes it. At most one of the two is set; neither means no
+// encryption.
+type CodecConfig struct {
+	// KeyFile is the file holding the key, with a leading ~ expanded;
+	// "" if none.
+	KeyFile string `mapstructure:"key-file"`
+	// KeyEnv is the name of the environment variable holding the key;
+	// "" if none.
+	KeyEnv string `mapstructure:"key-env"`
+	// Server is the host:port where the worker serves a Temporal codec
+	// server (HTTP /encode and /decode) for the Temporal UI; "" is none.
+	Server string `mapstructure:"server"`
+}
+
 // AddFlags registers every configuration flag on fs, with its default, and
 // the --config flag. The starter and worker call it on their cobra
 // commands' flag sets. Like any pflag registration, it panics if fs already
@@ -152,14 +186,22 @@ func AddFlags(fs *pflag.FlagSet) {
 }
 
 // Load resolves Config with precedence flags (only those the user changed)
-// > RALPH_* environment variables > config file > defaults, and validates it.
+// > RALPH_* environment variables > config file > user config file >
+// defaults, and validates it.
 //
 // The config file is the one named by the --config flag or else RALPH_CONFIG;
 // it must exist. Otherwise it is <workspace>/ralph.yaml if that exists, where
 // workspace is the directory the session runs in: the workspace argument, or
-// else the workspace key from flags or environment, or else the current
-// directory. A non-empty workspace argument (such as a positional argument
-// of the command) also overrides the workspace key.
+// else the workspace key from flags, environment or the user config file, or
+// else the current directory. A non-empty workspace argument (such as a
+// positional argument of the command) also overrides the workspace key.
+//
+// The user config file is $XDG_CONFIG_HOME/durable-ralph/config.yaml, or
+// ~/.config/durable-ralph/config.yaml if XDG_CONFIG_HOME is unset or
+// relative; it need not exist. The workspace's ralph.yaml comes with the
+// repository, so it may not set trusted keys (where the Temporal server
+// listens, where its state is, what the worker exposes): that is an error.
+// A file named by --config or RALPH_CONFIG, chosen by the user, may.
 //
 // fs may be nil, or lack flags, when there are no flags to honour.
 // Errors name the offending key with its flag and environment variable.
@@ -182,16 +224,41 @@ func Load(fs *pflag.FlagSet, workspace string) (Config, error) {
 		}
 	}
 
-	file, err := findFile(fs, v, workspace)
+	// The user file comes first: it has the lowest precedence of the files,
+	// and its workspace key may say where to look for ralph.yaml.
+	userFile, err := findUserFile()
 	if err != nil {
 		return Config{}, err
 	}
+	if userFile != "" {
+		if _, err := readFile(v, userFile); err != nil {
+			return Config{}, err
+		}
+		if err := checkKeys(v, userFile); err != nil {
+			return Config{}, err
+		}
+	}
+
+	file, inWorkspace, err := findFile(fs, v, workspace)
+	if err != nil {
+		return Config{}, err
+	}
+	var agentCommandFile string
 	if file != "" {
-		if err := readFile(v, file); err != nil {
+		fv, err := readFile(v, file)
+		if err != nil {
 			return Config{}, err
 		}
 		if err := checkKeys(v, file); err != nil {
 			return Config{}, err
+		}
+		if inWorkspace {
+			if err := checkTrusted(fv, file); err != nil {
+				return Config{}, err
+			}
+			if fv.IsSet("agent.command") && !setOutsideFiles(fs, lookupSpec("agent.command")) {
+				agentCommandFile = file
+			}
 		}
 	}
 
@@ -200,12 +267,17 @@ func Load(fs *pflag.FlagSet, workspace string) (Config, error) {
 		return Config{}, decodeError(v, err)
 	}
 	cfg.File = file
+	cfg.UserFile = userFile
+	cfg.agentCommandFile = agentCommandFile
 	if workspace != "" {
 		cfg.Workspace = workspace
 	}
 	cfg.Task.Mode = strings.ToLower(strings.TrimSpace(cfg.Task.Mode))
 	cfg.Checkpoint.OnTimeout = strings.ToLower(strings.TrimSpace(cfg.Checkpoint.OnTimeout))
 	if err := cfg.resolveStateDir(); err != nil {
+		return Config{}, err
+	}
+	if err := cfg.resolveKeyFile(); err != nil {
 		return Config{}, err
 	}
 	if err := cfg.validate(); err != nil {
@@ -245,8 +317,120 @@ func checkSectionEnv() error {
 	return errors.Join(errs...)
 }
 
-// findFile returns the config file to read, "" if none.
-func findFile(fs *pflag.FlagSet, v *viper.Viper, workspace string) (string, error) {
+// Notices returns the lines a command prints when it starts: that the
+// agent command comes from the workspace's ralph.yaml, which the repository
+// controls, and warnings about servers that listen beyond this machine.
+func (c Config) Notices() []string {
+	var notices []string
+	if c.agentCommandFile != "" {
+		notices = append(notices, fmt.Sprintf("using agent command %s from %s",
+			formatValue(c.Agent.Command), c.agentCommandFile))
+	}
+	if c.Dev.Enabled && !isLoopback(c.Dev.IP) {
+		what := "the embedded Temporal server listens"
+		if c.Dev.UIPort != 0 {
+			what = "the embedded Temporal server and UI listen"
+		}
+		notices = append(notices, fmt.Sprintf("warning: %s on %s, beyond this machine: "+
+			"it has no authentication, so anyone who can reach it can start sessions that run any agent command as this user",
+			what, c.Dev.IP))
+	}
+	if host, _, err := net.SplitHostPort(c.Codec.Server); err == nil && !isLoopback(host) {
+		if host == "" {
+			host = "every interface"
+		}
+		notices = append(notices, fmt.Sprintf("warning: the codec server listens on %s, beyond this machine: "+
+			"it has no authentication, so anyone who can reach it can decrypt what sessions store in Temporal",
+			host))
+	}
+	return notices
+}
+
+// isLoopback reports whether host, an IP address or "localhost", is only
+// reachable from this machine. Unspecified addresses such as 0.0.0.0 and ::
+// are every interface, not loopback.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// setOutsideFiles reports whether s is set by a flag on the command line or
+// by its environment variable, which take precedence over every file.
+func setOutsideFiles(fs *pflag.FlagSet, s *spec) bool {
+	if f := lookupFlag(fs, s.flag); f != nil && f.Changed {
+		return true
+	}
+	return os.Getenv(s.env()) != "" // viper treats empty as unset
+}
+
+// checkTrusted reports the trusted keys set by the workspace's config file
+// file, read into fv. They are errors rather than silently ignored: ignoring
+// them would leave a user puzzled why dev.port in ralph.yaml has no effect,
+// and would hide that a repository tried to choose where the server
+// listens or what the worker exposes.
+func checkTrusted(fv *viper.Viper, file string) error {
+	var set []*spec
+	for _, key := range fv.AllKeys() {
+		if s, ok := specByKey[key]; ok && s.trusted && fv.Get(key) != nil {
+			set = append(set, s)
+		}
+	}
+	slices.SortFunc(set, func(a, b *spec) int { return a.index() - b.index() })
+
+	userFile, err := userFilePath()
+	if err != nil {
+		userFile = filepath.Join("$XDG_CONFIG_HOME", stateDirName, userFileName)
+	}
+	var errs []error
+	for _, s := range set {
+		errs = append(errs, fmt.Errorf("key %s in %s is not allowed in a workspace's %s, which comes with the repository: "+
+			"it decides where the Temporal server listens, where its state is or what the worker exposes; "+
+			"set it with --%s, %s or in the user config file %s",
+			s.key, file, fileName, s.flag, s.env(), userFile))
+	}
+	return errors.Join(errs...)
+}
+
+// userFilePath returns $XDG_CONFIG_HOME/durable-ralph/config.yaml, or
+// ~/.config/durable-ralph/config.yaml if XDG_CONFIG_HOME is unset or,
+// against the XDG Base Directory Specification, relative.
+func userFilePath() (string, error) {
+	if d := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, stateDirName, userFileName), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".config", stateDirName, userFileName), nil
+}
+
+// findUserFile returns the user config file, "" if there is none.
+func findUserFile() (string, error) {
+	name, err := userFilePath()
+	if err != nil {
+		// No home directory, so no user file: do not fail a worker
+		// without $HOME.
+		return "", nil
+	}
+	info, err := os.Stat(name)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("user config file %s: %w", name, err)
+	case info.IsDir():
+		return "", fmt.Errorf("user config file %s is a directory", name)
+	}
+	return name, nil
+}
+
+// findFile returns the config file to read, "" if none, and whether it is
+// the workspace's ralph.yaml rather than a file the user named.
+func findFile(fs *pflag.FlagSet, v *viper.Viper, workspace string) (string, bool, error) {
 	var name, source string
 	if f := lookupFlag(fs, configFlag); f != nil && f.Changed {
 		name, source = f.Value.String(), "--"+configFlag
@@ -257,31 +441,31 @@ func findFile(fs *pflag.FlagSet, v *viper.Viper, workspace string) (string, erro
 		info, err := os.Stat(name)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
-			return "", fmt.Errorf("config file %s (from %s) does not exist", name, source)
+			return "", false, fmt.Errorf("config file %s (from %s) does not exist", name, source)
 		case err != nil:
-			return "", fmt.Errorf("config file %s (from %s): %w", name, source, err)
+			return "", false, fmt.Errorf("config file %s (from %s): %w", name, source, err)
 		case info.IsDir():
-			return "", fmt.Errorf("config file %s (from %s) is a directory", name, source)
+			return "", false, fmt.Errorf("config file %s (from %s) is a directory", name, source)
 		}
-		return absPath(name), nil
+		return absPath(name), false, nil
 	}
 
 	dir := workspace
 	if dir == "" {
-		// Flags and environment only: the file is not read yet.
+		// Flags, environment and the user file: ralph.yaml is not read yet.
 		dir = v.GetString("workspace")
 	}
 	name = filepath.Join(dir, fileName)
 	info, err := os.Stat(name)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return "", nil
+		return "", false, nil
 	case err != nil:
-		return "", fmt.Errorf("config file %s: %w", name, err)
+		return "", false, fmt.Errorf("config file %s: %w", name, err)
 	case info.IsDir():
-		return "", fmt.Errorf("config file %s is a directory", name)
+		return "", false, fmt.Errorf("config file %s is a directory", name)
 	}
-	return absPath(name), nil
+	return absPath(name), true, nil
 }
 
 // absPath returns name made absolute, or name if that fails.
@@ -292,11 +476,12 @@ func absPath(name string) string {
 	return name
 }
 
-// readFile reads the config file name into v. It reads the file with a
-// viper of its own and merges only the values that are set, so that an
-// emptied section ("dev:" with every line below commented out) is ignored
-// instead of hiding the section's defaults.
-func readFile(v *viper.Viper, name string) error {
+// readFile reads the config file name into v, over any file read before,
+// and returns the file's own viper. It reads the file with a viper of its
+// own and merges only the values that are set, so that an emptied section
+// ("dev:" with every line below commented out) is ignored instead of hiding
+// the section's defaults.
+func readFile(v *viper.Viper, name string) (*viper.Viper, error) {
 	fv := viper.New()
 	fv.SetConfigFile(name)
 	switch strings.TrimPrefix(filepath.Ext(name), ".") {
@@ -305,16 +490,17 @@ func readFile(v *viper.Viper, name string) error {
 		fv.SetConfigType("yaml")
 	}
 	if err := fv.ReadInConfig(); err != nil {
-		return fmt.Errorf("read config file %s: %w", name, err)
+		return nil, fmt.Errorf("read config file %s: %w", name, err)
 	}
 	if err := v.MergeConfigMap(fv.AllSettings()); err != nil {
-		return fmt.Errorf("read config file %s: %w", name, err)
+		return nil, fmt.Errorf("read config file %s: %w", name, err)
 	}
-	return nil
+	return fv, nil
 }
 
 // checkKeys reports keys in the config file that are not settings: all keys
-// of v except the known ones come from the file.
+// of v except the known ones come from the file, since the file read before
+// it, if any, has passed this check.
 func checkKeys(v *viper.Viper, file string) error {
 	var unknown []string
 	for _, key := range v.AllKeys() {
@@ -391,6 +577,28 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
+// resolveKeyFile expands a leading ~ in Codec.KeyFile.
+func (c *Config) resolveKeyFile() error {
+	name, err := expandHome(c.Codec.KeyFile)
+	if err != nil {
+		return &fieldError{spec: lookupSpec("codec.key-file"), value: c.Codec.KeyFile, reason: err.Error()}
+	}
+	c.Codec.KeyFile = name
+	return nil
+}
+
+// expandHome replaces a leading ~ in name by the home directory.
+func expandHome(name string) (string, error) {
+	if name != "~" && !strings.HasPrefix(name, "~/") {
+		return name, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("cannot expand ~: %w", err)
+	}
+	return filepath.Join(home, name[1:]), nil
+}
+
 // resolveStateDir expands a leading ~ in Dev.StateDir and defaults it.
 func (c *Config) resolveStateDir() error {
 	s := lookupSpec("dev.state-dir")
@@ -407,13 +615,11 @@ func (c *Config) resolveStateDir() error {
 		c.Dev.StateDir = d
 		return nil
 	}
-	if dir == "~" || strings.HasPrefix(dir, "~/") {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return &fieldError{spec: s, value: dir, reason: fmt.Sprintf("cannot expand ~: %v", err)}
-		}
-		c.Dev.StateDir = filepath.Join(home, dir[1:])
+	expanded, err := expandHome(dir)
+	if err != nil {
+		return &fieldError{spec: s, value: dir, reason: err.Error()}
 	}
+	c.Dev.StateDir = expanded
 	return nil
 }
 

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,8 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// isolate clears every RALPH_* variable for the test and points
-// XDG_STATE_HOME at a new directory, which it returns.
+// isolate clears every RALPH_* variable for the test, points
+// XDG_CONFIG_HOME at a new empty directory, so that the real user config
+// file stays out, and XDG_STATE_HOME at another, which it returns.
 func isolate(t *testing.T) string {
 	t.Helper()
 	for _, kv := range os.Environ() {
@@ -22,9 +25,19 @@ func isolate(t *testing.T) string {
 			t.Setenv(k, "") // viper treats empty as unset
 		}
 	}
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
 	return state
+}
+
+// writeUserFile writes content to the user config file under
+// $XDG_CONFIG_HOME, which isolate set, and returns its path.
+func writeUserFile(t *testing.T, content string) string {
+	t.Helper()
+	dir := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "durable-ralph")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	return writeFile(t, dir, "config.yaml", content)
 }
 
 // setenv sets the environment variables in env for the test.
@@ -74,6 +87,7 @@ func defaults(state string) Config {
 		Agent: AgentConfig{
 			Command: []string{"claude"},
 			Args:    []string{},
+			Env:     []string{},
 		},
 		Limits: Limits{
 			MaxIterations:          100,
@@ -81,6 +95,7 @@ func defaults(state string) Config {
 			MaxCostUSD:             50,
 			MaxConsecutiveFailures: 3,
 			MaxNoProgress:          3,
+			MaxTaskFileRepairs:     2,
 			IterationTimeout:       30 * time.Minute,
 			HeartbeatTimeout:       10 * time.Second,
 			IterationsPerRun:       25,
@@ -115,84 +130,108 @@ func TestLoadDefaults(t *testing.T) {
 
 func TestLoadPrecedence(t *testing.T) {
 	tests := []struct {
-		key                    string
-		file, env, flag        string // raw values from each source
-		def, fromFile, fromEnv any    // expected results
-		fromFlag               any
-		get                    func(Config) any
+		key                   string
+		user, file, env, flag string // raw values from each source
+		def, fromUser         any    // expected results
+		fromFile, fromEnv     any
+		fromFlag              any
+		get                   func(Config) any
 	}{
 		{
-			key: "task-queue", file: "from-file", env: "from-env", flag: "from-flag",
-			def: "ralph", fromFile: "from-file", fromEnv: "from-env", fromFlag: "from-flag",
+			key: "task-queue", user: "from-user", file: "from-file", env: "from-env", flag: "from-flag",
+			def: "ralph", fromUser: "from-user", fromFile: "from-file", fromEnv: "from-env", fromFlag: "from-flag",
 			get: func(c Config) any { return c.TaskQueue },
 		},
 		{
-			key: "agent.model", file: "sonnet", env: "opus", flag: "haiku",
-			def: "", fromFile: "sonnet", fromEnv: "opus", fromFlag: "haiku",
+			key: "agent.model", user: "fast", file: "sonnet", env: "opus", flag: "haiku",
+			def: "", fromUser: "fast", fromFile: "sonnet", fromEnv: "opus", fromFlag: "haiku",
 			get: func(c Config) any { return c.Agent.Model },
 		},
 		{
-			key: "limits.max-iterations", file: "10", env: "20", flag: "30",
-			def: 100, fromFile: 10, fromEnv: 20, fromFlag: 30,
+			key: "agent.env", user: "[A, B=1]", file: "C", env: "D E='x y'", flag: "F=2",
+			def: []string{}, fromUser: []string{"A", "B=1"}, fromFile: []string{"C"},
+			fromEnv: []string{"D", "E=x y"}, fromFlag: []string{"F=2"},
+			get: func(c Config) any { return c.Agent.Env },
+		},
+		{
+			key: "limits.max-iterations", user: "5", file: "10", env: "20", flag: "30",
+			def: 100, fromUser: 5, fromFile: 10, fromEnv: 20, fromFlag: 30,
 			get: func(c Config) any { return c.Limits.MaxIterations },
 		},
 		{
-			key: "limits.max-runtime", file: "1h", env: "90m", flag: "2h30m",
-			def: 4 * time.Hour, fromFile: time.Hour, fromEnv: 90 * time.Minute, fromFlag: 150 * time.Minute,
+			key: "limits.max-runtime", user: "3h", file: "1h", env: "90m", flag: "2h30m",
+			def: 4 * time.Hour, fromUser: 3 * time.Hour, fromFile: time.Hour, fromEnv: 90 * time.Minute, fromFlag: 150 * time.Minute,
 			get: func(c Config) any { return c.Limits.MaxRuntime },
 		},
 		{
-			key: "limits.max-cost-usd", file: "12.5", env: "7", flag: "0",
-			def: 50.0, fromFile: 12.5, fromEnv: 7.0, fromFlag: 0.0,
+			key: "limits.max-cost-usd", user: "99", file: "12.5", env: "7", flag: "0",
+			def: 50.0, fromUser: 99.0, fromFile: 12.5, fromEnv: 7.0, fromFlag: 0.0,
 			get: func(c Config) any { return c.Limits.MaxCostUSD },
 		},
 		{
-			key: "git.auto-commit", file: "false", env: "true", flag: "false",
-			def: true, fromFile: false, fromEnv: true, fromFlag: false,
+			key: "limits.max-task-file-repairs", user: "1", file: "4", env: "5", flag: "6",
+			def: 2, fromUser: 1, fromFile: 4, fromEnv: 5, fromFlag: 6,
+			get: func(c Config) any { return c.Limits.MaxTaskFileRepairs },
+		},
+		{
+			key: "git.auto-commit", user: "false", file: "true", env: "false", flag: "true",
+			def: true, fromUser: false, fromFile: true, fromEnv: false, fromFlag: true,
 			get: func(c Config) any { return c.Git.AutoCommit },
 		},
 		{
-			key: "checkpoint.every", file: "5", env: "10", flag: "0",
-			def: 0, fromFile: 5, fromEnv: 10, fromFlag: 0,
+			key: "checkpoint.every", user: "2", file: "5", env: "10", flag: "0",
+			def: 0, fromUser: 2, fromFile: 5, fromEnv: 10, fromFlag: 0,
 			get: func(c Config) any { return c.Checkpoint.Every },
 		},
 		{
-			key: "checkpoint.before-complete", file: "true", env: "false", flag: "true",
-			def: false, fromFile: true, fromEnv: false, fromFlag: true,
+			key: "checkpoint.before-complete", user: "true", file: "false", env: "true", flag: "false",
+			def: false, fromUser: true, fromFile: false, fromEnv: true, fromFlag: false,
 			get: func(c Config) any { return c.Checkpoint.BeforeComplete },
 		},
 		{
-			key: "checkpoint.timeout", file: "1h", env: "15m", flag: "0",
-			def: time.Duration(0), fromFile: time.Hour, fromEnv: 15 * time.Minute, fromFlag: time.Duration(0),
+			key: "checkpoint.timeout", user: "2h", file: "1h", env: "15m", flag: "0",
+			def: time.Duration(0), fromUser: 2 * time.Hour, fromFile: time.Hour, fromEnv: 15 * time.Minute, fromFlag: time.Duration(0),
 			get: func(c Config) any { return c.Checkpoint.Timeout },
 		},
 		{
-			key: "checkpoint.on-timeout", file: "stop", env: "continue", flag: "stop",
-			def: "continue", fromFile: "stop", fromEnv: "continue", fromFlag: "stop",
+			key: "checkpoint.on-timeout", user: "stop", file: "continue", env: "stop", flag: "continue",
+			def: "continue", fromUser: "stop", fromFile: "continue", fromEnv: "stop", fromFlag: "continue",
 			get: func(c Config) any { return c.Checkpoint.OnTimeout },
 		},
 		{
-			key: "dev.enabled", file: "true", env: "false", flag: "true",
-			def: false, fromFile: true, fromEnv: false, fromFlag: true,
+			key: "dev.enabled", user: "true", file: "false", env: "true", flag: "false",
+			def: false, fromUser: true, fromFile: false, fromEnv: true, fromFlag: false,
 			get: func(c Config) any { return c.Dev.Enabled },
 		},
 		{
-			key: "dev.ui-port", file: "0", env: "9000", flag: "9100",
-			def: 8233, fromFile: 0, fromEnv: 9000, fromFlag: 9100,
+			key: "dev.ip", user: "0.0.0.0", file: "::1", env: "127.0.0.2", flag: "192.0.2.1",
+			def: "127.0.0.1", fromUser: "0.0.0.0", fromFile: "::1", fromEnv: "127.0.0.2", fromFlag: "192.0.2.1",
+			get: func(c Config) any { return c.Dev.IP },
+		},
+		{
+			key: "dev.ui-port", user: "8000", file: "0", env: "9000", flag: "9100",
+			def: 8233, fromUser: 8000, fromFile: 0, fromEnv: 9000, fromFlag: 9100,
 			get: func(c Config) any { return c.Dev.UIPort },
+		},
+		{
+			key: "codec.server", user: "127.0.0.1:1", file: "localhost:2", env: ":3", flag: "[::1]:4",
+			def: "", fromUser: "127.0.0.1:1", fromFile: "localhost:2", fromEnv: ":3", fromFlag: "[::1]:4",
+			get: func(c Config) any { return c.Codec.Server },
 		},
 	}
 	sources := []struct {
-		name            string
-		file, env, flag bool
-		want            func(def, fromFile, fromEnv, fromFlag any) any
+		name                  string
+		user, file, env, flag bool
+		want                  func(def, fromUser, fromFile, fromEnv, fromFlag any) any
 	}{
-		{"default", false, false, false, func(d, _, _, _ any) any { return d }},
-		{"file over default", true, false, false, func(_, f, _, _ any) any { return f }},
-		{"env over default", false, true, false, func(_, _, e, _ any) any { return e }},
-		{"env over file", true, true, false, func(_, _, e, _ any) any { return e }},
-		{"flag over file", true, false, true, func(_, _, _, f any) any { return f }},
-		{"flag over env and file", true, true, true, func(_, _, _, f any) any { return f }},
+		{"default", false, false, false, false, func(d, _, _, _, _ any) any { return d }},
+		{"user over default", true, false, false, false, func(_, u, _, _, _ any) any { return u }},
+		{"file over user", true, true, false, false, func(_, _, f, _, _ any) any { return f }},
+		{"env over default", false, false, true, false, func(_, _, _, e, _ any) any { return e }},
+		{"env over user", true, false, true, false, func(_, _, _, e, _ any) any { return e }},
+		{"env over file", false, true, true, false, func(_, _, _, e, _ any) any { return e }},
+		{"flag over file", false, true, false, true, func(_, _, _, _, f any) any { return f }},
+		{"flag over all", true, true, true, true, func(_, _, _, _, f any) any { return f }},
 	}
 	for _, tt := range tests {
 		for _, src := range sources {
@@ -200,20 +239,29 @@ func TestLoadPrecedence(t *testing.T) {
 				isolate(t)
 				ws := t.TempDir()
 				s := lookupSpec(tt.key)
+				var args []string
+				if src.user {
+					writeUserFile(t, yamlFor(tt.key, tt.user))
+				}
 				if src.file {
-					writeFile(t, ws, "ralph.yaml", yamlFor(tt.key, tt.file))
+					// The workspace's ralph.yaml may not set a trusted
+					// key, but a file named by --config may.
+					if s.trusted {
+						args = append(args, "--config="+writeFile(t, t.TempDir(), "ralph.yaml", yamlFor(tt.key, tt.file)))
+					} else {
+						writeFile(t, ws, "ralph.yaml", yamlFor(tt.key, tt.file))
+					}
 				}
 				if src.env {
 					t.Setenv(s.env(), tt.env)
 				}
-				var args []string
 				if src.flag {
 					args = append(args, "--"+s.flag+"="+tt.flag)
 				}
 
 				cfg, err := load(t, ws, args...)
 				require.NoError(t, err)
-				require.Equal(t, src.want(tt.def, tt.fromFile, tt.fromEnv, tt.fromFlag), tt.get(cfg))
+				require.Equal(t, src.want(tt.def, tt.fromUser, tt.fromFile, tt.fromEnv, tt.fromFlag), tt.get(cfg))
 			})
 		}
 	}
@@ -226,14 +274,18 @@ func TestLoadEnvOnly(t *testing.T) {
 	state := isolate(t)
 	ws := t.TempDir()
 	setenv(t, map[string]string{
-		"RALPH_AGENT_MODEL":              "opus",
-		"RALPH_TASK_COMPLETION_PROMISE":  "<promise>DONE</promise>",
-		"RALPH_LIMITS_MAX_NO_PROGRESS":   "7",
-		"RALPH_LIMITS_HEARTBEAT_TIMEOUT": "1m",
-		"RALPH_GIT_ALLOW_DIRTY":          "1",
-		"RALPH_CHECKPOINT_TIMEOUT":       "30m",
-		"RALPH_DEV_NAMESPACE":            "ralph",
-		"RALPH_AGENT_ARGS":               "--verbose --append-system-prompt 'be brief'",
+		"RALPH_AGENT_MODEL":                  "opus",
+		"RALPH_TASK_COMPLETION_PROMISE":      "<promise>DONE</promise>",
+		"RALPH_LIMITS_MAX_NO_PROGRESS":       "7",
+		"RALPH_LIMITS_HEARTBEAT_TIMEOUT":     "1m",
+		"RALPH_GIT_ALLOW_DIRTY":              "1",
+		"RALPH_CHECKPOINT_TIMEOUT":           "30m",
+		"RALPH_DEV_NAMESPACE":                "ralph",
+		"RALPH_AGENT_ARGS":                   "--verbose --append-system-prompt 'be brief'",
+		"RALPH_AGENT_ENV":                    "GH_TOKEN LANG=C",
+		"RALPH_LIMITS_MAX_TASK_FILE_REPAIRS": "4",
+		"RALPH_CODEC_KEY_ENV":                "RALPH_KEY",
+		"RALPH_CODEC_SERVER":                 "127.0.0.1:8081",
 	})
 
 	for _, fs := range []*pflag.FlagSet{nil, pflag.NewFlagSet("empty", pflag.ContinueOnError)} {
@@ -243,6 +295,9 @@ func TestLoadEnvOnly(t *testing.T) {
 		want.Workspace = ws
 		want.Agent.Model = "opus"
 		want.Agent.Args = []string{"--verbose", "--append-system-prompt", "be brief"}
+		want.Agent.Env = []string{"GH_TOKEN", "LANG=C"}
+		want.Limits.MaxTaskFileRepairs = 4
+		want.Codec = CodecConfig{KeyEnv: "RALPH_KEY", Server: "127.0.0.1:8081"}
 		want.Task.CompletionPromise = "<promise>DONE</promise>"
 		want.Limits.MaxNoProgress = 7
 		want.Limits.HeartbeatTimeout = time.Minute
@@ -256,6 +311,7 @@ func TestLoadEnvOnly(t *testing.T) {
 func TestLoadInvalid(t *testing.T) {
 	tests := []struct {
 		name string
+		user string            // user config file, if not empty
 		file string            // ralph.yaml in the workspace, if not empty
 		env  map[string]string // environment
 		args []string          // command line
@@ -391,13 +447,13 @@ func TestLoadInvalid(t *testing.T) {
 			want: []string{`invalid dev.port (--dev-port, RALPH_DEV_PORT) = 0: must be between 1 and 65535`},
 		},
 		{
-			name: "file ui port negative",
-			file: "dev:\n  ui-port: -1\n",
+			name: "user file ui port negative",
+			user: "dev:\n  ui-port: -1\n",
 			want: []string{`invalid dev.ui-port (--dev-ui-port, RALPH_DEV_UI_PORT) = -1: must be between 1 and 65535, or 0 for no UI`},
 		},
 		{
-			name: "file ports equal",
-			file: "dev:\n  port: 8233\n",
+			name: "user file ports equal",
+			user: "dev:\n  port: 8233\n",
 			want: []string{`invalid dev.ui-port (--dev-ui-port, RALPH_DEV_UI_PORT) = 8233: must differ from dev.port`},
 		},
 		{
@@ -407,7 +463,7 @@ func TestLoadInvalid(t *testing.T) {
 		},
 		{
 			name: "empty strings",
-			file: "task-queue: ''\ndev:\n  namespace: ' '\n",
+			user: "task-queue: ''\ndev:\n  namespace: ' '\n",
 			want: []string{
 				`invalid task-queue (--task-queue, RALPH_TASK_QUEUE) = "": must not be empty`,
 				`invalid dev.namespace (--namespace, RALPH_DEV_NAMESPACE) = " ": must not be empty`,
@@ -424,6 +480,58 @@ func TestLoadInvalid(t *testing.T) {
 			},
 		},
 		{
+			name: "user file decoding, file over user file",
+			user: "limits:\n  max-runtime: long\n  max-iterations: 0\n",
+			file: "limits:\n  max-iterations: 3\n",
+			want: []string{`invalid limits.max-runtime (--max-runtime, RALPH_LIMITS_MAX_RUNTIME) = "long": must be a duration such as 90s, 30m or 4h`},
+		},
+		{
+			name: "flag agent env name",
+			args: []string{"--agent-env=GOOD", "--agent-env=1BAD=x", "--agent-env=ALSO BAD"},
+			want: []string{`invalid agent.env (--agent-env, RALPH_AGENT_ENV) = "GOOD 1BAD=x ALSO BAD": entry "1BAD=x" must be NAME or NAME=value, where NAME is letters, digits and _, not starting with a digit`},
+		},
+		{
+			name: "env agent env empty name",
+			env:  map[string]string{"RALPH_AGENT_ENV": "=value"},
+			want: []string{`invalid agent.env (--agent-env, RALPH_AGENT_ENV) = "=value": entry "=value" must be NAME or NAME=value, where NAME is letters, digits and _, not starting with a digit`},
+		},
+		{
+			name: "user file agent env map",
+			user: "agent:\n  env:\n    A: b\n",
+			want: []string{`invalid agent.env (--agent-env, RALPH_AGENT_ENV) = map[a:b]: must be a list of arguments`},
+		},
+		{
+			name: "flag task file repairs",
+			args: []string{"--max-task-file-repairs=0"},
+			want: []string{`invalid limits.max-task-file-repairs (--max-task-file-repairs, RALPH_LIMITS_MAX_TASK_FILE_REPAIRS) = 0: must be at least 1`},
+		},
+		{
+			name: "codec key file and env",
+			env:  map[string]string{"RALPH_CODEC_KEY_FILE": "/etc/ralph/key"},
+			args: []string{"--codec-key-env=RALPH_KEY"},
+			want: []string{`invalid codec.key-env (--codec-key-env, RALPH_CODEC_KEY_ENV) = "RALPH_KEY": must not be set together with codec.key-file (--codec-key-file, RALPH_CODEC_KEY_FILE): choose one`},
+		},
+		{
+			name: "codec key env name",
+			user: "codec:\n  key-env: $RALPH_KEY\n",
+			want: []string{`invalid codec.key-env (--codec-key-env, RALPH_CODEC_KEY_ENV) = "$RALPH_KEY": must be the name of an environment variable: letters, digits and _, not starting with a digit`},
+		},
+		{
+			name: "codec server without port",
+			args: []string{"--codec-server=localhost"},
+			want: []string{`invalid codec.server (--codec-server, RALPH_CODEC_SERVER) = "localhost": must be host:port, such as 127.0.0.1:8081`},
+		},
+		{
+			name: "codec server bad port",
+			env:  map[string]string{"RALPH_CODEC_SERVER": "127.0.0.1:http"},
+			want: []string{`invalid codec.server (--codec-server, RALPH_CODEC_SERVER) = "127.0.0.1:http": must have a port between 1 and 65535`},
+		},
+		{
+			name: "codec server port zero",
+			args: []string{"--codec-server=127.0.0.1:0"},
+			want: []string{`invalid codec.server (--codec-server, RALPH_CODEC_SERVER) = "127.0.0.1:0": must have a port between 1 and 65535`},
+		},
+		{
 			name: "section in env",
 			env:  map[string]string{"RALPH_DEV": "1"},
 			want: []string{"environment variable RALPH_DEV is set, but dev is a group of settings, not a setting: unset it and set RALPH_DEV_* variables such as RALPH_DEV_ENABLED instead"},
@@ -433,6 +541,9 @@ func TestLoadInvalid(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			isolate(t)
 			ws := t.TempDir()
+			if tt.user != "" {
+				writeUserFile(t, tt.user)
+			}
 			if tt.file != "" {
 				writeFile(t, ws, "ralph.yaml", tt.file)
 			}
@@ -608,50 +719,344 @@ func TestLoadConfigFile(t *testing.T) {
 
 	t.Run("current directory", func(t *testing.T) {
 		ws := t.TempDir()
-		file := writeFile(t, ws, "ralph.yaml", "task-queue: here\n")
+		file := writeFile(t, ws, "ralph.yaml", "agent:\n  model: here\n")
 		t.Chdir(ws)
 
 		cfg, err := load(t, "")
 		require.NoError(t, err)
 		require.Equal(t, file, cfg.File)
-		require.Equal(t, "here", cfg.TaskQueue)
+		require.Equal(t, "here", cfg.Agent.Model)
 		require.Empty(t, cfg.Workspace)
 	})
 
 	t.Run("--workspace finds ralph.yaml", func(t *testing.T) {
 		ws := t.TempDir()
-		writeFile(t, ws, "ralph.yaml", "task-queue: there\n")
+		writeFile(t, ws, "ralph.yaml", "agent:\n  model: there\n")
 		t.Chdir(t.TempDir())
 
 		cfg, err := load(t, "", "--workspace", ws)
 		require.NoError(t, err)
-		require.Equal(t, "there", cfg.TaskQueue)
+		require.Equal(t, "there", cfg.Agent.Model)
 		require.Equal(t, ws, cfg.Workspace)
 	})
 
 	t.Run("RALPH_WORKSPACE finds ralph.yaml", func(t *testing.T) {
 		ws := t.TempDir()
-		writeFile(t, ws, "ralph.yaml", "task-queue: there\n")
+		writeFile(t, ws, "ralph.yaml", "agent:\n  model: there\n")
 		t.Setenv("RALPH_WORKSPACE", ws)
 		t.Chdir(t.TempDir())
 
 		cfg, err := load(t, "")
 		require.NoError(t, err)
-		require.Equal(t, "there", cfg.TaskQueue)
+		require.Equal(t, "there", cfg.Agent.Model)
 		require.Equal(t, ws, cfg.Workspace)
 	})
 
 	t.Run("argument overrides --workspace", func(t *testing.T) {
 		ws := t.TempDir()
-		writeFile(t, ws, "ralph.yaml", "task-queue: argument\n")
+		writeFile(t, ws, "ralph.yaml", "agent:\n  model: argument\n")
 		flag := t.TempDir()
-		writeFile(t, flag, "ralph.yaml", "task-queue: flag\n")
+		writeFile(t, flag, "ralph.yaml", "agent:\n  model: flag\n")
 
 		cfg, err := load(t, ws, "--workspace", flag)
 		require.NoError(t, err)
-		require.Equal(t, "argument", cfg.TaskQueue)
+		require.Equal(t, "argument", cfg.Agent.Model)
 		require.Equal(t, ws, cfg.Workspace)
 	})
+}
+
+func TestLoadUserFile(t *testing.T) {
+	t.Run("read", func(t *testing.T) {
+		isolate(t)
+		ws := t.TempDir()
+		user := writeUserFile(t, "limits:\n  max-iterations: 7\n  max-no-progress: 5\ndev:\n  ip: 0.0.0.0\n")
+		writeFile(t, ws, "ralph.yaml", "limits:\n  max-no-progress: 9\n")
+
+		cfg, err := load(t, ws)
+		require.NoError(t, err)
+		require.Equal(t, user, cfg.UserFile)
+		require.Equal(t, filepath.Join(ws, "ralph.yaml"), cfg.File)
+		require.Equal(t, 7, cfg.Limits.MaxIterations)
+		require.Equal(t, 9, cfg.Limits.MaxNoProgress, "ralph.yaml over the user file")
+		require.Equal(t, "0.0.0.0", cfg.Dev.IP)
+	})
+
+	t.Run("missing", func(t *testing.T) {
+		state := isolate(t)
+		ws := t.TempDir()
+		cfg, err := load(t, ws)
+		require.NoError(t, err)
+		want := defaults(state)
+		want.Workspace = ws
+		require.Equal(t, want, cfg)
+	})
+
+	t.Run("unknown key", func(t *testing.T) {
+		isolate(t)
+		user := writeUserFile(t, "dev:\n  prot: 1\n")
+		_, err := load(t, t.TempDir())
+		require.EqualError(t, err, "unknown key dev.prot in "+user+" (did you mean dev.port?)")
+	})
+
+	t.Run("malformed", func(t *testing.T) {
+		isolate(t)
+		user := writeUserFile(t, "dev: [\n")
+		_, err := load(t, t.TempDir())
+		require.ErrorContains(t, err, "read config file "+user+": ")
+	})
+
+	t.Run("directory", func(t *testing.T) {
+		isolate(t)
+		dir := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "durable-ralph", "config.yaml")
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		_, err := load(t, t.TempDir())
+		require.EqualError(t, err, "user config file "+dir+" is a directory")
+	})
+
+	t.Run("relative XDG_CONFIG_HOME ignored", func(t *testing.T) {
+		isolate(t)
+		home := t.TempDir()
+		t.Setenv("HOME", home)
+		t.Setenv("XDG_CONFIG_HOME", "config")
+		dir := filepath.Join(home, ".config", "durable-ralph")
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		user := writeFile(t, dir, "config.yaml", "agent:\n  model: opus\n")
+
+		cfg, err := load(t, t.TempDir())
+		require.NoError(t, err)
+		require.Equal(t, user, cfg.UserFile)
+		require.Equal(t, "opus", cfg.Agent.Model)
+	})
+
+	t.Run("no home", func(t *testing.T) {
+		isolate(t)
+		t.Setenv("HOME", "")
+		t.Setenv("XDG_CONFIG_HOME", "")
+		cfg, err := load(t, t.TempDir())
+		require.NoError(t, err)
+		require.Empty(t, cfg.UserFile)
+	})
+
+	t.Run("workspace finds ralph.yaml", func(t *testing.T) {
+		isolate(t)
+		ws := t.TempDir()
+		writeFile(t, ws, "ralph.yaml", "agent:\n  model: there\n")
+		writeUserFile(t, "workspace: "+ws+"\n")
+		t.Chdir(t.TempDir())
+
+		cfg, err := load(t, "")
+		require.NoError(t, err)
+		require.Equal(t, ws, cfg.Workspace)
+		require.Equal(t, "there", cfg.Agent.Model)
+	})
+}
+
+func TestLoadTrusted(t *testing.T) {
+	// A valid value of every trusted key, as written in a file.
+	values := map[string]string{
+		"task-queue":     "q",
+		"agent.env":      "[GH_TOKEN]",
+		"dev.enabled":    "true",
+		"dev.state-dir":  "/tmp/ralph-state",
+		"dev.ip":         "0.0.0.0",
+		"dev.port":       "7000",
+		"dev.ui-port":    "7001",
+		"dev.namespace":  "ralph",
+		"codec.key-file": "/etc/ralph/key",
+		"codec.key-env":  "RALPH_KEY",
+		"codec.server":   "127.0.0.1:8081",
+	}
+	var trusted []string
+	for _, k := range Keys() {
+		if k.Trusted {
+			trusted = append(trusted, k.Key)
+		}
+	}
+	require.ElementsMatch(t, slices.Collect(maps.Keys(values)), trusted)
+
+	for _, key := range trusted {
+		s := lookupSpec(key)
+		content := yamlFor(key, values[key])
+		t.Run(key+"/workspace", func(t *testing.T) {
+			isolate(t)
+			ws := t.TempDir()
+			file := writeFile(t, ws, "ralph.yaml", "git:\n  allow-dirty: true\n"+content)
+			user := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "durable-ralph", "config.yaml")
+
+			_, err := load(t, ws)
+			require.EqualError(t, err, "key "+key+" in "+file+" is not allowed in a workspace's ralph.yaml, which comes with the repository: "+
+				"it decides where the Temporal server listens, where its state is or what the worker exposes; "+
+				"set it with --"+s.flag+", "+s.env()+" or in the user config file "+user)
+		})
+		for _, src := range []string{"user", "--config", "RALPH_CONFIG"} {
+			t.Run(key+"/"+src, func(t *testing.T) {
+				isolate(t)
+				ws := t.TempDir()
+				var args []string
+				switch src {
+				case "user":
+					writeUserFile(t, content)
+				case "--config":
+					args = append(args, "--config", writeFile(t, ws, "ralph.yaml", content))
+				case "RALPH_CONFIG":
+					t.Setenv("RALPH_CONFIG", writeFile(t, ws, "ralph.yaml", content))
+				}
+				_, err := load(t, ws, args...)
+				require.NoError(t, err)
+			})
+		}
+	}
+
+	tests := []struct {
+		name string
+		file string
+		want []string // keys in the errors, in order; none for no error
+	}{
+		{name: "several", file: "dev:\n  port: 7000\n  ip: 0.0.0.0\ntask-queue: q\n", want: []string{"task-queue", "dev.ip", "dev.port"}},
+		{name: "dotted key", file: "dev.ip: 0.0.0.0\n", want: []string{"dev.ip"}},
+		{name: "upper case", file: "DEV:\n  IP: 0.0.0.0\n", want: []string{"dev.ip"}},
+		{name: "emptied", file: "dev:\n  ip:\ncodec:\n"},
+		{name: "untrusted keys", file: "agent:\n  command: codex\n  args: [-v]\nworkspace: .\ngit:\n  allow-dirty: true\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			isolate(t)
+			ws := t.TempDir()
+			file := writeFile(t, ws, "ralph.yaml", tt.file)
+
+			_, err := load(t, ws)
+			if len(tt.want) == 0 {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			lines := strings.Split(err.Error(), "\n")
+			require.Len(t, lines, len(tt.want))
+			for i, key := range tt.want {
+				require.True(t, strings.HasPrefix(lines[i], "key "+key+" in "+file+" is not allowed"), lines[i])
+			}
+		})
+	}
+}
+
+func TestNotices(t *testing.T) {
+	const (
+		devWarning   = "warning: the embedded Temporal server and UI listen on %s, beyond this machine: it has no authentication, so anyone who can reach it can start sessions that run any agent command as this user"
+		codecWarning = "warning: the codec server listens on %s, beyond this machine: it has no authentication, so anyone who can reach it can decrypt what sessions store in Temporal"
+	)
+	tests := []struct {
+		name string
+		user string // user config file, if not empty
+		file string // ralph.yaml in the workspace, if not empty
+		env  map[string]string
+		args []string
+		want []string // with FILE for ralph.yaml
+	}{
+		{name: "defaults"},
+		{
+			name: "agent command from ralph.yaml",
+			file: "agent:\n  command: claude --dangerously-skip-permissions\n",
+			want: []string{`using agent command "claude --dangerously-skip-permissions" from FILE`},
+		},
+		{
+			name: "agent command list from ralph.yaml over user file",
+			user: "agent:\n  command: claude\n",
+			file: "agent:\n  command: [./agent.sh, -v]\n",
+			want: []string{`using agent command "./agent.sh -v" from FILE`},
+		},
+		{
+			name: "agent command from user file",
+			user: "agent:\n  command: codex exec\n",
+		},
+		{
+			name: "agent command from --config",
+			args: []string{"--config=FILE"},
+			file: "agent:\n  command: codex exec\n",
+		},
+		{
+			name: "agent command from ralph.yaml overridden by flag",
+			file: "agent:\n  command: codex exec\n",
+			args: []string{"--agent-command=claude"},
+		},
+		{
+			name: "agent command from ralph.yaml overridden by env",
+			file: "agent:\n  command: codex exec\n",
+			env:  map[string]string{"RALPH_AGENT_COMMAND": "claude"},
+		},
+		{
+			name: "other agent settings from ralph.yaml",
+			file: "agent:\n  model: opus\n  args: [-v]\n",
+		},
+		{name: "dev on 0.0.0.0", args: []string{"--dev", "--dev-ip=0.0.0.0"}, want: []string{fmt.Sprintf(devWarning, "0.0.0.0")}},
+		{name: "dev on ::", args: []string{"--dev", "--dev-ip=::"}, want: []string{fmt.Sprintf(devWarning, "::")}},
+		{name: "dev on other address", user: "dev:\n  enabled: true\n  ip: 192.0.2.7\n", want: []string{fmt.Sprintf(devWarning, "192.0.2.7")}},
+		{
+			name: "dev without UI",
+			args: []string{"--dev", "--dev-ip=0.0.0.0", "--dev-ui-port=0"},
+			want: []string{"warning: the embedded Temporal server listens on 0.0.0.0, beyond this machine: it has no authentication, so anyone who can reach it can start sessions that run any agent command as this user"},
+		},
+		{name: "dev on 127.0.0.1", args: []string{"--dev", "--dev-ip=127.0.0.1"}},
+		{name: "dev on 127.0.0.2", args: []string{"--dev", "--dev-ip=127.0.0.2"}},
+		{name: "dev on ::1", args: []string{"--dev", "--dev-ip=::1"}},
+		{name: "dev disabled", args: []string{"--dev-ip=0.0.0.0"}},
+		{name: "codec server on every interface", args: []string{"--codec-server=:8081"}, want: []string{fmt.Sprintf(codecWarning, "every interface")}},
+		{name: "codec server on 0.0.0.0", args: []string{"--codec-server=0.0.0.0:8081"}, want: []string{fmt.Sprintf(codecWarning, "0.0.0.0")}},
+		{name: "codec server on localhost", args: []string{"--codec-server=localhost:8081"}},
+		{name: "codec server on ::1", args: []string{"--codec-server=[::1]:8081"}},
+		{
+			name: "all",
+			file: "agent:\n  command: codex\n",
+			args: []string{"--dev", "--dev-ip=0.0.0.0", "--codec-server=0.0.0.0:8081"},
+			want: []string{
+				`using agent command "codex" from FILE`,
+				fmt.Sprintf(devWarning, "0.0.0.0"),
+				fmt.Sprintf(codecWarning, "0.0.0.0"),
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			isolate(t)
+			ws := t.TempDir()
+			file := filepath.Join(ws, "ralph.yaml")
+			if tt.user != "" {
+				writeUserFile(t, tt.user)
+			}
+			if tt.file != "" {
+				writeFile(t, ws, "ralph.yaml", tt.file)
+			}
+			setenv(t, tt.env)
+			var args []string
+			for _, a := range tt.args {
+				args = append(args, strings.ReplaceAll(a, "FILE", file))
+			}
+
+			cfg, err := load(t, ws, args...)
+			require.NoError(t, err)
+			var want []string
+			for _, w := range tt.want {
+				want = append(want, strings.ReplaceAll(w, "FILE", file))
+			}
+			require.Equal(t, want, cfg.Notices())
+		})
+	}
+}
+
+func TestIsLoopback(t *testing.T) {
+	for host, want := range map[string]bool{
+		"localhost": true,
+		"LocalHost": true,
+		"127.0.0.1": true,
+		"127.1.2.3": true,
+		"::1":       true,
+		"0.0.0.0":   false,
+		"::":        false,
+		"":          false,
+		"192.0.2.1": false,
+		"example":   false,
+	} {
+		require.Equal(t, want, isLoopback(host), host)
+	}
 }
 
 func TestLoadAgentCommand(t *testing.T) {
@@ -851,6 +1256,8 @@ func TestKeys(t *testing.T) {
 	require.Equal(t, "0", defaults["checkpoint.every"])
 	require.Equal(t, "0s", defaults["checkpoint.timeout"])
 	require.Equal(t, "continue", defaults["checkpoint.on-timeout"])
+	require.Equal(t, "2", defaults["limits.max-task-file-repairs"])
+	require.Equal(t, "none", defaults["agent.env"])
 }
 
 // structKeys returns the dotted mapstructure keys of the fields of struct t.
@@ -859,7 +1266,7 @@ func structKeys(t reflect.Type, prefix string) []string {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag := f.Tag.Get("mapstructure")
-		if tag == "-" {
+		if tag == "-" || !f.IsExported() {
 			continue
 		}
 		if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeFor[time.Duration]() {

@@ -1,11 +1,13 @@
 // Package config resolves the configuration of a Durable Ralph session from
-// command-line flags, RALPH_* environment variables, a YAML config file and
-// defaults, in that order of precedence: a flag wins only if it is given on
-// the command line.
+// command-line flags, RALPH_* environment variables, a YAML config file, the
+// user config file and defaults, in that order of precedence: a flag wins
+// only if it is given on the command line.
 //
 // The config file is the one named by --config or RALPH_CONFIG, which must
-// exist; otherwise ralph.yaml in the workspace, if it exists. A key a.b-c is
-// written in the file as
+// exist; otherwise ralph.yaml in the workspace, if it exists. The user
+// config file is $XDG_CONFIG_HOME/durable-ralph/config.yaml, or
+// ~/.config/durable-ralph/config.yaml if XDG_CONFIG_HOME is unset or
+// relative; it need not exist. A key a.b-c is written in either file as
 //
 //	a:
 //	  b-c: value
@@ -13,6 +15,14 @@
 // and set in the environment as RALPH_A_B_C. Unknown keys in the file are
 // errors, so that a typo does not silently leave a default in force.
 // Durations are written with a unit, such as 90s, 30m or 1h30m.
+//
+// A workspace's ralph.yaml comes with the repository, which may not be the
+// user's own. So it may not set the trusted keys, which decide where the
+// Temporal server listens, where its state is and what the worker exposes:
+// task-queue, agent.env, dev.* and codec.*. Setting one there is an error;
+// flags, environment variables, a file named by --config or RALPH_CONFIG and
+// the user config file may set them. It may set agent.command, which
+// [Config.Notices] then reports.
 //
 // The following environment variables are used, each followed by its flag and
 // default in parentheses:
@@ -23,7 +33,7 @@
 //     (--workspace, current directory). A positional argument of the command
 //     overrides it.
 //   - RALPH_TASK_QUEUE: Temporal task queue of the workflow and its worker
-//     (--task-queue, "ralph").
+//     (--task-queue, "ralph"). Trusted.
 //   - RALPH_AGENT_COMMAND: agent command line, split on spaces; single and
 //     double quotes group words (--agent-command, "claude").
 //   - RALPH_AGENT_MODEL: model the agent uses (--model, the agent's default).
@@ -32,6 +42,10 @@
 //   - RALPH_AGENT_ARGS: extra agent arguments, space separated and quoted
 //     like RALPH_AGENT_COMMAND (--agent-arg, repeated once per argument;
 //     none). In the file, a list or a string.
+//   - RALPH_AGENT_ENV: extra environment for the agent beyond the built-in
+//     allow-list, space separated and quoted like RALPH_AGENT_COMMAND; each
+//     entry is NAME, passing the worker's variable of that name, or
+//     NAME=value (--agent-env, repeated once per entry; none). Trusted.
 //   - RALPH_AGENT_RESET_INTERRUPTED: when an iteration's worker died and its
 //     agent session cannot be resumed, reset the workspace to the
 //     iteration's start commit instead of keeping (and describing) the
@@ -50,6 +64,9 @@
 //     iterations in a row (--max-consecutive-failures, 3).
 //   - RALPH_LIMITS_MAX_NO_PROGRESS: stop after this many iterations in a row
 //     without progress (--max-no-progress, 3).
+//   - RALPH_LIMITS_MAX_TASK_FILE_REPAIRS: iterations in a row that may try
+//     to repair a task file the agent made unreadable before the session
+//     ends as task_file_invalid (--max-task-file-repairs, 2).
 //   - RALPH_LIMITS_ITERATION_TIMEOUT: time limit of one agent iteration;
 //     longer than the heartbeat timeout (--iteration-timeout, 30m).
 //   - RALPH_LIMITS_HEARTBEAT_TIMEOUT: Temporal heartbeat timeout of a running
@@ -81,6 +98,17 @@
 //     8233).
 //   - RALPH_DEV_NAMESPACE: Temporal namespace, created by the dev server
 //     (--namespace, "default").
+//   - RALPH_CODEC_KEY_FILE: file holding a base64-encoded 32-byte AES-256
+//     key (such as the output of openssl rand -base64 32) that encrypts
+//     everything sessions store in Temporal; a leading ~ is expanded
+//     (--codec-key-file, none: no encryption).
+//   - RALPH_CODEC_KEY_ENV: name of the environment variable holding that
+//     key, instead of a file (--codec-key-env, none).
+//   - RALPH_CODEC_SERVER: host:port where the worker serves a Temporal codec
+//     server (HTTP /encode and /decode), so that the Temporal UI can show
+//     decrypted payloads (--codec-server, none: off).
+//
+// The dev.* and codec.* settings are trusted too.
 //
 // Booleans are true or false (also 1 or 0). An empty environment variable is
 // treated as unset. Variables named after a group of settings, such as

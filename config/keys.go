@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -18,6 +19,10 @@ type Key struct {
 	Default string
 	// Description says what the setting does.
 	Description string
+	// Trusted reports a setting that the workspace's ralph.yaml may not set:
+	// only flags, environment variables, a file named by --config or
+	// RALPH_CONFIG, and the user config file may.
+	Trusted bool
 }
 
 // Keys returns the documented table of configuration keys, in the order they
@@ -31,6 +36,7 @@ func Keys() []Key {
 			Env:         s.env(),
 			Default:     s.defaultText(),
 			Description: s.usage,
+			Trusted:     s.trusted,
 		}
 	}
 	return keys
@@ -77,6 +83,10 @@ type spec struct {
 	def   any    // typed default value; its type matches kind
 	text  string // default as documented, if def does not say it well
 	usage string
+	// trusted marks a setting that decides where the Temporal server
+	// listens, where its state is or what the worker exposes. A repository
+	// must not choose it, so the workspace's ralph.yaml may not set it.
+	trusted bool
 }
 
 // env returns the environment variable that sets s, as AutomaticEnv derives it.
@@ -129,9 +139,16 @@ const (
 	configEnv  = "RALPH_CONFIG"
 	// fileName is the config file looked for in the workspace.
 	fileName = "ralph.yaml"
-	// stateDirName is the directory under $XDG_STATE_HOME for dev.state-dir.
+	// stateDirName is the directory under $XDG_STATE_HOME for dev.state-dir,
+	// and the directory under $XDG_CONFIG_HOME of the user config file.
 	stateDirName = "durable-ralph"
+	// userFileName is the user config file in that directory.
+	userFileName = "config.yaml"
 )
+
+// envNameRE matches the name of an environment variable, for agent.env and
+// codec.key-env.
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // envReplacer maps a key to its environment variable suffix.
 var envReplacer = strings.NewReplacer("-", "_", ".", "_")
@@ -149,7 +166,7 @@ var specs = []spec{
 	{key: "workspace", flag: "workspace", kind: kindString, def: "",
 		text:  `"" (current directory)`,
 		usage: "directory of the repository the agent works in (default: the current directory)"},
-	{key: "task-queue", flag: "task-queue", kind: kindString, def: "ralph",
+	{key: "task-queue", flag: "task-queue", kind: kindString, def: "ralph", trusted: true,
 		usage: "Temporal task queue of the workflow and its worker"},
 
 	{key: "agent.command", flag: "agent-command", kind: kindCommand, def: "claude",
@@ -162,6 +179,9 @@ var specs = []spec{
 	{key: "agent.args", flag: "agent-arg", kind: kindArgs, def: []string{},
 		text:  "none",
 		usage: "extra agent argument (repeatable; the environment variable is space separated)"},
+	{key: "agent.env", flag: "agent-env", kind: kindArgs, def: []string{}, trusted: true,
+		text:  "none",
+		usage: "extra environment variable for the agent beyond the built-in allow-list: NAME passes the worker's variable, NAME=value sets it (repeatable; the environment variable is space separated)"},
 	{key: "agent.reset-interrupted", flag: "reset-interrupted", kind: kindBool, def: false,
 		usage: "when an iteration's worker died and its agent session cannot be resumed, reset the workspace to the iteration's start instead of keeping the partial changes"},
 
@@ -182,6 +202,8 @@ var specs = []spec{
 		usage: "stop after this many failed iterations in a row"},
 	{key: "limits.max-no-progress", flag: "max-no-progress", kind: kindInt, def: 3,
 		usage: "stop after this many iterations in a row without progress"},
+	{key: "limits.max-task-file-repairs", flag: "max-task-file-repairs", kind: kindInt, def: 2,
+		usage: "iterations in a row that may try to repair a task file the agent made unreadable before the session ends as task_file_invalid"},
 	{key: "limits.iteration-timeout", flag: "iteration-timeout", kind: kindDuration, def: 30 * time.Minute,
 		usage: "time limit of one agent iteration"},
 	{key: "limits.heartbeat-timeout", flag: "heartbeat-timeout", kind: kindDuration, def: 10 * time.Second,
@@ -203,19 +225,29 @@ var specs = []spec{
 	{key: "checkpoint.on-timeout", flag: "checkpoint-on-timeout", kind: kindString, def: "continue",
 		usage: "what an unanswered checkpoint does: continue (telling the agent nobody answered) or stop (ending the session as checkpoint_timeout)"},
 
-	{key: "dev.enabled", flag: "dev", kind: kindBool, def: false,
+	{key: "dev.enabled", flag: "dev", kind: kindBool, def: false, trusted: true,
 		usage: "run an embedded Temporal dev server"},
-	{key: "dev.state-dir", flag: "state-dir", kind: kindString, def: "",
+	{key: "dev.state-dir", flag: "state-dir", kind: kindString, def: "", trusted: true,
 		text:  "$XDG_STATE_HOME/durable-ralph or ~/.local/state/durable-ralph",
 		usage: "directory of the dev server's database (default: $XDG_STATE_HOME/durable-ralph or ~/.local/state/durable-ralph)"},
-	{key: "dev.ip", flag: "dev-ip", kind: kindString, def: "127.0.0.1",
+	{key: "dev.ip", flag: "dev-ip", kind: kindString, def: "127.0.0.1", trusted: true,
 		usage: "IP address the dev server listens on"},
-	{key: "dev.port", flag: "dev-port", kind: kindInt, def: 7233,
+	{key: "dev.port", flag: "dev-port", kind: kindInt, def: 7233, trusted: true,
 		usage: "dev server frontend (gRPC) port"},
-	{key: "dev.ui-port", flag: "dev-ui-port", kind: kindInt, def: 8233,
+	{key: "dev.ui-port", flag: "dev-ui-port", kind: kindInt, def: 8233, trusted: true,
 		usage: "dev server Web UI port (0 = no UI)"},
-	{key: "dev.namespace", flag: "namespace", kind: kindString, def: "default",
+	{key: "dev.namespace", flag: "namespace", kind: kindString, def: "default", trusted: true,
 		usage: "Temporal namespace (the dev server creates it)"},
+
+	{key: "codec.key-file", flag: "codec-key-file", kind: kindString, def: "", trusted: true,
+		text:  `"" (no encryption)`,
+		usage: "file holding a base64-encoded 32-byte AES-256 key (such as the output of openssl rand -base64 32) that encrypts everything sessions store in Temporal; a leading ~ is expanded"},
+	{key: "codec.key-env", flag: "codec-key-env", kind: kindString, def: "", trusted: true,
+		text:  `"" (no encryption)`,
+		usage: "name of the environment variable holding the key, instead of codec.key-file"},
+	{key: "codec.server", flag: "codec-server", kind: kindString, def: "", trusted: true,
+		text:  `"" (off)`,
+		usage: "host:port where the worker serves a Temporal codec server (/encode and /decode), so that the Temporal UI can show decrypted payloads"},
 }
 
 // specByKey indexes specs by key.

@@ -56,6 +56,12 @@ const (
 	ReasonNoProgress          Reason = "no_progress"
 	ReasonCheckpointTimeout   Reason = "checkpoint_timeout"
 	ReasonCancelled           Reason = "cancelled"
+	// ReasonTaskFileInvalid: the agent made the task file unreadable and
+	// did not repair it within the allowed attempts.
+	ReasonTaskFileInvalid Reason = "task_file_invalid"
+	// ReasonGitRewritten: the agent rewrote git history in a way Ralph
+	// could not put right without a person.
+	ReasonGitRewritten Reason = "git_rewritten"
 )
 
 // ExitCode is the starter's exit status for a session that ended with r.
@@ -99,7 +105,14 @@ type Limits struct {
 	// IterationsPerRun is how many iterations one workflow run holds before
 	// it continues as new.
 	IterationsPerRun int `json:"iterations_per_run"`
+	// MaxTaskFileRepairs is how many iterations in a row may try to repair
+	// a task file the agent made unreadable; 0 means
+	// DefaultMaxTaskFileRepairs.
+	MaxTaskFileRepairs int `json:"max_task_file_repairs,omitempty"`
 }
+
+// DefaultMaxTaskFileRepairs is the repair limit of sessions that set none.
+const DefaultMaxTaskFileRepairs = 2
 
 // SessionInput is the whole input of a session. It is one struct so that it
 // can grow without breaking sessions that are already running.
@@ -217,6 +230,16 @@ type CarryOver struct {
 	Answered  []AnsweredCheckpoint `json:"answered,omitempty"`
 	// Paused carries a pause that arrived just before continue-as-new.
 	Paused bool `json:"paused,omitempty"`
+	// ExecutionKey is the session execution's idempotency key in the
+	// workspace (see activities.IterationInput.ExecutionKey).
+	ExecutionKey string `json:"execution_key,omitempty"`
+	// Notices wait for the next iteration's prompt.
+	Notices []string `json:"notices,omitempty"`
+	// TaskFileBroken counts iterations in a row that ended with an
+	// unreadable task file.
+	TaskFileBroken int `json:"task_file_broken,omitempty"`
+	// IgnoredAnswers carries the count of stale checkpoint signals.
+	IgnoredAnswers int `json:"ignored_answers,omitempty"`
 }
 
 // Totals accumulate over the whole session, across continue-as-new.
@@ -244,6 +267,11 @@ type IterationSummary struct {
 	Verified     bool           `json:"completion_verified,omitempty"`
 	Duration     time.Duration  `json:"duration"`
 	FinishedAt   time.Time      `json:"finished_at"`
+	// Warnings are problems of the worker that lost nothing (a result or
+	// log it could not write).
+	Warnings []string `json:"warnings,omitempty"`
+	// Notices are what Ralph found and put right after the iteration.
+	Notices []string `json:"notices,omitempty"`
 }
 
 // Status is the answer of the status query.
@@ -271,6 +299,11 @@ type Status struct {
 	Answered []AnsweredCheckpoint `json:"answered,omitempty"`
 	// Guidance is human text waiting for the next prompt.
 	Guidance []string `json:"guidance,omitempty"`
+	// ExecutionKey names this execution's records in the workspace.
+	ExecutionKey string `json:"execution_key,omitempty"`
+	// TaskFileBroken counts iterations in a row that ended with an
+	// unreadable task file.
+	TaskFileBroken int `json:"task_file_broken,omitempty"`
 	// IgnoredAnswers counts checkpoint signals that matched no pending
 	// checkpoint.
 	IgnoredAnswers int `json:"ignored_answers,omitempty"`

@@ -73,7 +73,19 @@ type session struct {
 	answer *Answer
 	// published is the status last pushed to search attributes.
 	published *Status
+	signals   signals
+	// key is the execution's idempotency key in the workspace.
+	key string
+	// notices wait for the next iteration's prompt.
+	notices []string
+	// drains says whether this run takes pending signals itself before it
+	// decides (see drainSignals); runs recorded before it did not.
+	drains bool
 }
+
+// versionDrainSignals is the change ID of drainSignals and of waiting for
+// update handlers before the session ends.
+const versionDrainSignals = "drain-signals"
 
 func newSession(ctx workflow.Context, in SessionInput) (*session, error) {
 	if err := validateInput(in); err != nil {
@@ -104,7 +116,18 @@ func newSession(ctx workflow.Context, in SessionInput) (*session, error) {
 		s.humanWait = c.HumanWait
 		s.status.Answered = c.Answered
 		s.paused = c.Paused
+		s.key = c.ExecutionKey
+		s.notices = c.Notices
+		s.status.TaskFileBroken = c.TaskFileBroken
+		s.status.IgnoredAnswers = c.IgnoredAnswers
 	}
+	if s.key == "" {
+		// Unique per execution chain, the same in every run of it: a
+		// second session on the workspace keys its records apart.
+		info := workflow.GetInfo(ctx)
+		s.key = info.WorkflowExecution.ID + "." + info.FirstRunID
+	}
+	s.status.ExecutionKey = s.key
 	s.status.Runs++
 	s.status.Limits = s.limits
 	s.status.HumanWait = s.humanWait
@@ -122,7 +145,13 @@ func newSession(ctx workflow.Context, in SessionInput) (*session, error) {
 	if err := s.registerUpdates(ctx); err != nil {
 		return nil, err
 	}
-	workflow.Go(ctx, s.listen)
+	s.signals = newSignals(ctx)
+	s.drains = workflow.GetVersion(ctx, versionDrainSignals, workflow.DefaultVersion, 1) >= 1
+	if s.drains {
+		workflow.Go(ctx, s.listen)
+	} else {
+		workflow.Go(ctx, s.listenSelecting)
+	}
 	return s, nil
 }
 
@@ -150,66 +179,143 @@ func validateInput(in SessionInput) error {
 	return nil
 }
 
-// listen records control signals as they arrive; the loop reads the fields.
+// signals are the session's signal channels.
+type signals struct {
+	stop, pause, resume, guide, checkpoint workflow.ReceiveChannel
+}
+
+func newSignals(ctx workflow.Context) signals {
+	return signals{
+		stop: workflow.GetSignalChannelWithOptions(ctx, SignalStop, workflow.SignalChannelOptions{
+			Description: "Finish the current iteration, then end the session as stopped",
+		}),
+		pause: workflow.GetSignalChannelWithOptions(ctx, SignalPause, workflow.SignalChannelOptions{
+			Description: "Pause before the next iteration",
+		}),
+		resume: workflow.GetSignalChannelWithOptions(ctx, SignalResume, workflow.SignalChannelOptions{
+			Description: "Resume a paused session",
+		}),
+		guide: workflow.GetSignalChannelWithOptions(ctx, SignalGuide, workflow.SignalChannelOptions{
+			Description: "Text added to the next iteration's prompt (a JSON string)",
+		}),
+		checkpoint: workflow.GetSignalChannelWithOptions(ctx, SignalCheckpoint, workflow.SignalChannelOptions{
+			Description: `Answer the pending checkpoint: {"id": "cp-3", "approve": true} or {"id": "cp-3", "reject": true, "reason": "…"} or {"id": "cp-3", "answer": "…"}`,
+		}),
+	}
+}
+
+// listen records control signals as they arrive; the loop reads the
+// fields. It waits for signals without receiving them, so that they stay
+// in their channels until taken: the loop takes them itself (drainSignals)
+// when one arrives in the same workflow task as the result it acts on, and
+// the listener only runs once the loop blocks.
 func (s *session) listen(ctx workflow.Context) {
-	stopCh := workflow.GetSignalChannelWithOptions(ctx, SignalStop, workflow.SignalChannelOptions{
-		Description: "Finish the current iteration, then end the session as stopped",
-	})
-	pauseCh := workflow.GetSignalChannelWithOptions(ctx, SignalPause, workflow.SignalChannelOptions{
-		Description: "Pause before the next iteration",
-	})
-	resumeCh := workflow.GetSignalChannelWithOptions(ctx, SignalResume, workflow.SignalChannelOptions{
-		Description: "Resume a paused session",
-	})
-	guideCh := workflow.GetSignalChannelWithOptions(ctx, SignalGuide, workflow.SignalChannelOptions{
-		Description: "Text added to the next iteration's prompt (a JSON string)",
-	})
-	checkpointCh := workflow.GetSignalChannelWithOptions(ctx, SignalCheckpoint, workflow.SignalChannelOptions{
-		Description: `Answer the pending checkpoint: {"id": "cp-3", "approve": true} or {"id": "cp-3", "reject": true, "reason": "…"} or {"id": "cp-3", "answer": "…"}`,
-	})
+	for {
+		err := workflow.Await(ctx, func() bool {
+			return s.signals.stop.Len()+s.signals.pause.Len()+s.signals.resume.Len()+
+				s.signals.guide.Len()+s.signals.checkpoint.Len() > 0
+		})
+		if err != nil {
+			return
+		}
+		s.drainSignals()
+	}
+}
+
+// listenSelecting is the listener of runs recorded before drainSignals: it
+// receives signals in a selector, which takes a signal out of its channel
+// as soon as it is delivered, before the listener runs.
+func (s *session) listenSelecting(ctx workflow.Context) {
 	for {
 		sel := workflow.NewSelector(ctx)
-		sel.AddReceive(stopCh, func(c workflow.ReceiveChannel, _ bool) {
+		sel.AddReceive(s.signals.stop, func(c workflow.ReceiveChannel, _ bool) {
 			var sig StopSignal
 			c.Receive(ctx, &sig)
-			s.stopReason = "stop requested"
-			if sig.Reason != "" {
-				s.stopReason = "stop requested: " + sig.Reason
-			}
-			s.status.StopRequested = true
+			s.onStop(sig)
 		})
-		sel.AddReceive(pauseCh, func(c workflow.ReceiveChannel, _ bool) {
+		sel.AddReceive(s.signals.pause, func(c workflow.ReceiveChannel, _ bool) {
 			c.Receive(ctx, nil)
 			s.paused = true
 		})
-		sel.AddReceive(resumeCh, func(c workflow.ReceiveChannel, _ bool) {
+		sel.AddReceive(s.signals.resume, func(c workflow.ReceiveChannel, _ bool) {
 			c.Receive(ctx, nil)
 			s.paused = false
 		})
-		sel.AddReceive(guideCh, func(c workflow.ReceiveChannel, _ bool) {
+		sel.AddReceive(s.signals.guide, func(c workflow.ReceiveChannel, _ bool) {
 			var text string
 			c.Receive(ctx, &text)
-			if text = strings.TrimSpace(text); text != "" {
-				s.addGuidance(text)
-			}
+			s.onGuide(text)
 		})
-		sel.AddReceive(checkpointCh, func(c workflow.ReceiveChannel, _ bool) {
+		sel.AddReceive(s.signals.checkpoint, func(c workflow.ReceiveChannel, _ bool) {
 			var ans Answer
 			c.Receive(ctx, &ans)
-			if err := s.validateAnswer(ans); err != nil {
-				// A signal cannot be refused; a stale or malformed one is
-				// dropped and counted, never applied to another question.
-				s.status.IgnoredAnswers++
-				s.logger.Warn("checkpoint signal ignored", "id", ans.ID, "error", err)
-				return
-			}
-			s.answer = &ans
+			s.onCheckpoint(ans)
 		})
 		sel.Select(ctx)
 		if ctx.Err() != nil {
 			return
 		}
 	}
+}
+
+// drainSignals applies every signal that has arrived but that the
+// listener has not taken yet. A signal delivered in the same workflow task
+// as the result the loop acts on reaches the listener only after the loop
+// blocks again; before the loop hands its state on (continue-as-new) or
+// ends, it takes them itself, in the order of the listener.
+func (s *session) drainSignals() {
+	for {
+		got := false
+		var sig StopSignal
+		for s.signals.stop.ReceiveAsync(&sig) {
+			s.onStop(sig)
+			sig, got = StopSignal{}, true
+		}
+		for s.signals.pause.ReceiveAsync(nil) {
+			s.paused, got = true, true
+		}
+		for s.signals.resume.ReceiveAsync(nil) {
+			s.paused, got = false, true
+		}
+		var text string
+		for s.signals.guide.ReceiveAsync(&text) {
+			s.onGuide(text)
+			text, got = "", true
+		}
+		var ans Answer
+		for s.signals.checkpoint.ReceiveAsync(&ans) {
+			s.onCheckpoint(ans)
+			ans, got = Answer{}, true
+		}
+		if !got {
+			return
+		}
+	}
+}
+
+func (s *session) onStop(sig StopSignal) {
+	s.stopReason = "stop requested"
+	if sig.Reason != "" {
+		s.stopReason = "stop requested: " + sig.Reason
+	}
+	s.status.StopRequested = true
+}
+
+func (s *session) onGuide(text string) {
+	if text = strings.TrimSpace(text); text != "" {
+		s.addGuidance(text)
+	}
+}
+
+func (s *session) onCheckpoint(ans Answer) {
+	if err := s.validateAnswer(ans); err != nil {
+		// A signal cannot be refused; a stale or malformed one is
+		// dropped and counted, never applied to another question.
+		s.status.IgnoredAnswers++
+		s.logger.Warn("checkpoint signal ignored", "id", ans.ID, "error", err)
+		return
+	}
+	s.answer = &ans
 }
 
 func (s *session) run(ctx workflow.Context) (SessionResult, error) {
@@ -222,6 +328,11 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 	s.armDeadline(ctx)
 
 	for {
+		// A stop or pause that came with the last result counts now,
+		// not after one more iteration.
+		if s.drains {
+			s.drainSignals()
+		}
 		if reason, msg, done := s.limitReached(ctx); done {
 			return s.finish(ctx, reason, msg)
 		}
@@ -332,6 +443,7 @@ func (s *session) runIteration(ctx workflow.Context) (res activities.IterationRe
 
 	in := activities.IterationInput{
 		SessionID:     s.status.SessionID,
+		ExecutionKey:  s.key,
 		Iteration:     s.status.Iteration,
 		MaxIterations: s.limits.MaxIterations,
 		Workspace:     s.in.Workspace,
@@ -339,6 +451,8 @@ func (s *session) runIteration(ctx workflow.Context) (res activities.IterationRe
 		Task:          s.iterationTask(),
 		Git:           s.in.Git,
 		Guidance:      s.guidance,
+		Branch:        s.prepared.Branch,
+		Notices:       s.notices,
 	}
 	in.Agent.Timeout = s.limits.IterationTimeout
 	consumed := len(s.guidance)
@@ -405,6 +519,7 @@ func (s *session) runIteration(ctx workflow.Context) (res activities.IterationRe
 	if err == nil {
 		s.guidance = s.guidance[consumed:]
 		s.status.Guidance = s.guidance
+		s.notices = res.Notices
 	}
 	return res, false, err
 }
@@ -470,6 +585,8 @@ func (s *session) record(ctx workflow.Context, res activities.IterationResult) d
 		Claimed:      res.CompletionClaimed,
 		Duration:     res.Duration,
 		FinishedAt:   workflow.Now(ctx),
+		Warnings:     res.Warnings,
+		Notices:      res.Notices,
 	}
 	defer func() {
 		s.status.Recent = append(s.status.Recent, sum)
@@ -481,6 +598,19 @@ func (s *session) record(ctx workflow.Context, res activities.IterationResult) d
 		// costs one upsert, not two.
 		workflow.SetCurrentDetails(ctx, s.details())
 	}()
+
+	if res.Halt != "" {
+		return decision{done: true, reason: ReasonGitRewritten, msg: res.Halt}
+	}
+	if res.TaskFileError != "" {
+		s.status.TaskFileBroken++
+		if repairs := s.status.TaskFileBroken - 1; repairs >= s.maxRepairs() {
+			return decision{done: true, reason: ReasonTaskFileInvalid, msg: fmt.Sprintf(
+				"the task file is still unreadable after %d repair attempts: %s", repairs, res.TaskFileError)}
+		}
+	} else if res.Outcome != stream.OutcomeRateLimited {
+		s.status.TaskFileBroken = 0
+	}
 
 	switch res.Outcome {
 	case stream.OutcomeRateLimited:
@@ -522,6 +652,14 @@ func (s *session) record(ctx workflow.Context, res activities.IterationResult) d
 		}
 	}
 	return decision{}
+}
+
+// maxRepairs is how many iterations may try to repair a broken task file.
+func (s *session) maxRepairs() int {
+	if s.limits.MaxTaskFileRepairs > 0 {
+		return s.limits.MaxTaskFileRepairs
+	}
+	return DefaultMaxTaskFileRepairs
 }
 
 func taskFileName(t activities.TaskState) string {
@@ -629,6 +767,10 @@ func (s *session) continueAsNew(ctx workflow.Context) (SessionResult, error) {
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return s.cancelled(ctx, err)
 	}
+	// Signals that came with the last result are not yet applied.
+	if s.drains {
+		s.drainSignals()
+	}
 	if s.stopReason != "" {
 		// A stop that arrived while handlers finished ends the session
 		// here rather than in the next run.
@@ -650,6 +792,10 @@ func (s *session) continueAsNew(ctx workflow.Context) (SessionResult, error) {
 		HumanWait:           s.humanWait,
 		Answered:            s.status.Answered,
 		Paused:              s.paused,
+		ExecutionKey:        s.key,
+		Notices:             s.notices,
+		TaskFileBroken:      s.status.TaskFileBroken,
+		IgnoredAnswers:      s.status.IgnoredAnswers,
 	}
 	next.CarryOver.Prepared.Task = s.status.Task
 	s.logger.Info("continuing as new", "iteration", s.status.Iteration, "runs", s.status.Runs)
@@ -657,6 +803,13 @@ func (s *session) continueAsNew(ctx workflow.Context) (SessionResult, error) {
 }
 
 func (s *session) finish(ctx workflow.Context, reason Reason, msg string) (SessionResult, error) {
+	// An update still running (a respond, a set-limits) finishes before
+	// the session does, so its caller gets its answer.
+	if s.drains {
+		if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+			return s.cancelled(ctx, err)
+		}
+	}
 	s.status.Reason = reason
 	s.status.EndedAt = workflow.Now(ctx)
 	switch reason {

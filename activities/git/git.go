@@ -239,6 +239,42 @@ func (r *Repo) CommitAll(ctx context.Context, subject, body, session string, ite
 	return r.Head(ctx)
 }
 
+// IsAncestor reports whether commit a is an ancestor of commit b (or b
+// itself).
+func (r *Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
+	_, err := r.git(ctx, "merge-base", "--is-ancestor", a, b)
+	if err == nil {
+		return true, nil
+	}
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) && exitErr.ExitCode() == 1 {
+		return false, nil
+	}
+	return false, err
+}
+
+// BranchAt points branch at commit and checks it out, carrying
+// uncommitted changes along; it fails, changing nothing, when they
+// conflict with the move.
+func (r *Repo) BranchAt(ctx context.Context, branch, commit string) error {
+	_, err := r.git(ctx, "checkout", "--quiet", "-B", branch, commit)
+	return err
+}
+
+// Detach checks out commit on a detached HEAD, carrying uncommitted
+// changes along as BranchAt does.
+func (r *Repo) Detach(ctx context.Context, commit string) error {
+	_, err := r.git(ctx, "checkout", "--quiet", "--detach", commit)
+	return err
+}
+
+// SetRef points ref (a full name under refs/) at commit, which keeps the
+// commit reachable whatever happens to the branches.
+func (r *Repo) SetRef(ctx context.Context, ref, commit string) error {
+	_, err := r.git(ctx, "update-ref", ref, commit)
+	return err
+}
+
 // Remote is the URL of the origin remote, or "" when there is none.
 func (r *Repo) Remote(ctx context.Context) string {
 	out, err := r.git(ctx, "remote", "get-url", "origin")

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,6 +38,9 @@ type PromptInput struct {
 	// Learnings is an excerpt of what earlier iterations recorded, such as
 	// LoadLearnings returns; it may be empty.
 	Learnings string
+	// Notices are what Ralph itself must tell this iteration about the
+	// last one: a branch it put back, history it found rewritten.
+	Notices []string
 }
 
 // BuildPrompt assembles the markdown prompt the agent of one iteration gets
@@ -120,6 +124,7 @@ func (p *promptWriter) guidance() {
 		}
 	}
 	if len(msgs) == 0 {
+		p.notices()
 		return
 	}
 	omitted, size := 0, 0
@@ -131,6 +136,7 @@ func (p *promptWriter) guidance() {
 		}
 	}
 	msgs = msgs[omitted:]
+	p.notices()
 	p.printf("## Guidance from the operator\n\n")
 	p.printf("A person supervising this loop sent the following for this iteration. " +
 		"Follow it; where it conflicts with the order of the task file, the guidance wins.\n\n")
@@ -144,6 +150,57 @@ func (p *promptWriter) guidance() {
 		}
 		p.printf("\n\n")
 	}
+}
+
+// notices writes what Ralph found wrong after the last iteration.
+func (p *promptWriter) notices() {
+	var msgs []string
+	for _, n := range p.in.Notices {
+		if n = strings.TrimSpace(n); n != "" {
+			msgs = append(msgs, truncateHead(oneLine(n), maxGuidance))
+		}
+	}
+	if len(msgs) == 0 {
+		return
+	}
+	p.printf("## What Ralph found after the last iteration\n\n")
+	for _, m := range msgs {
+		p.printf("- %s\n", m)
+	}
+	p.printf("\n")
+}
+
+// BuildRepairPrompt assembles the prompt of an iteration that finds the
+// task file unreadable: the parse error with its position, the file as it
+// is, and the one job of this iteration, to repair it keeping every story
+// or task and its state.
+func BuildRepairPrompt(dir string, in PromptInput, loadErr error) string {
+	p := &promptWriter{in: in}
+	file := in.Mode.File()
+	var fe *FileError
+	if errors.As(loadErr, &fe) && fe.File != "" {
+		file = fe.File
+	}
+	p.intro(fmt.Sprintf("`%s`, the code and the git history", file))
+	p.guidance()
+	p.printf("## The task file is broken\n\n")
+	p.printf("`%s` cannot be read, so the loop cannot tell what is done and what is next:\n\n", file)
+	p.block(loadErr.Error())
+	p.printf("## This iteration: repair `%s`\n\n", file)
+	p.printf("1. Look at the error above and at the file's history (`git log -p --follow -- %s`): find the last version that was valid and what changed since.\n", file)
+	p.printf("2. Repair the file so that it is valid again. Keep every story or task that is in it or in its last valid version, with its state (`passes`, checked boxes) as the work in the repository shows it. Do not delete, merge or rename any of them to make the file parse.\n")
+	p.printf("3. Read the file again after your change to check that it is valid (for JSON, parse it, e.g. `python3 -m json.tool %s`).\n", file)
+	p.printf("4. Commit the repair with the message `fix: repair %s`. Do no other work in this iteration.\n\n", file)
+	if data, err := readTaskFile(dir, file); err == nil {
+		s := string(data)
+		if len(s) > maxTaskContent {
+			s = truncateHead(s, maxTaskContent)
+		}
+		p.printf("## `%s` as it is now\n\n", file)
+		p.block(s)
+	}
+	p.printf("Do not claim completion in this iteration: end your reply with a short summary of the repair.\n")
+	return p.String()
 }
 
 // learnings writes the learnings excerpt; where names the file it is from.

@@ -116,7 +116,9 @@ func NewWorker(c client.Client, taskQueue string, agent *activities.Agent) worke
 // no activities: it answers queries and advances workflows, and leaves
 // iterations to workers that can run agents.
 func NewWorkflowWorker(c client.Client, taskQueue string) worker.Worker {
-	w := worker.New(c, taskQueue, worker.Options{})
+	// Without LocalActivityWorkerOnly it would poll for iterations too and
+	// fail each one it took as an unregistered activity.
+	w := worker.New(c, taskQueue, worker.Options{LocalActivityWorkerOnly: true})
 	w.RegisterWorkflow(workflows.Session)
 	return w
 }
