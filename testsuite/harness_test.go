@@ -163,8 +163,11 @@ func scenario(t *testing.T, steps ...map[string]any) string {
 
 // fakeEnv is the environment that points the fake agent at a scenario and
 // a state dir of its own.
+//
+// The agent gets only allowed variables of a worker's environment: worker
+// processes pass the fake agent's own by agent.env (RALPH_AGENT_ENV).
 func fakeEnv(t *testing.T, scenarioPath string) []string {
-	env := []string{"FAKE_CLAUDE_STATE_DIR=" + t.TempDir()}
+	env := []string{"FAKE_CLAUDE_STATE_DIR=" + t.TempDir(), "RALPH_AGENT_ENV=FAKE_CLAUDE_STATE_DIR FAKE_CLAUDE_SCENARIO"}
 	if scenarioPath != "" {
 		env = append(env, "FAKE_CLAUDE_SCENARIO="+scenarioPath)
 	}

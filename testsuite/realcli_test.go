@@ -408,7 +408,8 @@ func TestRealCLIWorkerKillResumes(t *testing.T) {
 	}
 
 	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
-	env := append(cliEnv(t, ms.URL()), "TEMPORAL_ADDRESS="+srv.Address(), "TEMPORAL_NAMESPACE="+srv.Namespace())
+	env := append(cliEnv(t, ms.URL()), "TEMPORAL_ADDRESS="+srv.Address(), "TEMPORAL_NAMESPACE="+srv.Namespace(),
+		"RALPH_AGENT_ENV=DISABLE_AUTOUPDATER")
 	w1 := startProc(t, env, bins.worker)
 
 	c, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quiet{}})

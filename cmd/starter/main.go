@@ -29,6 +29,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-ralph/ralph/config"
+	"github.com/durable-ralph/ralph/internal/codec"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/workflows"
 )
@@ -95,6 +96,7 @@ type connection struct {
 	client    client.Client
 	namespace string
 	uiURL     string
+	codec     *codec.Codec
 	close     func()
 }
 
@@ -103,6 +105,10 @@ type connection struct {
 // this process (reporting started).
 func connect(ctx context.Context, cfg config.Config, stderr io.Writer) (conn *connection, started bool, err error) {
 	hostPort, namespace, uiURL := "", "", ""
+	cdc, err := ralph.LoadCodec(cfg)
+	if err != nil {
+		return nil, false, err
+	}
 	var stopServer func()
 	if cfg.Dev.Enabled {
 		hostPort = fmt.Sprintf("%s:%d", cfg.Dev.IP, cfg.Dev.Port)
@@ -111,7 +117,7 @@ func connect(ctx context.Context, cfg config.Config, stderr io.Writer) (conn *co
 			uiURL = fmt.Sprintf("http://%s:%d", cfg.Dev.IP, cfg.Dev.UIPort)
 		}
 		if !ralph.Reachable(hostPort) {
-			srv, err := ralph.StartDevServer(ctx, cfg.Dev)
+			srv, err := ralph.StartDevServer(ctx, cfg.Dev, cfg.Codec.Server)
 			if err != nil {
 				return nil, false, err
 			}
@@ -120,7 +126,7 @@ func connect(ctx context.Context, cfg config.Config, stderr io.Writer) (conn *co
 			started = true
 		}
 	}
-	opts, err := ralph.ClientOptions(hostPort, namespace)
+	opts, err := ralph.ClientOptions(hostPort, namespace, cdc)
 	if err != nil {
 		return nil, false, err
 	}
@@ -134,7 +140,7 @@ func connect(ctx context.Context, cfg config.Config, stderr io.Writer) (conn *co
 		}
 		return nil, false, err
 	}
-	conn = &connection{client: c, namespace: opts.Namespace, uiURL: uiURL}
+	conn = &connection{client: c, namespace: opts.Namespace, uiURL: uiURL, codec: cdc}
 	conn.close = func() {
 		c.Close()
 		if stopServer != nil {

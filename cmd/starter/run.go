@@ -16,7 +16,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/workflows"
@@ -80,15 +79,25 @@ func runSession(ctx context.Context, cfg config.Config, workspace string, follow
 		fmt.Fprintf(stderr, "warning: workspace %s is not a directory here; it must exist on the worker\n", in.Workspace)
 	}
 
+	for _, n := range cfg.Notices() {
+		fmt.Fprintln(stderr, n)
+	}
 	conn, startedServer, err := connect(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
 	defer conn.close()
+	if startedServer && cfg.Codec.Server != "" {
+		stop, err := ralph.ServeCodec(cfg.Codec.Server, conn.codec)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	if startedServer {
 		// Nobody else serves this embedded server, so this process is the
 		// worker too, for as long as the session runs.
-		w := ralph.NewWorker(conn.client, cfg.TaskQueue, &activities.Agent{})
+		w := ralph.NewWorker(conn.client, cfg.TaskQueue, ralph.NewAgent(cfg))
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}

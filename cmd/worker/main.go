@@ -23,7 +23,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/internal/ralph"
 )
@@ -59,9 +58,24 @@ func newRootCmd() *cobra.Command {
 }
 
 func run(ctx context.Context, cfg config.Config) error {
+	for _, n := range cfg.Notices() {
+		fmt.Fprintln(os.Stderr, n)
+	}
+	cdc, err := ralph.LoadCodec(cfg)
+	if err != nil {
+		return err
+	}
+	if cfg.Codec.Server != "" {
+		stop, err := ralph.ServeCodec(cfg.Codec.Server, cdc)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		fmt.Fprintf(os.Stderr, "Codec server:    http://%s (for the Temporal UI's codec endpoint)\n", cfg.Codec.Server)
+	}
 	hostPort, namespace := "", ""
 	if cfg.Dev.Enabled {
-		srv, err := ralph.StartDevServer(ctx, cfg.Dev)
+		srv, err := ralph.StartDevServer(ctx, cfg.Dev, cfg.Codec.Server)
 		if err != nil {
 			return err
 		}
@@ -72,7 +86,7 @@ func run(ctx context.Context, cfg config.Config) error {
 			fmt.Fprintf(os.Stderr, "Temporal UI:     %s/namespaces/%s/workflows\n", ui, srv.Namespace())
 		}
 	}
-	opts, err := ralph.ClientOptions(hostPort, namespace)
+	opts, err := ralph.ClientOptions(hostPort, namespace, cdc)
 	if err != nil {
 		return err
 	}
@@ -82,7 +96,7 @@ func run(ctx context.Context, cfg config.Config) error {
 	}
 	defer c.Close()
 
-	w := ralph.NewWorker(c, cfg.TaskQueue, &activities.Agent{})
+	w := ralph.NewWorker(c, cfg.TaskQueue, ralph.NewAgent(cfg))
 	fmt.Fprintf(os.Stderr, "Worker polling task queue %q on %s\n", cfg.TaskQueue, opts.HostPort)
 	if err := w.Run(interruptFrom(ctx)); err != nil {
 		return fmt.Errorf("worker: %w", err)

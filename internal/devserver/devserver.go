@@ -61,6 +61,9 @@ type Options struct {
 	LogLevel string
 	// DynamicConfig overrides server dynamic configuration keys.
 	DynamicConfig map[string]any
+	// CodecEndpoint is a codec server the Web UI asks to decode payloads
+	// (see package codec); empty for none.
+	CodecEndpoint string
 }
 
 // Server is a running embedded Temporal server.
@@ -141,6 +144,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			CORS:                uiconfig.CORS{CookieInsecure: true},
 			HideLogs:            true,
 			DisableNewsFetch:    true,
+			Codec:               uiconfig.Codec{Endpoint: opts.CodecEndpoint},
 		}))
 		go func() {
 			// Start blocks until Stop; an error here means the port was

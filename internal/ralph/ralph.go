@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -16,11 +17,14 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
+	"go.temporal.io/sdk/interceptor"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/activities/redact"
 	"github.com/durable-ralph/ralph/config"
+	"github.com/durable-ralph/ralph/internal/codec"
 	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/workflows"
 )
@@ -38,8 +42,16 @@ func SearchAttributes() map[string]enumspb.IndexedValueType {
 
 // StartDevServer starts the embedded Temporal server and UI described by
 // cfg, persisted under cfg.StateDir.
-func StartDevServer(ctx context.Context, cfg config.DevConfig) (*devserver.Server, error) {
+//
+// A non-empty codecServer (host:port) is the codec server the UI asks to
+// show encrypted payloads.
+func StartDevServer(ctx context.Context, cfg config.DevConfig, codecServer string) (*devserver.Server, error) {
+	endpoint := ""
+	if codecServer != "" {
+		endpoint = "http://" + codecServer
+	}
 	srv, err := devserver.Start(ctx, devserver.Options{
+		CodecEndpoint:    endpoint,
 		StateDir:         cfg.StateDir,
 		IP:               cfg.IP,
 		Port:             cfg.Port,
@@ -57,7 +69,10 @@ func StartDevServer(ctx context.Context, cfg config.DevConfig) (*devserver.Serve
 // (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_PROFILE, the config
 // file). A non-empty hostPort and namespace override them, which is how
 // --dev points the commands at the embedded server.
-func ClientOptions(hostPort, namespace string) (client.Options, error) {
+//
+// A non-nil cdc encrypts every payload and failure message the client
+// writes, and decrypts what it reads.
+func ClientOptions(hostPort, namespace string, cdc *codec.Codec) (client.Options, error) {
 	opts, err := envconfig.LoadDefaultClientOptions()
 	if err != nil {
 		return client.Options{}, fmt.Errorf("load Temporal client settings: %w", err)
@@ -70,6 +85,10 @@ func ClientOptions(hostPort, namespace string) (client.Options, error) {
 	}
 	if opts.HostPort == "" {
 		opts.HostPort = client.DefaultHostPort
+	}
+	if cdc != nil {
+		opts.DataConverter = cdc.DataConverter()
+		opts.FailureConverter = cdc.FailureConverter()
 	}
 	if opts.Logger == nil {
 		opts.Logger = sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
@@ -103,6 +122,9 @@ func NewWorker(c client.Client, taskQueue string, agent *activities.Agent) worke
 		// One agent per workspace at a time is the rule, and agents are
 		// heavy; a handful of concurrent iterations per worker is plenty.
 		MaxConcurrentActivityExecutionSize: 8,
+		Interceptors: []interceptor.WorkerInterceptor{
+			&redactor{r: redact.New(append(os.Environ(), agent.Env...))},
+		},
 		// Let an iteration that is being cancelled kill its agent and
 		// report before the worker exits.
 		WorkerStopTimeout: 15 * time.Second,
@@ -110,6 +132,17 @@ func NewWorker(c client.Client, taskQueue string, agent *activities.Agent) worke
 	w.RegisterWorkflow(workflows.Session)
 	w.RegisterActivity(agent)
 	return w
+}
+
+// NewAgent is the agent runner of a worker configured by cfg.
+func NewAgent(cfg config.Config) *activities.Agent {
+	return &activities.Agent{Env: cfg.Agent.Env}
+}
+
+// LoadCodec returns the payload codec cfg configures, or nil when
+// encryption is off.
+func LoadCodec(cfg config.Config) (*codec.Codec, error) {
+	return codec.Load(cfg.Codec.KeyFile, cfg.Codec.KeyEnv)
 }
 
 // NewWorkflowWorker creates a worker that runs session workflow code but
@@ -165,9 +198,25 @@ func SessionInput(cfg config.Config, workspace string) (workflows.SessionInput, 
 			IterationTimeout:       cfg.Limits.IterationTimeout,
 			HeartbeatTimeout:       cfg.Limits.HeartbeatTimeout,
 			IterationsPerRun:       cfg.Limits.IterationsPerRun,
+			MaxTaskFileRepairs:     cfg.Limits.MaxTaskFileRepairs,
 		},
 	}, nil
 }
 
 // ErrNoServer means no Temporal server answered and --dev was not given.
 var ErrNoServer = errors.New("no Temporal server answers")
+
+// ServeCodec serves cdc's codec server (for the Temporal UI) on addr
+// until stop is called.
+func ServeCodec(addr string, cdc *codec.Codec) (stop func(), err error) {
+	if cdc == nil {
+		return nil, errors.New("codec.server is set but encryption is off: set codec.key-file or codec.key-env")
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("codec.server: %w", err)
+	}
+	srv := &http.Server{Handler: cdc.Handler("*"), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return func() { _ = srv.Close() }, nil
+}
