@@ -379,3 +379,77 @@ func TestSessionPauseResumeAndGuidance(t *testing.T) {
 func converterDecode(can *workflow.ContinueAsNewError, v any) error {
 	return converter.GetDefaultDataConverter().FromPayloads(can.Input, v)
 }
+
+func TestSessionEndsWhenTheTaskFileStaysBroken(t *testing.T) {
+	env := newEnv(t)
+	broken := func(in activities.IterationInput) (activities.IterationResult, error) {
+		r := progressed(in.Iteration, 1)
+		r.Outcome = stream.OutcomeAgentError
+		r.TaskFileError = "prd.json:4:58: invalid character '}'"
+		r.Repair = in.Iteration > 1
+		return r, nil
+	}
+	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){broken}}
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run)
+	in := baseInput()
+	in.Limits.MaxConsecutiveFailures = 10
+	env.ExecuteWorkflow(workflows.Session, in)
+	var res workflows.SessionResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, workflows.ReasonTaskFileInvalid, res.Reason)
+	require.Equal(t, 1+workflows.DefaultMaxTaskFileRepairs, res.Iterations, "the iteration that broke it, then the repair attempts")
+	require.Contains(t, res.Message, "2 repair attempts")
+	require.Contains(t, res.Message, "prd.json:4:58")
+	require.Equal(t, 1, res.Reason.ExitCode())
+}
+
+func TestSessionRepairedTaskFileGoesOn(t *testing.T) {
+	env := newEnv(t)
+	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){
+		func(in activities.IterationInput) (activities.IterationResult, error) {
+			r := progressed(in.Iteration, 1)
+			r.Outcome = stream.OutcomeAgentError
+			r.TaskFileError = "prd.json:4:58: invalid character '}'"
+			return r, nil
+		},
+		ok(progressed(0, 1)),
+		ok(progressed(0, 2)),
+		func(in activities.IterationInput) (activities.IterationResult, error) {
+			r := progressed(in.Iteration, 3)
+			r.CompletionClaimed = true
+			return r, nil
+		},
+	}}
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run)
+	env.ExecuteWorkflow(workflows.Session, baseInput())
+	var res workflows.SessionResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, workflows.ReasonComplete, res.Reason)
+}
+
+func TestSessionHaltsOnRewrittenHistoryAndPassesNotices(t *testing.T) {
+	env := newEnv(t)
+	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){
+		func(in activities.IterationInput) (activities.IterationResult, error) {
+			r := progressed(in.Iteration, 1)
+			r.Notices = []string{"Ralph put main back at abc"}
+			return r, nil
+		},
+		func(in activities.IterationInput) (activities.IterationResult, error) {
+			r := progressed(in.Iteration, 1)
+			r.Halt = "iteration 2 rewrote git history: abc is no longer an ancestor of HEAD def"
+			return r, nil
+		},
+	}}
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run)
+	env.ExecuteWorkflow(workflows.Session, baseInput())
+	var res workflows.SessionResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, workflows.ReasonGitRewritten, res.Reason)
+	require.Contains(t, res.Message, "rewrote git history")
+	require.Equal(t, 2, res.Iterations)
+	require.Equal(t, []string{"Ralph put main back at abc"}, s.inputs[1].Notices, "the notice reaches the next iteration")
+	require.Equal(t, "main", s.inputs[1].Branch)
+	require.NotEmpty(t, s.inputs[0].ExecutionKey)
+	require.Equal(t, s.inputs[0].ExecutionKey, s.inputs[1].ExecutionKey)
+}

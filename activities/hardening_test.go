@@ -1,0 +1,310 @@
+package activities_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/activities/stream"
+)
+
+// wrapped is an agent command line: a shell script that runs first, then
+// execs the fake agent with the arguments Ralph passes.
+func wrapped(script string) []string {
+	return []string{"/bin/sh", "-c", script + `; exec "$FAKE_AGENT" "$@"`, "agent"}
+}
+
+// alive reports whether pid runs and is not a zombie (nothing reaps
+// orphans here).
+func alive(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(fields) > 0 && fields[0] != "Z" && fields[0] != "X"
+}
+
+func TestAgentBackgroundProcessEndsWithTheAgent(t *testing.T) {
+	tests := []struct {
+		name       string
+		background string
+	}{
+		{"child_keeps_stdout", `sleep 300 &`},
+		{"child_detached_from_output", `sleep 300 >/dev/null 2>&1 </dev/null &`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := newRepo(t, map[string]string{"prd.json": prd})
+			env, _ := scenarioEnv(t)
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			env = append(env, "FAKE_AGENT="+fakeClaude, "PID_FILE="+pidFile)
+			in := iterationInput(dir, 1)
+			in.Agent.Command = wrapped(tt.background + ` echo $! > "$PID_FILE"`)
+			in.Agent.Timeout = 40 * time.Second
+
+			started := time.Now()
+			res, _, err := runActivity(t, &activities.Agent{Env: env}, in)
+			require.NoError(t, err)
+			require.Equal(t, stream.OutcomeSuccess, res.Outcome, "the iteration ends when the agent exits, not at its timeout: %s", res.Reason)
+			require.Less(t, time.Since(started), 20*time.Second)
+			require.NotEmpty(t, res.Commit)
+
+			data, err := os.ReadFile(pidFile)
+			require.NoError(t, err)
+			pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+			require.NoError(t, err)
+			require.Eventually(t, func() bool { return !alive(pid) }, 5*time.Second, 50*time.Millisecond,
+				"the agent's background child %d outlived the iteration", pid)
+		})
+	}
+}
+
+const brokenPRD = `{
+  "project": "Widgets",
+  "userStories": [
+    {"id": "US-001", "title": "List widgets", "passes": true,}
+    {"id": "US-002", "title": "Add a widget", "passes": false}
+  ]
+}
+`
+
+const repairedPRD = `{
+  "project": "Widgets",
+  "userStories": [
+    {"id": "US-001", "title": "List widgets", "description": "d", "acceptanceCriteria": ["a"], "priority": 1, "passes": true, "notes": ""},
+    {"id": "US-002", "title": "Add a widget", "description": "d", "acceptanceCriteria": ["a"], "priority": 2, "passes": false, "notes": ""}
+  ]
+}
+`
+
+func TestBrokenTaskFileGetsARepairIteration(t *testing.T) {
+	// The last iteration's agent committed an invalid prd.json.
+	dir := newRepo(t, map[string]string{"prd.json": brokenPRD})
+	env, state := scenarioEnv(t, map[string]any{"write": map[string]string{"prd.json": repairedPRD}, "commit": "fix: repair prd.json"})
+	in := iterationInput(dir, 2)
+	in.Task.Mode = "prd"
+
+	res, _, err := runActivity(t, &activities.Agent{Env: env}, in)
+	require.NoError(t, err, "an unreadable task file is the agent's to repair, not an activity failure")
+	require.True(t, res.Repair)
+	require.Equal(t, stream.OutcomeSuccess, res.Outcome, res.Reason)
+	require.Empty(t, res.TaskFileError, "the repair worked")
+	require.Equal(t, 2, res.Task.Total)
+
+	prompt := lastPrompt(t, state)
+	require.Contains(t, prompt, "prd.json:4:", "the prompt gives the parse error's position")
+	require.Contains(t, prompt, "repair `prd.json`")
+	require.Contains(t, prompt, "Keep every story")
+	require.Contains(t, prompt, `"id": "US-002"`, "the prompt shows the broken file")
+	require.NotContains(t, prompt, "<promise>COMPLETE</promise>\n\nWrite it only", "a repair iteration is not told how to claim completion")
+}
+
+func TestBrokenTaskFileAfterTheIterationIsReported(t *testing.T) {
+	dir := newRepo(t, map[string]string{"prd.json": prd})
+	env, _ := scenarioEnv(t, map[string]any{"write": map[string]string{"prd.json": brokenPRD}, "commit": true})
+	res, _, err := runActivity(t, &activities.Agent{Env: env}, iterationInput(dir, 1))
+	require.NoError(t, err)
+	require.Equal(t, stream.OutcomeAgentError, res.Outcome)
+	require.Contains(t, res.TaskFileError, "prd.json:4:")
+}
+
+// lastPrompt is the prompt the fake agent last received.
+func lastPrompt(t *testing.T, state string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(state, "calls.jsonl"))
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	var call struct {
+		Prompt string `json:"prompt"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &call))
+	return call.Prompt
+}
+
+func TestAgentRewritingGitIsPutRight(t *testing.T) {
+	tests := []struct {
+		name   string
+		script string
+		halt   bool
+	}{
+		{"reset_hard", `git reset -q --hard HEAD~1`, false},
+		{"checkout_other_branch", `git checkout -q -b other HEAD~1`, false},
+		{"detached_head", `git checkout -q --detach HEAD`, false},
+		{"amended_history", `git commit -q --amend -m rewritten`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := newRepo(t, map[string]string{"prd.json": prd, "progress.txt": ""})
+			// Iteration 1 does a story; the later ones write a new file
+			// after their rewrite of git.
+			env, _ := scenarioEnv(t, map[string]any{"auto": true}, map[string]any{"write": map[string]string{"notes.md": "what I found\n"}})
+			env = append(env, "FAKE_AGENT="+fakeClaude)
+			agent := &activities.Agent{Env: env}
+
+			in := iterationInput(dir, 1)
+			in.ExecutionKey = "ralph-test-0001.run-1"
+			in.Branch = "main"
+			first, _, err := runActivity(t, agent, in)
+			require.NoError(t, err)
+			require.NotEmpty(t, first.Commit)
+			require.Equal(t, "refs/ralph/ralph-test-0001-run-1/1", first.Ref)
+			require.Equal(t, first.Commit, strings.TrimSpace(gitRun(t, dir, "rev-parse", first.Ref)))
+
+			in = iterationInput(dir, 2)
+			in.ExecutionKey = "ralph-test-0001.run-1"
+			in.Branch = "main"
+			in.Agent.Command = wrapped(tt.script)
+			second, _, err := runActivity(t, agent, in)
+			require.NoError(t, err)
+			if tt.halt {
+				require.Contains(t, second.Halt, "rewrote git history")
+				require.Empty(t, second.Commit, "nothing is committed on a history Ralph did not expect")
+				require.Equal(t, first.Commit, strings.TrimSpace(gitRun(t, dir, "rev-parse", "refs/ralph/ralph-test-0001-run-1/2-start")),
+					"the line the agent left stays reachable")
+				return
+			}
+			require.Empty(t, second.Halt)
+			require.NotEmpty(t, second.Notices, "the next prompt is told what happened")
+			require.Equal(t, "main", strings.TrimSpace(gitRun(t, dir, "symbolic-ref", "--short", "HEAD")), "HEAD is back on the session branch")
+			gitRun(t, dir, "merge-base", "--is-ancestor", first.Commit, "HEAD")
+			require.NotEmpty(t, second.Commit)
+			require.Equal(t, second.Commit, strings.TrimSpace(gitRun(t, dir, "rev-parse", "main")), "the iteration's work is committed on the session branch")
+			require.Empty(t, strings.TrimSpace(gitRun(t, dir, "status", "--porcelain")))
+
+			// The notice reaches the next iteration's prompt.
+			in = iterationInput(dir, 3)
+			in.ExecutionKey = "ralph-test-0001.run-1"
+			in.Branch = "main"
+			in.Notices = second.Notices
+			_, _, err = runActivity(t, agent, in)
+			require.NoError(t, err)
+			prompt, err := os.ReadFile(filepath.Join(dir, ".ralph/logs/ralph-test-0001.run-1/iteration-0003.prompt.md"))
+			require.NoError(t, err)
+			require.Contains(t, string(prompt), "What Ralph found after the last iteration")
+		})
+	}
+}
+
+func TestWorkspaceInASubdirectoryKeepsRalphFilesOutOfGit(t *testing.T) {
+	root := newRepo(t, map[string]string{"README.md": "app\n"})
+	sub := filepath.Join(root, "services", "api")
+	require.NoError(t, os.MkdirAll(sub, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(sub, "prd.json"), []byte(prd), 0o644))
+	gitRun(t, root, "add", "-A")
+	gitRun(t, root, "commit", "-q", "-m", "api prd")
+
+	env, _ := scenarioEnv(t)
+	agent := &activities.Agent{Env: env}
+	_, err := agent.PrepareWorkspace(t.Context(), activities.PrepareInput{SessionID: "s", Workspace: sub, Git: activities.GitSettings{}})
+	require.NoError(t, err)
+	for i := 1; i <= 2; i++ {
+		res, _, err := runActivity(t, agent, iterationInput(sub, i))
+		require.NoError(t, err)
+		require.NotEmpty(t, res.Commit)
+	}
+	require.FileExists(t, filepath.Join(sub, ".ralph/logs/ralph-test-0001/iteration-0001.prompt.md"))
+	require.Empty(t, strings.TrimSpace(gitRun(t, root, "status", "--porcelain")), "the tree is clean")
+	files := gitRun(t, root, "log", "--all", "--name-only", "--format=")
+	require.NotContains(t, files, ".ralph", "no Ralph state or log is committed")
+}
+
+// readOnly makes dir and everything in it unwritable, also for root (who
+// ignores permission bits but not the immutable attribute).
+func readOnly(t *testing.T, dir string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		require.NoError(t, filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			if fi.IsDir() {
+				t.Cleanup(func() { _ = os.Chmod(p, 0o755) })
+				return os.Chmod(p, 0o555)
+			}
+			return nil
+		}))
+		return
+	}
+	out, err := exec.Command("chattr", "-R", "+i", dir).CombinedOutput()
+	require.NoError(t, err, "chattr: %s", out)
+	t.Cleanup(func() { _ = exec.Command("chattr", "-R", "-i", dir).Run() })
+}
+
+func TestResultThatCannotBeRecordedStillCommitsAndCounts(t *testing.T) {
+	dir := newRepo(t, map[string]string{"prd.json": prd})
+	env, _ := scenarioEnv(t)
+	agent := &activities.Agent{Env: env}
+	_, _, err := runActivity(t, agent, iterationInput(dir, 1))
+	require.NoError(t, err)
+
+	readOnly(t, filepath.Join(dir, ".ralph"))
+	res, _, err := runActivity(t, agent, iterationInput(dir, 2))
+	require.NoError(t, err, "the work and its cost are reported, not lost to an activity error")
+	require.Equal(t, stream.OutcomeSuccess, res.Outcome)
+	require.Positive(t, res.CostUSD)
+	require.NotEmpty(t, res.Commit, "the agent's work is committed")
+	require.Empty(t, strings.TrimSpace(gitRun(t, dir, "status", "--porcelain")))
+	warnings := strings.Join(res.Warnings, "\n")
+	require.Contains(t, warnings, filepath.Join(dir, ".ralph/state/ralph-test-0001/iteration-0002.json"))
+	require.Regexp(t, "permission denied|operation not permitted", warnings)
+}
+
+func TestAgentEnvironmentIsAnAllowList(t *testing.T) {
+	t.Setenv("GITHUB_TOKEN", "ghp_worker_only_token_1234")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "aws-secret-worker-only")
+	t.Setenv("TEMPORAL_API_KEY", "temporal-key-worker-only")
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-agent-needs-this")
+	t.Setenv("LC_ALL", "C.UTF-8")
+	t.Setenv("GOFLAGS", "-mod=mod")
+	dir := newRepo(t, map[string]string{"prd.json": prd})
+	env, _ := scenarioEnv(t)
+	dump := filepath.Join(t.TempDir(), "env")
+	env = append(env, "FAKE_AGENT="+fakeClaude, "ENV_DUMP="+dump, "GOFLAGS", "MY_SETTING=on")
+	in := iterationInput(dir, 1)
+	in.Agent.Command = wrapped(`env > "$ENV_DUMP"`)
+	_, _, err := runActivity(t, &activities.Agent{Env: env}, in)
+	require.NoError(t, err)
+	data, err := os.ReadFile(dump)
+	require.NoError(t, err)
+	got := string(data)
+	for _, banned := range []string{"GITHUB_TOKEN=", "AWS_SECRET_ACCESS_KEY=", "TEMPORAL_API_KEY="} {
+		require.NotContains(t, got, banned)
+	}
+	for _, want := range []string{"PATH=", "ANTHROPIC_API_KEY=sk-ant-agent-needs-this", "LC_ALL=C.UTF-8", "GOFLAGS=-mod=mod", "MY_SETTING=on"} {
+		require.Contains(t, got, want)
+	}
+}
+
+func TestSecretsAreRedactedFromWhatLeavesTheActivity(t *testing.T) {
+	const secret = "sk-ant-api03-very-secret-value-XYZ"
+	t.Setenv("ANTHROPIC_API_KEY", secret)
+	dir := newRepo(t, map[string]string{"prd.json": prd})
+	env, _ := scenarioEnv(t, map[string]any{"is_error": true, "error_text": "boom"})
+	env = append(env, "FAKE_AGENT="+fakeClaude)
+	in := iterationInput(dir, 1)
+	// The agent prints the key on stderr and in its stream.
+	in.Agent.Command = []string{"/bin/sh", "-c",
+		`printf '{"type":"assistant","message":{"content":[{"type":"text","text":"my key is %s"}]}}\n' "$ANTHROPIC_API_KEY"; ` +
+			`echo "auth with $ANTHROPIC_API_KEY failed" >&2; exit 3`, "agent"}
+	res, _, err := runActivity(t, &activities.Agent{Env: env}, in)
+	require.NoError(t, err)
+	require.Equal(t, stream.OutcomeAgentError, res.Outcome)
+	require.NotContains(t, res.Reason, secret)
+	require.NotContains(t, res.ResultText, secret)
+	require.Contains(t, res.ResultText, "[REDACTED:ANTHROPIC_API_KEY]")
+	require.Contains(t, res.Reason, "[REDACTED:ANTHROPIC_API_KEY]", "the stderr line is in the reason, redacted")
+	raw, err := os.ReadFile(filepath.Join(dir, res.LogFile))
+	require.NoError(t, err)
+	require.NotContains(t, string(raw), secret)
+	require.Contains(t, string(raw), "[REDACTED:ANTHROPIC_API_KEY]")
+}
