@@ -517,6 +517,22 @@ func (a *Agent) guardHistory(ctx context.Context, repo *git.Repo, in IterationIn
 		if want == "" {
 			return nil
 		}
+		tip, err := repo.Resolve(ctx, "refs/heads/"+want)
+		if err != nil {
+			return fmt.Errorf("check history: %w", err)
+		}
+		if tip != "" {
+			ff, err := repo.IsAncestor(ctx, tip, head)
+			if err != nil {
+				return fmt.Errorf("check history: %w", err)
+			}
+			if !ff {
+				// Moving the branch would drop its own commits.
+				res.Halt = fmt.Sprintf("iteration %d ended on %s at %s, which does not contain the tip %s of the session's branch %s; "+
+					"both are kept. Check out %s where the work should go on and start the session again", in.Iteration, where, short(head), short(tip), want, want)
+				return nil
+			}
+		}
 		if err := repo.BranchAt(ctx, want, head); err != nil {
 			res.Halt = fmt.Sprintf("the agent left branch %s for %s at %s and Ralph could not move %s there: %v", want, where, short(head), want, err)
 			return nil

@@ -261,6 +261,19 @@ func (r *Repo) BranchAt(ctx context.Context, branch, commit string) error {
 	return err
 }
 
+// Resolve returns the commit ref names, or "" when there is none.
+func (r *Repo) Resolve(ctx context.Context, ref string) (string, error) {
+	out, err := r.git(ctx, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
+	if err != nil {
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) && exitErr.ExitCode() == 1 {
+			return "", nil
+		}
+		return "", err
+	}
+	return strings.TrimSpace(out), nil
+}
+
 // Detach checks out commit on a detached HEAD, carrying uncommitted
 // changes along as BranchAt does.
 func (r *Repo) Detach(ctx context.Context, commit string) error {
