@@ -20,7 +20,7 @@ func TestSessionInputCarriesEverySetting(t *testing.T) {
 		"--reset-interrupted", "--mode", "prd", "--completion-promise", "DONE",
 		"--max-iterations", "9", "--max-runtime", "2h", "--max-cost", "3.5",
 		"--max-consecutive-failures", "4", "--max-no-progress", "5",
-		"--iteration-timeout", "20m", "--heartbeat-timeout", "15s", "--iterations-per-run", "6",
+		"--iteration-timeout", "20m", "--heartbeat-timeout", "15s", "--iterations-per-run", "6", "--max-task-file-repairs", "4",
 		"--auto-commit=false", "--allow-dirty",
 		"--checkpoint-every", "2", "--confirm-complete", "--checkpoint-timeout", "1h", "--checkpoint-on-timeout", "stop",
 	}))
@@ -41,6 +41,7 @@ func TestSessionInputCarriesEverySetting(t *testing.T) {
 		MaxIterations: 9, MaxRuntime: 2 * time.Hour, MaxCostUSD: 3.5,
 		MaxConsecutiveFailures: 4, MaxNoProgress: 5,
 		IterationTimeout: 20 * time.Minute, HeartbeatTimeout: 15 * time.Second, IterationsPerRun: 6,
+		MaxTaskFileRepairs: 4,
 	}, in.Limits)
 	require.False(t, in.Git.AutoCommit)
 	require.True(t, in.Git.AllowDirty)
