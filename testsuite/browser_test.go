@@ -127,7 +127,7 @@ func TestBrowserAnswersCheckpointThroughUISignalForm(t *testing.T) {
 	code, out = starter(t, se, "run", "--dev", "--follow", r.Dir)
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "ended: complete")
-	prompt, err := os.ReadFile(filepath.Join(r.Dir, ".ralph", "logs", id, "iteration-0003.prompt.md"))
+	prompt, err := os.ReadFile(sessionLog(t, r.Dir, id, "iteration-0003.prompt.md"))
 	require.NoError(t, err)
 	require.Contains(t, string(prompt), question)
 	require.Contains(t, string(prompt), "sqlite via the UI")

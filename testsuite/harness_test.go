@@ -353,3 +353,13 @@ func collectHistory(it client.HistoryEventIterator) (*historypb.History, error) 
 func getenv(k string) string { return os.Getenv(k) }
 
 func writeFile(path, content string) error { return os.WriteFile(path, []byte(content), 0o644) }
+
+// sessionLog is the path of a file in the log directory of the session
+// execution of workflow id (named by its key: the ID and first run ID).
+func sessionLog(t *testing.T, workspace, id, name string) string {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(workspace, ".ralph", "logs", id+".*"))
+	require.NoError(t, err)
+	require.Len(t, dirs, 1, "log directories of %s", id)
+	return filepath.Join(dirs[0], name)
+}
