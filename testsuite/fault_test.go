@@ -99,21 +99,23 @@ func TestWorkerKilledMidIterationRecovers(t *testing.T) {
 	fmt.Printf("FIGURE recovery_after_worker_kill_seconds %.1f\n", recovery.Seconds())
 	require.Contains(t, strings.Join(cs[1].Argv, " "), "--resume", "the agent's own session is resumed")
 
-	follow := startProc(t, env, bins.starter, "run", "--follow", r.Dir)
-	require.Equal(t, 0, follow.wait(t, 3*time.Minute), follow.Output())
-	require.Contains(t, follow.Output(), "ended: complete")
+	// Wait for the session itself: `starter run` on a workspace whose
+	// session already ended would start a second session.
+	c, err := client.Dial(client.Options{HostPort: srv.Address(), Logger: quiet{}})
+	require.NoError(t, err)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var res workflows.SessionResult
+	require.NoError(t, c.GetWorkflow(ctx, id, "").Get(ctx, &res))
+	require.Equal(t, workflows.ReasonComplete, res.Reason, res.Message)
 	commits := r.ralphCommits()
 	require.Len(t, commits, 3, "no duplicate commits: %v", commits)
 	for i, c := range commits {
 		require.Contains(t, c, fmt.Sprintf("iteration %d: US-00%d", i+1, i+1))
 	}
 
-	c, err := client.Dial(client.Options{HostPort: srv.Address(), Logger: quiet{}})
-	require.NoError(t, err)
-	defer c.Close()
 	replay(t, c, id)
-	var res workflows.SessionResult
-	require.NoError(t, c.GetWorkflow(context.Background(), id, "").Get(context.Background(), &res))
 	require.Equal(t, 4, res.Iterations)
 	require.Equal(t, 0, res.Totals.Failures)
 }
