@@ -45,10 +45,10 @@ var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 // RALPH_RECORD_HISTORIES is set, in the JSON format of
 // `temporal workflow show --output json`. Run
 //
-//	RALPH_RECORD_HISTORIES=1 go test ./testsuite/
+//	RALPH_RECORD_HISTORIES=<change-id> go test ./testsuite/
 //
 // after a deliberate, versioned workflow change to add histories of the new
-// code; keep the old ones.
+// code beside the old ones (1 instead of a change ID overwrites them).
 func recordHistory(t *testing.T, h *historypb.History, run int) {
 	t.Helper()
 	if os.Getenv("RALPH_RECORD_HISTORIES") == "" {
@@ -57,6 +57,12 @@ func recordHistory(t *testing.T, h *historypb.History, run int) {
 	data, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(h)
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(historiesDir, 0o755))
-	name := fmt.Sprintf("%s-run%d.json", unsafeFileChars.ReplaceAllString(t.Name(), "_"), run)
+	base := unsafeFileChars.ReplaceAllString(t.Name(), "_")
+	if tag := os.Getenv("RALPH_RECORD_HISTORIES"); tag != "1" {
+		// A tag names the workflow change, so that the histories of
+		// earlier code are kept beside the new ones.
+		base += "-" + unsafeFileChars.ReplaceAllString(tag, "_")
+	}
+	name := fmt.Sprintf("%s-run%d.json", base, run)
 	require.NoError(t, os.WriteFile(filepath.Join(historiesDir, name), data, 0o644))
 }

@@ -570,6 +570,12 @@ type decision struct {
 // the session ends.
 func (s *session) record(ctx workflow.Context, res activities.IterationResult) decision {
 	s.account(res)
+	if res.Repair && res.TaskFileError == "" && res.Task.Total < s.status.Task.Total {
+		// The repair made the file readable by dropping some of it.
+		s.notices = append(s.notices, fmt.Sprintf(
+			"The last iteration repaired %s, but it now has %d stories or tasks where it had %d before it broke. Restore the missing ones, with their state, from the git history of the file.",
+			taskFileName(s.status.Task), res.Task.Total, s.status.Task.Total))
+	}
 	if res.Task.Mode != "" {
 		s.status.Task = res.Task
 	}

@@ -425,6 +425,37 @@ func TestSessionRepairedTaskFileGoesOn(t *testing.T) {
 	var res workflows.SessionResult
 	require.NoError(t, env.GetWorkflowResult(&res))
 	require.Equal(t, workflows.ReasonComplete, res.Reason)
+	require.Empty(t, s.inputs[2].Notices, "a repair that kept every story needs no notice")
+}
+
+func TestSessionRepairThatDropsStoriesIsToldToTheNextIteration(t *testing.T) {
+	env := newEnv(t)
+	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){
+		ok(progressed(0, 1)), // prd.json has 3 stories
+		func(in activities.IterationInput) (activities.IterationResult, error) {
+			r := progressed(in.Iteration, 1)
+			r.Outcome = stream.OutcomeAgentError
+			r.TaskFileError = "prd.json:4:58: invalid character '}'"
+			r.Task = activities.TaskState{}
+			return r, nil
+		},
+		func(in activities.IterationInput) (activities.IterationResult, error) {
+			r := progressed(in.Iteration, 1)
+			r.Repair = true
+			r.Task.Total = 2
+			return r, nil
+		},
+		ok(progressed(0, 1)),
+	}}
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run)
+	in := baseInput()
+	in.Limits.MaxIterations = 4
+	in.Limits.MaxNoProgress = 10
+	env.ExecuteWorkflow(workflows.Session, in)
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, s.inputs, 4)
+	require.Len(t, s.inputs[3].Notices, 1)
+	require.Contains(t, s.inputs[3].Notices[0], "now has 2 stories or tasks where it had 3")
 }
 
 func TestSessionHaltsOnRewrittenHistoryAndPassesNotices(t *testing.T) {

@@ -46,15 +46,7 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 
 // Head is the commit HEAD points at, or "" in a repository without commits.
 func (r *Repo) Head(ctx context.Context) (string, error) {
-	out, err := r.git(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
-	if err != nil {
-		var exitErr *exec.ExitError
-		if errors.As(err, &exitErr) && exitErr.ExitCode() == 1 {
-			return "", nil
-		}
-		return "", err
-	}
-	return strings.TrimSpace(out), nil
+	return r.Resolve(ctx, "HEAD")
 }
 
 // Branch is the current branch name ("" when HEAD is detached).
