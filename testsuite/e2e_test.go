@@ -158,12 +158,12 @@ type starterEnv struct {
 
 func newStarterEnv(t *testing.T, scenarioPath string) *starterEnv {
 	t.Helper()
-	se := &starterEnv{stateDir: t.TempDir(), port: freePort(t)}
+	se := &starterEnv{stateDir: t.TempDir(), port: fixedPort(t)}
 	se.env = append(fakeEnv(t, scenarioPath),
 		"PATH="+bins.dir+":"+getenv("PATH"),
 		"RALPH_DEV_STATE_DIR="+se.stateDir,
 		"RALPH_DEV_PORT="+strconv.Itoa(se.port),
-		"RALPH_DEV_UI_PORT="+strconv.Itoa(freePort(t)),
+		"RALPH_DEV_UI_PORT="+strconv.Itoa(fixedPort(t)),
 		"TEMPORAL_ADDRESS=",
 		"HOME="+t.TempDir(),
 	)

@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -328,6 +331,25 @@ func freePort(t testing.TB) int {
 	p, err := devserver.FreePort("127.0.0.1")
 	require.NoError(t, err)
 	return p
+}
+
+// fixedPort is a free port below the kernel's ephemeral range, for a
+// server that a child process binds later: a port the kernel handed out
+// (freePort) can be handed out again, to the embedded server's own
+// internal listeners, before the child binds it, and the Temporal UI
+// exits on a taken port.
+func fixedPort(t testing.TB) int {
+	t.Helper()
+	for range 200 {
+		p := 20000 + rand.IntN(12000)
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err == nil {
+			ln.Close()
+			return p
+		}
+	}
+	t.Fatal("no free port in 20000-32000")
+	return 0
 }
 
 type quiet struct{}
