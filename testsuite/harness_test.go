@@ -326,16 +326,9 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 	t.Fatalf("timed out after %s waiting for %s", timeout, what)
 }
 
-func freePort(t testing.TB) int {
-	t.Helper()
-	p, err := devserver.FreePort("127.0.0.1")
-	require.NoError(t, err)
-	return p
-}
-
 // fixedPort is a free port below the kernel's ephemeral range, for a
 // server that a child process binds later: a port the kernel handed out
-// (freePort) can be handed out again, to the embedded server's own
+// (devserver.FreePort) can be handed out again, to the embedded server's own
 // internal listeners, before the child binds it, and the Temporal UI
 // exits on a taken port.
 func fixedPort(t testing.TB) int {
