@@ -309,6 +309,12 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 		res.StoryID, res.StoryTitle = progress.StoryID, progress.StoryTitle
 	}
 	res.Warnings = append(res.Warnings, warnings...)
+	if res.CompletionClaimed && strings.TrimSpace(in.Task.CheckCommand) != "" {
+		res.Check = a.check(ctx, in, func() { beat(*progress) })
+		if !res.Check.Passed {
+			res.Notices = append(res.Notices, checkNotice(*res.Check))
+		}
+	}
 	if res.Outcome == stream.OutcomeRateLimited {
 		// Nothing to record: the workflow runs this iteration again after
 		// the limit resets.
@@ -672,6 +678,11 @@ func (a *Agent) prompt(in IterationInput, mode tasks.Mode, promise string, st ta
 		Guidance:          in.Guidance,
 		Notices:           in.Notices,
 		Learnings:         tasks.LoadLearnings(in.Workspace, mode, 8<<10),
+		MemoriesFile:      in.Task.MemoriesFile,
+		Rules:             in.Task.Rules,
+	}
+	if mode == tasks.ModeIssue {
+		pin.Learnings = tasks.LoadMemories(in.Task.MemoriesFile, tasks.MemoriesLimit)
 	}
 	if loadErr != nil {
 		// The agent broke the task file: this iteration repairs it.

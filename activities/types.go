@@ -45,6 +45,15 @@ type TaskSettings struct {
 	// CompletionPromise is the text the agent prints to claim completion;
 	// empty means the mode's default.
 	CompletionPromise string `json:"completion_promise,omitempty"`
+	// CheckCommand, when set, is a shell command (sh -c, in the
+	// workspace) that must exit 0 for a completion claim to count.
+	CheckCommand string `json:"check_command,omitempty"`
+	// MemoriesFile is the absolute path of the learnings file an issue
+	// queue shares between its issues (issue mode).
+	MemoriesFile string `json:"memories_file,omitempty"`
+	// Rules are the operator's standing rules, shown in every prompt (an
+	// issue queue's guidance).
+	Rules []string `json:"rules,omitempty"`
 }
 
 // GitSettings controls what the activities do with git.
@@ -177,6 +186,19 @@ type IterationResult struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Ref keeps the iteration's last commit reachable (refs/ralph/…).
 	Ref string `json:"ref,omitempty"`
+	// Check is the completion check run after a completion claim, when
+	// the session has a check command.
+	Check *CheckResult `json:"check,omitempty"`
+}
+
+// CheckResult is what the completion check command did.
+type CheckResult struct {
+	Command  string `json:"command"`
+	ExitCode int    `json:"exit_code"`
+	Passed   bool   `json:"passed"`
+	// Output is the end of its combined output.
+	Output   string        `json:"output,omitempty"`
+	Duration time.Duration `json:"duration"`
 }
 
 // Checkpoint types an agent may ask for.

@@ -26,6 +26,8 @@ type Config struct {
 	Limits     Limits           `mapstructure:"limits"`
 	Git        GitConfig        `mapstructure:"git"`
 	Checkpoint CheckpointConfig `mapstructure:"checkpoint"`
+	GitHub     GitHubConfig     `mapstructure:"github"`
+	Queue      QueueConfig      `mapstructure:"queue"`
 	Dev        DevConfig        `mapstructure:"dev"`
 	Codec      CodecConfig      `mapstructure:"codec"`
 
@@ -67,6 +69,10 @@ type TaskConfig struct {
 	// CompletionPromise is the text the agent prints when all work is done;
 	// "" means the mode's default.
 	CompletionPromise string `mapstructure:"completion-promise"`
+	// CheckCommand is a shell command, run with sh -c in the workspace, that
+	// must exit 0 for the agent's claim that all work is done to count; ""
+	// means no check.
+	CheckCommand string `mapstructure:"check-command"`
 }
 
 // Limits bound a session. A session stops at the first limit it reaches.
@@ -120,6 +126,68 @@ type CheckpointConfig struct {
 	// telling the agent nobody answered, and "stop" ends the session as
 	// checkpoint_timeout.
 	OnTimeout string `mapstructure:"on-timeout"`
+}
+
+// GitHubConfig says which GitHub repository the queue works on and how to
+// reach it.
+type GitHubConfig struct {
+	// Repo is the repository as "owner/name"; "" means take it from the URL
+	// of the workspace's origin remote.
+	Repo string `mapstructure:"repo"`
+	// APIURL is the base URL of the GitHub REST API, absolute http or
+	// https, ending in "/", such as "https://api.github.com/".
+	APIURL string `mapstructure:"api-url"`
+	// TokenEnv is the name of the environment variable holding the token.
+	// The default, GITHUB_TOKEN, falls back to GH_TOKEN; see [GitHubConfig.Token].
+	TokenEnv string `mapstructure:"token-env"`
+	// WriteInterval is the least time between two GitHub write requests of
+	// one worker; 0 does not space them.
+	WriteInterval time.Duration `mapstructure:"write-interval"`
+}
+
+// Token returns the name of the environment variable that holds the GitHub
+// token, and its value as getenv reports it. That is TokenEnv if its value
+// is not empty; else, when TokenEnv is the default GITHUB_TOKEN (or empty),
+// GH_TOKEN if its value is not empty; else TokenEnv with an empty value,
+// which means there is no token. A nil getenv is [os.Getenv].
+func (c GitHubConfig) Token(getenv func(string) string) (name, value string) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	name = c.TokenEnv
+	if name == "" {
+		name = defaultGitHubTokenEnv
+	}
+	if value := getenv(name); value != "" {
+		return name, value
+	}
+	if name == defaultGitHubTokenEnv {
+		if value := getenv(fallbackGitHubTokenEnv); value != "" {
+			return fallbackGitHubTokenEnv, value
+		}
+	}
+	return name, ""
+}
+
+// QueueConfig says which issues the queue works on and how it opens pull
+// requests for them.
+type QueueConfig struct {
+	// Label is the label of the issues to work on; not empty, no comma.
+	Label string `mapstructure:"label"`
+	// PollInterval is the time between two looks for labelled issues; at
+	// least 1s.
+	PollInterval time.Duration `mapstructure:"poll-interval"`
+	// MaxIssues is how many issues the queue works on before it stops; 0 is
+	// no limit.
+	MaxIssues int `mapstructure:"max-issues"`
+	// MaxCostUSD is the most the queue's sessions may spend together, in US
+	// dollars; 0 is no limit.
+	MaxCostUSD float64 `mapstructure:"max-cost-usd"`
+	// BaseBranch is the branch pull requests are based on; "" means the
+	// repository's default branch.
+	BaseBranch string `mapstructure:"base-branch"`
+	// Draft opens pull requests as drafts.
+	Draft bool `mapstructure:"draft"`
 }
 
 // DevConfig configures the embedded Temporal dev server.
@@ -274,6 +342,9 @@ func Load(fs *pflag.FlagSet, workspace string) (Config, error) {
 	}
 	cfg.Task.Mode = strings.ToLower(strings.TrimSpace(cfg.Task.Mode))
 	cfg.Checkpoint.OnTimeout = strings.ToLower(strings.TrimSpace(cfg.Checkpoint.OnTimeout))
+	if u, reason := normalizeAPIURL(cfg.GitHub.APIURL); reason == "" {
+		cfg.GitHub.APIURL = u
+	}
 	if err := cfg.resolveStateDir(); err != nil {
 		return Config{}, err
 	}

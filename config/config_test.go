@@ -102,6 +102,15 @@ func defaults(state string) Config {
 		},
 		Git:        GitConfig{AutoCommit: true},
 		Checkpoint: CheckpointConfig{OnTimeout: "continue"},
+		GitHub: GitHubConfig{
+			APIURL:        "https://api.github.com/",
+			TokenEnv:      "GITHUB_TOKEN",
+			WriteInterval: time.Second,
+		},
+		Queue: QueueConfig{
+			Label:        "ralph-ready",
+			PollInterval: 5 * time.Minute,
+		},
 		Dev: DevConfig{
 			StateDir:  filepath.Join(state, "durable-ralph"),
 			IP:        "127.0.0.1",
@@ -199,6 +208,62 @@ func TestLoadPrecedence(t *testing.T) {
 			get: func(c Config) any { return c.Checkpoint.OnTimeout },
 		},
 		{
+			key: "task.check-command", user: "make check", file: "go test ./...", env: "true", flag: "exit 0",
+			def: "", fromUser: "make check", fromFile: "go test ./...", fromEnv: "true", fromFlag: "exit 0",
+			get: func(c Config) any { return c.Task.CheckCommand },
+		},
+		{
+			key: "github.repo", user: "user/repo", file: "file-owner/file.repo", env: "env_owner/env-repo", flag: "Flag/Repo",
+			def: "", fromUser: "user/repo", fromFile: "file-owner/file.repo", fromEnv: "env_owner/env-repo", fromFlag: "Flag/Repo",
+			get: func(c Config) any { return c.GitHub.Repo },
+		},
+		{
+			key: "github.api-url", user: "https://ghe.example/api/v3", file: "http://127.0.0.1:8080/", env: "https://env.example/api/", flag: "HTTPS://flag.example",
+			def: "https://api.github.com/", fromUser: "https://ghe.example/api/v3/", fromFile: "http://127.0.0.1:8080/",
+			fromEnv: "https://env.example/api/", fromFlag: "HTTPS://flag.example/",
+			get: func(c Config) any { return c.GitHub.APIURL },
+		},
+		{
+			key: "github.token-env", user: "USER_TOKEN", file: "FILE_TOKEN", env: "ENV_TOKEN", flag: "_flag_token2",
+			def: "GITHUB_TOKEN", fromUser: "USER_TOKEN", fromFile: "FILE_TOKEN", fromEnv: "ENV_TOKEN", fromFlag: "_flag_token2",
+			get: func(c Config) any { return c.GitHub.TokenEnv },
+		},
+		{
+			key: "github.write-interval", user: "2s", file: "0", env: "500ms", flag: "3s",
+			def: time.Second, fromUser: 2 * time.Second, fromFile: time.Duration(0), fromEnv: 500 * time.Millisecond, fromFlag: 3 * time.Second,
+			get: func(c Config) any { return c.GitHub.WriteInterval },
+		},
+		{
+			key: "queue.label", user: "user-label", file: "'ralph: ready'", env: "from env", flag: "flag",
+			def: "ralph-ready", fromUser: "user-label", fromFile: "ralph: ready", fromEnv: "from env", fromFlag: "flag",
+			get: func(c Config) any { return c.Queue.Label },
+		},
+		{
+			key: "queue.poll-interval", user: "10m", file: "1s", env: "1h", flag: "30s",
+			def: 5 * time.Minute, fromUser: 10 * time.Minute, fromFile: time.Second, fromEnv: time.Hour, fromFlag: 30 * time.Second,
+			get: func(c Config) any { return c.Queue.PollInterval },
+		},
+		{
+			key: "queue.max-issues", user: "1", file: "2", env: "3", flag: "0",
+			def: 0, fromUser: 1, fromFile: 2, fromEnv: 3, fromFlag: 0,
+			get: func(c Config) any { return c.Queue.MaxIssues },
+		},
+		{
+			key: "queue.max-cost-usd", user: "1.5", file: "2", env: "3.25", flag: "0",
+			def: 0.0, fromUser: 1.5, fromFile: 2.0, fromEnv: 3.25, fromFlag: 0.0,
+			get: func(c Config) any { return c.Queue.MaxCostUSD },
+		},
+		{
+			key: "queue.base-branch", user: "main", file: "develop", env: "release/1.x", flag: "trunk",
+			def: "", fromUser: "main", fromFile: "develop", fromEnv: "release/1.x", fromFlag: "trunk",
+			get: func(c Config) any { return c.Queue.BaseBranch },
+		},
+		{
+			key: "queue.draft", user: "true", file: "false", env: "true", flag: "false",
+			def: false, fromUser: true, fromFile: false, fromEnv: true, fromFlag: false,
+			get: func(c Config) any { return c.Queue.Draft },
+		},
+		{
 			key: "dev.enabled", user: "true", file: "false", env: "true", flag: "false",
 			def: false, fromUser: true, fromFile: false, fromEnv: true, fromFlag: false,
 			get: func(c Config) any { return c.Dev.Enabled },
@@ -286,6 +351,17 @@ func TestLoadEnvOnly(t *testing.T) {
 		"RALPH_LIMITS_MAX_TASK_FILE_REPAIRS": "4",
 		"RALPH_CODEC_KEY_ENV":                "RALPH_KEY",
 		"RALPH_CODEC_SERVER":                 "127.0.0.1:8081",
+		"RALPH_TASK_CHECK_COMMAND":           "go test ./...",
+		"RALPH_GITHUB_REPO":                  "durable-ralph/ralph",
+		"RALPH_GITHUB_API_URL":               "https://ghe.example/api/v3",
+		"RALPH_GITHUB_TOKEN_ENV":             "RALPH_GH_TOKEN",
+		"RALPH_GITHUB_WRITE_INTERVAL":        "0",
+		"RALPH_QUEUE_LABEL":                  "ready",
+		"RALPH_QUEUE_POLL_INTERVAL":          "1m",
+		"RALPH_QUEUE_MAX_ISSUES":             "5",
+		"RALPH_QUEUE_MAX_COST_USD":           "12.5",
+		"RALPH_QUEUE_BASE_BRANCH":            "develop",
+		"RALPH_QUEUE_DRAFT":                  "true",
 	})
 
 	for _, fs := range []*pflag.FlagSet{nil, pflag.NewFlagSet("empty", pflag.ContinueOnError)} {
@@ -304,11 +380,30 @@ func TestLoadEnvOnly(t *testing.T) {
 		want.Git.AllowDirty = true
 		want.Checkpoint.Timeout = 30 * time.Minute
 		want.Dev.Namespace = "ralph"
+		want.Task.CheckCommand = "go test ./..."
+		want.GitHub = GitHubConfig{
+			Repo:     "durable-ralph/ralph",
+			APIURL:   "https://ghe.example/api/v3/",
+			TokenEnv: "RALPH_GH_TOKEN",
+		}
+		want.Queue = QueueConfig{
+			Label:        "ready",
+			PollInterval: time.Minute,
+			MaxIssues:    5,
+			MaxCostUSD:   12.5,
+			BaseBranch:   "develop",
+			Draft:        true,
+		}
 		require.Equal(t, want, cfg)
 	}
 }
 
 func TestLoadInvalid(t *testing.T) {
+	const (
+		badRepo    = "must be owner/name, each of letters, digits, -, _ and ., such as durable-ralph/ralph, or empty to take it from the origin remote"
+		badAPIURL  = "must be an absolute http or https URL, such as https://api.github.com/"
+		badEnvName = "must be the name of an environment variable: letters, digits and _, not starting with a digit"
+	)
 	tests := []struct {
 		name string
 		user string            // user config file, if not empty
@@ -530,6 +625,153 @@ func TestLoadInvalid(t *testing.T) {
 			name: "codec server port zero",
 			args: []string{"--codec-server=127.0.0.1:0"},
 			want: []string{`invalid codec.server (--codec-server, RALPH_CODEC_SERVER) = "127.0.0.1:0": must have a port between 1 and 65535`},
+		},
+		{
+			name: "flag repo without owner",
+			args: []string{"--repo=ralph"},
+			want: []string{`invalid github.repo (--repo, RALPH_GITHUB_REPO) = "ralph": ` + badRepo},
+		},
+		{
+			name: "env repo with three parts",
+			env:  map[string]string{"RALPH_GITHUB_REPO": "github.com/durable-ralph/ralph"},
+			want: []string{`invalid github.repo (--repo, RALPH_GITHUB_REPO) = "github.com/durable-ralph/ralph": ` + badRepo},
+		},
+		{
+			name: "file repo with space",
+			file: "github:\n  repo: durable ralph/ralph\n",
+			want: []string{`invalid github.repo (--repo, RALPH_GITHUB_REPO) = "durable ralph/ralph": ` + badRepo},
+		},
+		{
+			name: "file repo dot dot",
+			file: "github:\n  repo: ../ralph\n",
+			want: []string{`invalid github.repo (--repo, RALPH_GITHUB_REPO) = "../ralph": ` + badRepo},
+		},
+		{
+			name: "flag api url scheme",
+			args: []string{"--github-api-url=ftp://api.github.com/"},
+			want: []string{`invalid github.api-url (--github-api-url, RALPH_GITHUB_API_URL) = "ftp://api.github.com/": ` + badAPIURL},
+		},
+		{
+			name: "env api url relative",
+			env:  map[string]string{"RALPH_GITHUB_API_URL": "api.github.com"},
+			want: []string{`invalid github.api-url (--github-api-url, RALPH_GITHUB_API_URL) = "api.github.com": ` + badAPIURL},
+		},
+		{
+			name: "user file api url without host",
+			user: "github:\n  api-url: https://\n",
+			want: []string{`invalid github.api-url (--github-api-url, RALPH_GITHUB_API_URL) = "https://": ` + badAPIURL},
+		},
+		{
+			name: "user file api url empty",
+			user: "github:\n  api-url: ''\n",
+			want: []string{`invalid github.api-url (--github-api-url, RALPH_GITHUB_API_URL) = "": ` + badAPIURL},
+		},
+		{
+			name: "flag api url query",
+			args: []string{"--github-api-url=https://ghe.example/api/v3?x=1"},
+			want: []string{`invalid github.api-url (--github-api-url, RALPH_GITHUB_API_URL) = "https://ghe.example/api/v3?x=1": must not have a query or fragment: it is the base that API paths are appended to`},
+		},
+		{
+			name: "flag api url credentials",
+			args: []string{"--github-api-url=https://me:secret@ghe.example/"},
+			want: []string{`invalid github.api-url (--github-api-url, RALPH_GITHUB_API_URL) = "https://me:secret@ghe.example/": must not hold credentials: the token comes from github.token-env`},
+		},
+		{
+			name: "flag token env with dollar",
+			args: []string{"--github-token-env=$GITHUB_TOKEN"},
+			want: []string{`invalid github.token-env (--github-token-env, RALPH_GITHUB_TOKEN_ENV) = "$GITHUB_TOKEN": ` + badEnvName},
+		},
+		{
+			name: "user file token env empty",
+			user: "github:\n  token-env: ''\n",
+			want: []string{`invalid github.token-env (--github-token-env, RALPH_GITHUB_TOKEN_ENV) = "": ` + badEnvName},
+		},
+		{
+			name: "env token env starting with digit",
+			env:  map[string]string{"RALPH_GITHUB_TOKEN_ENV": "1TOKEN"},
+			want: []string{`invalid github.token-env (--github-token-env, RALPH_GITHUB_TOKEN_ENV) = "1TOKEN": ` + badEnvName},
+		},
+		{
+			name: "flag negative write interval",
+			args: []string{"--github-write-interval=-1s"},
+			want: []string{`invalid github.write-interval (--github-write-interval, RALPH_GITHUB_WRITE_INTERVAL) = -1s: must not be negative (0 = no spacing)`},
+		},
+		{
+			name: "env write interval without unit",
+			env:  map[string]string{"RALPH_GITHUB_WRITE_INTERVAL": "2"},
+			want: []string{`invalid github.write-interval (--github-write-interval, RALPH_GITHUB_WRITE_INTERVAL) = "2": needs a unit, such as 2s or 2m`},
+		},
+		{
+			name: "file empty label",
+			file: "queue:\n  label: ' '\n",
+			want: []string{`invalid queue.label (--label, RALPH_QUEUE_LABEL) = " ": must not be empty`},
+		},
+		{
+			name: "flag label with comma",
+			args: []string{"--label=ralph,ready"},
+			want: []string{`invalid queue.label (--label, RALPH_QUEUE_LABEL) = "ralph,ready": must not contain a comma: it is one label`},
+		},
+		{
+			name: "flag poll interval too short",
+			args: []string{"--poll-interval=500ms"},
+			want: []string{`invalid queue.poll-interval (--poll-interval, RALPH_QUEUE_POLL_INTERVAL) = 500ms: must be at least 1s`},
+		},
+		{
+			name: "file poll interval zero",
+			file: "queue:\n  poll-interval: 0\n",
+			want: []string{`invalid queue.poll-interval (--poll-interval, RALPH_QUEUE_POLL_INTERVAL) = 0s: must be at least 1s`},
+		},
+		{
+			name: "flag negative max issues",
+			args: []string{"--max-issues=-1"},
+			want: []string{`invalid queue.max-issues (--max-issues, RALPH_QUEUE_MAX_ISSUES) = -1: must not be negative (0 = no limit)`},
+		},
+		{
+			name: "env max issues fraction",
+			env:  map[string]string{"RALPH_QUEUE_MAX_ISSUES": "1.5"},
+			want: []string{`invalid queue.max-issues (--max-issues, RALPH_QUEUE_MAX_ISSUES) = "1.5": must be a whole number`},
+		},
+		{
+			name: "file negative queue cost",
+			file: "queue:\n  max-cost-usd: -0.5\n",
+			want: []string{`invalid queue.max-cost-usd (--queue-max-cost, RALPH_QUEUE_MAX_COST_USD) = -0.5: must not be negative (0 = no limit)`},
+		},
+		{
+			name: "env queue cost not finite",
+			env:  map[string]string{"RALPH_QUEUE_MAX_COST_USD": "NaN"},
+			want: []string{`invalid queue.max-cost-usd (--queue-max-cost, RALPH_QUEUE_MAX_COST_USD) = NaN: must be a finite number`},
+		},
+		{
+			name: "env queue cost not a number",
+			env:  map[string]string{"RALPH_QUEUE_MAX_COST_USD": "$5"},
+			want: []string{`invalid queue.max-cost-usd (--queue-max-cost, RALPH_QUEUE_MAX_COST_USD) = "$5": must be a number`},
+		},
+		{
+			name: "flag base branch like an option",
+			args: []string{"--base-branch=-main"},
+			want: []string{`invalid queue.base-branch (--base-branch, RALPH_QUEUE_BASE_BRANCH) = "-main": must be a git branch name, or empty for the repository's default branch`},
+		},
+		{
+			name: "file base branch with space",
+			file: "queue:\n  base-branch: my branch\n",
+			want: []string{`invalid queue.base-branch (--base-branch, RALPH_QUEUE_BASE_BRANCH) = "my branch": must be a git branch name, or empty for the repository's default branch`},
+		},
+		{
+			name: "env draft",
+			env:  map[string]string{"RALPH_QUEUE_DRAFT": "yes"},
+			want: []string{`invalid queue.draft (--draft, RALPH_QUEUE_DRAFT) = "yes": must be true or false`},
+		},
+		{
+			name: "several github and queue",
+			user: "github:\n  repo: x\n",
+			file: "queue:\n  label: ''\n  max-issues: -1\n",
+			args: []string{"--github-api-url=example"},
+			want: []string{
+				`invalid github.repo (--repo, RALPH_GITHUB_REPO) = "x": ` + badRepo,
+				`invalid github.api-url (--github-api-url, RALPH_GITHUB_API_URL) = "example": ` + badAPIURL,
+				`invalid queue.label (--label, RALPH_QUEUE_LABEL) = "": must not be empty`,
+				`invalid queue.max-issues (--max-issues, RALPH_QUEUE_MAX_ISSUES) = -1: must not be negative (0 = no limit)`,
+			},
 		},
 		{
 			name: "section in env",
@@ -854,17 +1096,19 @@ func TestLoadUserFile(t *testing.T) {
 func TestLoadTrusted(t *testing.T) {
 	// A valid value of every trusted key, as written in a file.
 	values := map[string]string{
-		"task-queue":     "q",
-		"agent.env":      "[GH_TOKEN]",
-		"dev.enabled":    "true",
-		"dev.state-dir":  "/tmp/ralph-state",
-		"dev.ip":         "0.0.0.0",
-		"dev.port":       "7000",
-		"dev.ui-port":    "7001",
-		"dev.namespace":  "ralph",
-		"codec.key-file": "/etc/ralph/key",
-		"codec.key-env":  "RALPH_KEY",
-		"codec.server":   "127.0.0.1:8081",
+		"task-queue":       "q",
+		"agent.env":        "[GH_TOKEN]",
+		"dev.enabled":      "true",
+		"dev.state-dir":    "/tmp/ralph-state",
+		"dev.ip":           "0.0.0.0",
+		"dev.port":         "7000",
+		"dev.ui-port":      "7001",
+		"dev.namespace":    "ralph",
+		"codec.key-file":   "/etc/ralph/key",
+		"codec.key-env":    "RALPH_KEY",
+		"codec.server":     "127.0.0.1:8081",
+		"github.api-url":   "https://ghe.example/api/v3",
+		"github.token-env": "MY_GITHUB_TOKEN",
 	}
 	var trusted []string
 	for _, k := range Keys() {
@@ -1258,6 +1502,15 @@ func TestKeys(t *testing.T) {
 	require.Equal(t, "continue", defaults["checkpoint.on-timeout"])
 	require.Equal(t, "2", defaults["limits.max-task-file-repairs"])
 	require.Equal(t, "none", defaults["agent.env"])
+	require.Equal(t, `"" (no check)`, defaults["task.check-command"])
+	require.Equal(t, "https://api.github.com/", defaults["github.api-url"])
+	require.Equal(t, "GITHUB_TOKEN (then GH_TOKEN)", defaults["github.token-env"])
+	require.Equal(t, "1s", defaults["github.write-interval"])
+	require.Equal(t, "ralph-ready", defaults["queue.label"])
+	require.Equal(t, "5m", defaults["queue.poll-interval"])
+	require.Equal(t, "0", defaults["queue.max-issues"])
+	require.Equal(t, "0", defaults["queue.max-cost-usd"])
+	require.Equal(t, "false", defaults["queue.draft"])
 }
 
 // structKeys returns the dotted mapstructure keys of the fields of struct t.

@@ -18,8 +18,10 @@
 //
 // A workspace's ralph.yaml comes with the repository, which may not be the
 // user's own. So it may not set the trusted keys, which decide where the
-// Temporal server listens, where its state is and what the worker exposes:
-// task-queue, agent.env, dev.* and codec.*. Setting one there is an error;
+// Temporal server listens, where its state is and what the worker exposes,
+// such as where the GitHub token goes: task-queue, agent.env,
+// github.api-url, github.token-env, dev.* and codec.*. Setting one there is
+// an error;
 // flags, environment variables, a file named by --config or RALPH_CONFIG and
 // the user config file may set them. It may set agent.command, which
 // [Config.Notices] then reports.
@@ -54,6 +56,9 @@
 //     (--mode, detected from the workspace).
 //   - RALPH_TASK_COMPLETION_PROMISE: text the agent prints when all work is
 //     done (--completion-promise, the mode's default).
+//   - RALPH_TASK_CHECK_COMMAND: shell command, run with sh -c in the
+//     workspace, that must exit 0 for the agent's claim that all work is
+//     done to count (--check-command, none: no check).
 //   - RALPH_LIMITS_MAX_ITERATIONS: stop after this many iterations
 //     (--max-iterations, 100).
 //   - RALPH_LIMITS_MAX_RUNTIME: stop after this much wall-clock time, 0 for
@@ -87,6 +92,28 @@
 //   - RALPH_CHECKPOINT_ON_TIMEOUT: what an unanswered checkpoint does:
 //     continue, telling the agent nobody answered, or stop, ending the
 //     session as checkpoint_timeout (--checkpoint-on-timeout, "continue").
+//   - RALPH_GITHUB_REPO: GitHub repository as owner/name, each of letters,
+//     digits, -, _ and . (--repo, taken from the URL of the workspace's
+//     origin remote).
+//   - RALPH_GITHUB_API_URL: base URL of the GitHub REST API, absolute http
+//     or https; a missing trailing / is added (--github-api-url,
+//     "https://api.github.com/"). The token is sent there. Trusted.
+//   - RALPH_GITHUB_TOKEN_ENV: name of the environment variable holding the
+//     GitHub token (--github-token-env, "GITHUB_TOKEN", which falls back to
+//     GH_TOKEN when empty). Trusted.
+//   - RALPH_GITHUB_WRITE_INTERVAL: least time between two GitHub write
+//     requests of one worker, 0 for no spacing (--github-write-interval, 1s).
+//   - RALPH_QUEUE_LABEL: label of the issues the queue works on; one label,
+//     without commas (--label, "ralph-ready").
+//   - RALPH_QUEUE_POLL_INTERVAL: time between two looks for labelled
+//     issues, at least 1s (--poll-interval, 5m).
+//   - RALPH_QUEUE_MAX_ISSUES: stop the queue after this many issues, 0 for
+//     no limit (--max-issues, 0).
+//   - RALPH_QUEUE_MAX_COST_USD: stop the queue once its sessions have spent
+//     this many US dollars together, 0 for no limit (--queue-max-cost, 0).
+//   - RALPH_QUEUE_BASE_BRANCH: branch the pull requests are based on
+//     (--base-branch, the repository's default branch).
+//   - RALPH_QUEUE_DRAFT: open the pull requests as drafts (--draft, false).
 //   - RALPH_DEV_ENABLED: run an embedded Temporal dev server (--dev, false).
 //   - RALPH_DEV_STATE_DIR: directory of the dev server's database; a leading
 //     ~ is expanded (--state-dir, $XDG_STATE_HOME/durable-ralph or else

@@ -84,8 +84,9 @@ type spec struct {
 	text  string // default as documented, if def does not say it well
 	usage string
 	// trusted marks a setting that decides where the Temporal server
-	// listens, where its state is or what the worker exposes. A repository
-	// must not choose it, so the workspace's ralph.yaml may not set it.
+	// listens, where its state is or what the worker exposes, such as which
+	// credential it sends where. A repository must not choose it, so the
+	// workspace's ralph.yaml may not set it.
 	trusted bool
 }
 
@@ -146,9 +147,21 @@ const (
 	userFileName = "config.yaml"
 )
 
-// envNameRE matches the name of an environment variable, for agent.env and
-// codec.key-env.
+// envNameRE matches the name of an environment variable, for agent.env,
+// codec.key-env and github.token-env.
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// repoRE matches github.repo: owner/name, each letters, digits, -, _ and ".".
+var repoRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
+
+const (
+	// defaultGitHubAPIURL is the default of github.api-url.
+	defaultGitHubAPIURL = "https://api.github.com/"
+	// defaultGitHubTokenEnv is the default of github.token-env, and
+	// fallbackGitHubTokenEnv the variable tried when it is empty.
+	defaultGitHubTokenEnv  = "GITHUB_TOKEN"
+	fallbackGitHubTokenEnv = "GH_TOKEN"
+)
 
 // envReplacer maps a key to its environment variable suffix.
 var envReplacer = strings.NewReplacer("-", "_", ".", "_")
@@ -191,6 +204,9 @@ var specs = []spec{
 	{key: "task.completion-promise", flag: "completion-promise", kind: kindString, def: "",
 		text:  `"" (mode's default)`,
 		usage: "text the agent prints when all work is done (default: the mode's)"},
+	{key: "task.check-command", flag: "check-command", kind: kindString, def: "",
+		text:  `"" (no check)`,
+		usage: "shell command, run with sh -c in the workspace, that must exit 0 for the agent's claim that all work is done to count (default: no check)"},
 
 	{key: "limits.max-iterations", flag: "max-iterations", kind: kindInt, def: 100,
 		usage: "stop after this many iterations"},
@@ -224,6 +240,31 @@ var specs = []spec{
 		usage: "how long a checkpoint waits for an answer (0 = as long as it takes)"},
 	{key: "checkpoint.on-timeout", flag: "checkpoint-on-timeout", kind: kindString, def: "continue",
 		usage: "what an unanswered checkpoint does: continue (telling the agent nobody answered) or stop (ending the session as checkpoint_timeout)"},
+
+	{key: "github.repo", flag: "repo", kind: kindString, def: "",
+		text:  `"" (from the clone's origin URL)`,
+		usage: "GitHub repository as owner/name (default: from the URL of the workspace's origin remote)"},
+	{key: "github.api-url", flag: "github-api-url", kind: kindString, def: defaultGitHubAPIURL, trusted: true,
+		usage: "base URL of the GitHub REST API, such as https://github.example.com/api/v3/ for GitHub Enterprise Server; the token is sent there"},
+	{key: "github.token-env", flag: "github-token-env", kind: kindString, def: defaultGitHubTokenEnv, trusted: true,
+		text:  defaultGitHubTokenEnv + " (then " + fallbackGitHubTokenEnv + ")",
+		usage: "name of the environment variable holding the GitHub token; with " + defaultGitHubTokenEnv + ", " + fallbackGitHubTokenEnv + " is used when it is empty"},
+	{key: "github.write-interval", flag: "github-write-interval", kind: kindDuration, def: time.Second,
+		usage: "minimum time between two GitHub write requests of one worker (0 = no spacing)"},
+
+	{key: "queue.label", flag: "label", kind: kindString, def: "ralph-ready",
+		usage: "label of the issues the queue works on"},
+	{key: "queue.poll-interval", flag: "poll-interval", kind: kindDuration, def: 5 * time.Minute,
+		usage: "time between two looks for labelled issues, at least 1s"},
+	{key: "queue.max-issues", flag: "max-issues", kind: kindInt, def: 0,
+		usage: "stop the queue after this many issues (0 = no limit)"},
+	{key: "queue.max-cost-usd", flag: "queue-max-cost", kind: kindFloat, def: 0.0,
+		usage: "stop the queue once its sessions have spent this many US dollars together (0 = no limit)"},
+	{key: "queue.base-branch", flag: "base-branch", kind: kindString, def: "",
+		text:  `"" (the repository's default branch)`,
+		usage: "branch the pull requests are based on and merge into (default: the repository's default branch)"},
+	{key: "queue.draft", flag: "draft", kind: kindBool, def: false,
+		usage: "open the pull requests as drafts"},
 
 	{key: "dev.enabled", flag: "dev", kind: kindBool, def: false, trusted: true,
 		usage: "run an embedded Temporal dev server"},

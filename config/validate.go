@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,6 +65,30 @@ func (c *Config) validate() error {
 	check("checkpoint.on-timeout", !slices.Contains(onTimeoutActions, cp.OnTimeout), cp.OnTimeout,
 		fmt.Sprintf("must be one of %s", strings.Join(onTimeoutActions, ", ")))
 
+	gh := &c.GitHub
+	check("github.repo", gh.Repo != "" && !validRepo(gh.Repo), gh.Repo,
+		"must be owner/name, each of letters, digits, -, _ and ., such as durable-ralph/ralph, or empty to take it from the origin remote")
+	if _, reason := normalizeAPIURL(gh.APIURL); reason != "" {
+		check("github.api-url", true, gh.APIURL, reason)
+	}
+	check("github.token-env", !envNameRE.MatchString(gh.TokenEnv), gh.TokenEnv,
+		"must be the name of an environment variable: letters, digits and _, not starting with a digit")
+	check("github.write-interval", gh.WriteInterval < 0, gh.WriteInterval, "must not be negative (0 = no spacing)")
+
+	q := &c.Queue
+	check("queue.label", strings.TrimSpace(q.Label) == "", q.Label, notEmpty)
+	check("queue.label", strings.Contains(q.Label, ","), q.Label, "must not contain a comma: it is one label")
+	check("queue.poll-interval", q.PollInterval < time.Second, q.PollInterval, "must be at least 1s")
+	check("queue.max-issues", q.MaxIssues < 0, q.MaxIssues, "must not be negative (0 = no limit)")
+	switch {
+	case math.IsNaN(q.MaxCostUSD) || math.IsInf(q.MaxCostUSD, 0):
+		check("queue.max-cost-usd", true, q.MaxCostUSD, "must be a finite number")
+	case q.MaxCostUSD < 0:
+		check("queue.max-cost-usd", true, q.MaxCostUSD, "must not be negative (0 = no limit)")
+	}
+	check("queue.base-branch", q.BaseBranch != "" && !validBranch(q.BaseBranch), q.BaseBranch,
+		"must be a git branch name, or empty for the repository's default branch")
+
 	d := &c.Dev
 	_, err := netip.ParseAddr(d.IP)
 	check("dev.ip", err != nil, d.IP, "must be an IP address such as 127.0.0.1")
@@ -90,4 +115,57 @@ func (c *Config) validate() error {
 	}
 
 	return errors.Join(errs...)
+}
+
+// validRepo reports whether repo is owner/name, each of letters, digits, -,
+// _ and ".", and neither "." nor "..", which would change the meaning of an
+// API path.
+func validRepo(repo string) bool {
+	if !repoRE.MatchString(repo) {
+		return false
+	}
+	owner, name, _ := strings.Cut(repo, "/")
+	return owner != "." && owner != ".." && name != "." && name != ".."
+}
+
+// normalizeAPIURL returns the GitHub API base URL s ending in "/", or the
+// reason s is not an absolute http or https URL that paths can be appended
+// to.
+func normalizeAPIURL(s string) (string, string) {
+	const want = "must be an absolute http or https URL, such as " + defaultGitHubAPIURL
+	u, err := url.Parse(s)
+	switch {
+	case err != nil, u.Scheme != "http" && u.Scheme != "https", u.Host == "", u.Opaque != "":
+		return "", want
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return "", "must not have a query or fragment: it is the base that API paths are appended to"
+	case u.User != nil:
+		return "", "must not hold credentials: the token comes from github.token-env"
+	}
+	if !strings.HasSuffix(s, "/") {
+		s += "/"
+	}
+	return s, ""
+}
+
+// validBranch reports whether name is a plausible git branch name: the rules
+// of git check-ref-format that matter here, and no leading "-", which git
+// would take for an option.
+func validBranch(name string) bool {
+	if name == "@" || strings.HasPrefix(name, "-") || strings.HasPrefix(name, "/") ||
+		strings.HasSuffix(name, "/") || strings.HasSuffix(name, ".") ||
+		strings.Contains(name, "..") || strings.Contains(name, "//") || strings.Contains(name, "@{") {
+		return false
+	}
+	for _, r := range name {
+		if r <= ' ' || r == 0x7f || strings.ContainsRune("~^:?*[\\", r) {
+			return false
+		}
+	}
+	for part := range strings.SplitSeq(name, "/") {
+		if strings.HasPrefix(part, ".") || strings.HasSuffix(part, ".lock") {
+			return false
+		}
+	}
+	return true
 }

@@ -23,6 +23,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/activities/github"
 	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/workflows"
@@ -225,7 +226,7 @@ func startCluster(t testing.TB, stateDir string, agent *activities.Agent) *clust
 	require.NoError(t, err)
 	c, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quiet{}})
 	require.NoError(t, err)
-	w := ralph.NewWorker(c, workflows.TaskQueue, agent)
+	w := ralph.NewWorker(c, workflows.TaskQueue, agent, &github.Activities{WriteInterval: -1})
 	require.NoError(t, w.Start())
 	cl := &cluster{srv: srv, client: c, worker: w}
 	t.Cleanup(cl.stop)

@@ -128,6 +128,9 @@ type SessionInput struct {
 	Checkpoints CheckpointSettings `json:"checkpoints"`
 	// CarryOver is filled in by continue-as-new; nil on a fresh session.
 	CarryOver *CarryOver `json:"carry_over,omitempty"`
+	// NotifyParent makes a child session signal its parent (an issue
+	// queue) after every iteration (SignalSessionProgress).
+	NotifyParent bool `json:"notify_parent,omitempty"`
 }
 
 // What happens when nobody answers a checkpoint in time.

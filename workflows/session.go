@@ -603,6 +603,7 @@ func (s *session) record(ctx workflow.Context, res activities.IterationResult) d
 		// (the next iteration, a wait or the end), so an iteration
 		// costs one upsert, not two.
 		workflow.SetCurrentDetails(ctx, s.details())
+		s.notifyParent(ctx, sum)
 	}()
 
 	if res.Halt != "" {
@@ -639,12 +640,27 @@ func (s *session) record(ctx workflow.Context, res activities.IterationResult) d
 
 	if res.CompletionClaimed {
 		s.status.Totals.CompletionClaims++
-		if res.Task.Complete || !res.Task.Verifiable {
+		check := res.Check
+		switch {
+		case check != nil && !check.Passed:
+			// The claim does not hold; the next prompt has the check's
+			// output (res.Notices).
+			sum.Reason = fmt.Sprintf("completion claimed but the check `%s` failed (exit status %d)", check.Command, check.ExitCode)
+			s.logger.Warn("completion claim refused by the check command", "iteration", s.status.Iteration, "exit", check.ExitCode)
+		case res.Task.Complete || !res.Task.Verifiable:
 			sum.Verified = true
-			return decision{complete: true, reason: ReasonComplete, msg: fmt.Sprintf("completion claimed in iteration %d and confirmed by %s", s.status.Iteration, taskFileName(res.Task))}
+			by := taskFileName(res.Task)
+			if check != nil {
+				by = fmt.Sprintf("the check `%s`", check.Command)
+				if res.Task.Verifiable {
+					by = taskFileName(res.Task) + " and " + by
+				}
+			}
+			return decision{complete: true, reason: ReasonComplete, msg: fmt.Sprintf("completion claimed in iteration %d and confirmed by %s", s.status.Iteration, by)}
+		default:
+			sum.Reason = fmt.Sprintf("completion claimed but %s has %d of %d done", taskFileName(res.Task), res.Task.Done, res.Task.Total)
+			s.logger.Warn("completion claim contradicted by task file", "iteration", s.status.Iteration, "done", res.Task.Done, "total", res.Task.Total)
 		}
-		sum.Reason = fmt.Sprintf("completion claimed but %s has %d of %d done", taskFileName(res.Task), res.Task.Done, res.Task.Total)
-		s.logger.Warn("completion claim contradicted by task file", "iteration", s.status.Iteration, "done", res.Task.Done, "total", res.Task.Total)
 	}
 
 	// Asking a human is progress of a kind: the answer changes what the
@@ -658,6 +674,18 @@ func (s *session) record(ctx workflow.Context, res activities.IterationResult) d
 		}
 	}
 	return decision{}
+}
+
+// notifyParent tells the queue that started this session about an
+// iteration. The signal is not waited for: a queue that is gone must not
+// hold up the session.
+func (s *session) notifyParent(ctx workflow.Context, sum IterationSummary) {
+	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
+	if !s.in.NotifyParent || parent == nil {
+		return
+	}
+	workflow.SignalExternalWorkflow(ctx, parent.ID, "", SignalSessionProgress,
+		SessionProgress{SessionID: s.status.SessionID, Iteration: sum})
 }
 
 // maxRepairs is how many iterations may try to repair a broken task file.

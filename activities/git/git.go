@@ -320,9 +320,72 @@ func run(ctx context.Context, dir string, args ...string) (string, error) {
 }
 
 func runIn(ctx context.Context, dir, stdin string, args ...string) (string, error) {
+	return runWith(ctx, dir, stdin, nil, args...)
+}
+
+// HasRef reports whether ref (a full ref name such as refs/heads/main)
+// exists.
+func (r *Repo) HasRef(ctx context.Context, ref string) bool {
+	_, err := r.git(ctx, "show-ref", "--verify", "--quiet", ref)
+	return err == nil
+}
+
+// Fetch fetches refspecs from remote. env adds to git's environment (a
+// credential header, say).
+func (r *Repo) Fetch(ctx context.Context, env []string, remote string, refspecs ...string) error {
+	_, err := runEnv(ctx, r.Dir, env, append([]string{"fetch", "--quiet", "--no-tags", remote}, refspecs...)...)
+	return err
+}
+
+// Push pushes branch to the branch of the same name on remote, never by
+// force.
+func (r *Repo) Push(ctx context.Context, env []string, remote, branch string) error {
+	ref := "refs/heads/" + branch
+	_, err := runEnv(ctx, r.Dir, env, "push", "--quiet", "--porcelain", remote, ref+":"+ref)
+	return err
+}
+
+// AddWorktree adds a work tree at dir. With create it checks out a new
+// branch starting at from; otherwise it checks out the existing branch.
+func (r *Repo) AddWorktree(ctx context.Context, dir, branch, from string, create bool) error {
+	// A work tree whose directory was deleted still holds its branch.
+	if _, err := r.git(ctx, "worktree", "prune"); err != nil {
+		return err
+	}
+	args := []string{"worktree", "add", "--quiet"}
+	if create {
+		args = append(args, "-b", branch, dir, from)
+	} else {
+		args = append(args, dir, branch)
+	}
+	_, err := r.git(ctx, args...)
+	return err
+}
+
+// Log is the subject lines of the commits reachable from head and not from
+// base, newest first, at most n.
+func (r *Repo) Log(ctx context.Context, base, head string, n int) ([]string, error) {
+	out, err := r.git(ctx, "log", "--format=%h %s", fmt.Sprintf("-n%d", n), base+".."+head)
+	if err != nil {
+		return nil, err
+	}
+	var subjects []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if line != "" {
+			subjects = append(subjects, line)
+		}
+	}
+	return subjects, nil
+}
+
+func runEnv(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	return runWith(ctx, dir, "", env, args...)
+}
+
+func runWith(ctx context.Context, dir, stdin string, env []string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"), env...)
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
@@ -337,4 +400,14 @@ func runIn(ctx context.Context, dir, stdin string, args ...string) (string, erro
 		return stdout.String(), fmt.Errorf("git %s: %s: %w", strings.Join(args, " "), msg, err)
 	}
 	return stdout.String(), nil
+}
+
+// CountCommitsBetween counts the commits reachable from head and not from
+// base.
+func (r *Repo) CountCommitsBetween(ctx context.Context, base, head string) (int, error) {
+	out, err := r.git(ctx, "rev-list", "--count", base+".."+head)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(out))
 }

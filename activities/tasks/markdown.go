@@ -222,6 +222,16 @@ func parsePrompt(name string, data []byte) (State, error) {
 	return st, nil
 }
 
+// parseIssue reads an issue written by the queue. An issue's own task
+// list belongs to its author, not to the loop: it is not counted, so a
+// completion claim in issue mode is checked by the check command alone.
+func parseIssue(name string, data []byte) (State, error) {
+	if len(bytes.TrimSpace(bytes.TrimPrefix(data, utf8BOM))) == 0 {
+		return State{}, &FileError{File: name, Err: errors.New("file is empty")}
+	}
+	return State{Mode: ModeIssue, File: name, Project: scanMarkdown(data).title}, nil
+}
+
 // checkboxItem makes the i-th (from 0) checkbox item of a file.
 func checkboxItem(i int, b checkbox, phase string) Item {
 	return Item{ID: fmt.Sprintf("T%d", i+1), Title: b.text, Done: b.done, Phase: phase}

@@ -33,6 +33,10 @@ const (
 	ModePRD      Mode = "prd"
 	ModeProgress Mode = "progress"
 	ModePrompt   Mode = "prompt"
+	// ModeIssue works on one GitHub issue: the issue queue writes the
+	// issue's text to IssueFile, which git never sees. It is never
+	// detected, only set by the queue.
+	ModeIssue Mode = "issue"
 )
 
 // Task files, relative to the workspace.
@@ -46,6 +50,9 @@ const (
 	// MemoriesFile is ralph-orchestrator's memory file, read in prompt mode
 	// when there is no LearningsFile.
 	MemoriesFile = ".ralph/agent/memories.md"
+	// IssueFile holds the issue an issue-mode session works on, inside
+	// Ralph's own directory so that it is never committed.
+	IssueFile = ".ralph/issue.md"
 )
 
 // maxTaskFileSize bounds what Load reads; a task file larger than this is
@@ -72,6 +79,8 @@ func (m Mode) File() string {
 		return ProgressFile
 	case ModePrompt:
 		return PromptFile
+	case ModeIssue:
+		return IssueFile
 	}
 	return ""
 }
@@ -133,7 +142,7 @@ func DefaultPromise(m Mode) string {
 		return "<promise>COMPLETE</promise>"
 	case ModeProgress:
 		return "RALPH_DONE"
-	case ModePrompt:
+	case ModePrompt, ModeIssue:
 		return "LOOP_COMPLETE"
 	}
 	return ""
@@ -284,6 +293,8 @@ func Load(dir string, m Mode) (State, error) {
 		return st, err
 	case ModeProgress:
 		return parseProgress(m.File(), data)
+	case ModeIssue:
+		return parseIssue(m.File(), data)
 	default:
 		return parsePrompt(m.File(), data)
 	}

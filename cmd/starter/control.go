@@ -48,7 +48,27 @@ func withSession(cmd *cobra.Command, args []string, fn func(ctx context.Context,
 		return err
 	}
 	defer conn.close()
-	return fn(cmd.Context(), conn.client, sessionID(args), cmd.OutOrStdout())
+	id, err := targetID(cmd, args)
+	if err != nil {
+		return err
+	}
+	return fn(cmd.Context(), conn.client, id, cmd.OutOrStdout())
+}
+
+// queueDir is the --queue flag: commands act on the issue queue of the
+// clone in that directory instead of a session.
+var queueDir string
+
+// targetID is the workflow the command acts on: the queue of --queue DIR,
+// or the session (or queue) named by args.
+func targetID(cmd *cobra.Command, args []string) (string, error) {
+	if queueDir != "" {
+		if len(args) > 0 {
+			return "", errors.New("give either --queue DIR or a session, not both")
+		}
+		return queueTarget(cmd, queueDir)
+	}
+	return sessionID(args), nil
 }
 
 func newRespondCmd() *cobra.Command {
@@ -118,24 +138,44 @@ func respond(ctx context.Context, c client.Client, id string, ans workflows.Answ
 }
 
 func newGuideCmd() *cobra.Command {
-	return &cobra.Command{
+	var withdraw bool
+	cmd := &cobra.Command{
 		Use:   "guide [DIR|ID] TEXT",
-		Short: "Add guidance to the next iteration's prompt",
-		Args:  cobra.RangeArgs(1, 2),
+		Short: "Add guidance to the next iteration's prompt (a queue: to every later issue's)",
+		Long: "guide sends text to a session's next prompt. Sent to an issue queue (its ID or --queue DIR),\n" +
+			"the text is a standing rule for every later issue until withdrawn with --withdraw TEXT|N\n" +
+			"(N is its number in status).",
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			text := args[len(args)-1]
 			if strings.TrimSpace(text) == "" {
 				return errors.New("the guidance text is empty")
 			}
 			return withSession(cmd, args[:len(args)-1], func(ctx context.Context, c client.Client, id string, out io.Writer) error {
+				if withdraw {
+					if !isQueueID(id) {
+						return fmt.Errorf("--withdraw is for issue queues; %s is a session, whose guidance goes to one prompt only", id)
+					}
+					if err := c.SignalWorkflow(ctx, id, "", workflows.SignalWithdraw, text); err != nil {
+						return fmt.Errorf("withdraw guidance of %s: %w", id, err)
+					}
+					fmt.Fprintf(out, "Withdrawal of %q sent to %s: later issues no longer get it (see status).\n", text, id)
+					return nil
+				}
 				if err := c.SignalWorkflow(ctx, id, "", workflows.SignalGuide, text); err != nil {
 					return fmt.Errorf("guide %s: %w", id, err)
 				}
-				fmt.Fprintf(out, "Guidance sent to %s: the next iteration's prompt carries it.\n", id)
+				if isQueueID(id) {
+					fmt.Fprintf(out, "Guidance sent to %s: every later issue's prompt carries it until withdrawn (guide --withdraw).\n", id)
+				} else {
+					fmt.Fprintf(out, "Guidance sent to %s: the next iteration's prompt carries it.\n", id)
+				}
 				return nil
 			})
 		},
 	}
+	cmd.Flags().BoolVar(&withdraw, "withdraw", false, "withdraw the queue's standing guidance TEXT (or number N)")
+	return cmd
 }
 
 func newSignalCmd(name, short, done string) *cobra.Command {

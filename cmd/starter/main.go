@@ -9,6 +9,8 @@
 //	starter guide [DIR|ID] TEXT            add guidance to the next prompt
 //	starter pause|resume [DIR|ID]
 //	starter set-limits [DIR|ID] [--max-iterations N] [--max-runtime D] [--max-cost USD]
+//	starter queue [DIR] [--follow] [--until-idle]   the GitHub issue queue of a clone
+//	starter poke [ID|--queue DIR]          an idle queue looks for issues now
 //
 // It connects like the temporal CLI (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
 // TEMPORAL_PROFILE). With --dev it talks to the embedded server of
@@ -87,7 +89,10 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newRunCmd(), newStatusCmd(), newListCmd(), newStopCmd(),
 		newRespondCmd(), newGuideCmd(), newSetLimitsCmd(),
 		newSignalCmd(workflows.SignalPause, "Pause a session before its next iteration", "paused before the next iteration"),
-		newSignalCmd(workflows.SignalResume, "Resume a paused session", "resumed"))
+		newSignalCmd(workflows.SignalResume, "Resume a paused session", "resumed"),
+		newQueueCmd(),
+		newSignalCmd(workflows.SignalPoke, "Make an idle issue queue look for ready issues now", "looks for ready issues now"))
+	root.PersistentFlags().StringVar(&queueDir, "queue", "", "act on the issue queue of the clone in this directory (status, stop, guide, pause, resume, poke)")
 	return root
 }
 

@@ -97,7 +97,7 @@ func runSession(ctx context.Context, cfg config.Config, workspace string, follow
 	if startedServer {
 		// Nobody else serves this embedded server, so this process is the
 		// worker too, for as long as the session runs.
-		w := ralph.NewWorker(conn.client, cfg.TaskQueue, ralph.NewAgent(cfg))
+		w := ralph.NewWorker(conn.client, cfg.TaskQueue, ralph.NewAgent(cfg), ralph.NewGitHub(cfg))
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}

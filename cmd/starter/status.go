@@ -62,8 +62,14 @@ func newStatusCmd() *cobra.Command {
 				return err
 			}
 			defer conn.close()
-			id := sessionID(args)
+			id, err := targetID(cmd, args)
+			if err != nil {
+				return err
+			}
 			out := cmd.OutOrStdout()
+			if isQueueID(id) {
+				return queueStatus(cmd.Context(), conn, id, cfg.TaskQueue, started, out)
+			}
 			desc, err := conn.client.DescribeWorkflowExecution(cmd.Context(), id, "")
 			if err != nil {
 				return fmt.Errorf("session %s: %w", id, err)
@@ -221,7 +227,7 @@ func newListCmd() *cobra.Command {
 	var limit int
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List sessions with their state",
+		Short: "List sessions, issue queues and issue sessions with their state",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, conn, _, err := dial(cmd)
@@ -229,21 +235,21 @@ func newListCmd() *cobra.Command {
 				return err
 			}
 			defer conn.close()
-			query := "WorkflowType = 'Session'"
+			query := "(WorkflowType = 'Session' OR WorkflowType = 'IssueQueue')"
 			if status != "" {
 				query += fmt.Sprintf(" AND RalphStatus = '%s'", strings.ReplaceAll(status, "'", ""))
 			}
 			return listSessions(cmd.Context(), conn.client, query, limit, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&status, "status", "", "only sessions in this state (running, paused, rate_limited, awaiting_human, completed, stopped, failed)")
+	cmd.Flags().StringVar(&status, "status", "", "only those in this state (running, paused, rate_limited, awaiting_human, completed, stopped, failed; queues: idle, working)")
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many sessions")
 	return cmd
 }
 
 func listSessions(ctx context.Context, c client.Client, query string, limit int, out io.Writer) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SESSION\tEXECUTION\tSTATE\tITERATION\tCOST\tREPO\tSTARTED")
+	fmt.Fprintln(tw, "ID\tKIND\tEXECUTION\tSTATE\tITERATION\tCOST\tREPO\tSTARTED")
 	var token []byte
 	n := 0
 	for n < limit {
@@ -253,8 +259,14 @@ func listSessions(ctx context.Context, c client.Client, query string, limit int,
 		}
 		for _, e := range resp.GetExecutions() {
 			fields := e.GetSearchAttributes().GetIndexedFields()
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-				e.GetExecution().GetWorkflowId(),
+			kind := "session"
+			if e.GetType().GetName() == "IssueQueue" {
+				kind = "queue"
+			} else if n := attr[int64](fields, workflows.SearchRalphIssue.GetName(), 0); n > 0 {
+				kind = fmt.Sprintf("issue #%d", n)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				e.GetExecution().GetWorkflowId(), kind,
 				executionStatus(e.GetStatus()),
 				attr[string](fields, workflows.SearchRalphStatus.GetName(), "-"),
 				fmt.Sprint(attr[int64](fields, workflows.SearchRalphIteration.GetName(), 0)),
@@ -287,14 +299,18 @@ func newStopCmd() *cobra.Command {
 	var reason string
 	cmd := &cobra.Command{
 		Use:   "stop [DIR|ID]",
-		Short: "Let the current iteration finish, then end the session as stopped",
+		Short: "Let the current iteration (a queue: issue) finish, then end as stopped",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withSession(cmd, args, func(ctx context.Context, c client.Client, id string, out io.Writer) error {
 				if err := c.SignalWorkflow(ctx, id, "", workflows.SignalStop, workflows.StopSignal{Reason: reason}); err != nil {
 					return fmt.Errorf("stop session %s: %w", id, err)
 				}
-				fmt.Fprintf(out, "Stop requested for %s: it ends after the current iteration.\n", id)
+				if isQueueID(id) {
+					fmt.Fprintf(out, "Stop requested for %s: it ends after the current issue.\n", id)
+				} else {
+					fmt.Fprintf(out, "Stop requested for %s: it ends after the current iteration.\n", id)
+				}
 				return nil
 			})
 		},

@@ -96,7 +96,7 @@ func run(ctx context.Context, cfg config.Config) error {
 	}
 	defer c.Close()
 
-	w := ralph.NewWorker(c, cfg.TaskQueue, ralph.NewAgent(cfg))
+	w := ralph.NewWorker(c, cfg.TaskQueue, ralph.NewAgent(cfg), ralph.NewGitHub(cfg))
 	fmt.Fprintf(os.Stderr, "Worker polling task queue %q on %s\n", cfg.TaskQueue, opts.HostPort)
 	if err := w.Run(interruptFrom(ctx)); err != nil {
 		return fmt.Errorf("worker: %w", err)

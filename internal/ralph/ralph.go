@@ -22,6 +22,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/activities/github"
 	"github.com/durable-ralph/ralph/activities/redact"
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/internal/codec"
@@ -37,6 +38,7 @@ func SearchAttributes() map[string]enumspb.IndexedValueType {
 		workflows.SearchRalphIteration.GetName(): enumspb.INDEXED_VALUE_TYPE_INT,
 		workflows.SearchRalphCostUSD.GetName():   enumspb.INDEXED_VALUE_TYPE_DOUBLE,
 		workflows.SearchRalphRepo.GetName():      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		workflows.SearchRalphIssue.GetName():     enumspb.INDEXED_VALUE_TYPE_INT,
 	}
 }
 
@@ -115,9 +117,9 @@ func Reachable(hostPort string) bool {
 	return true
 }
 
-// NewWorker creates a worker that runs sessions and their iterations on
-// taskQueue.
-func NewWorker(c client.Client, taskQueue string, agent *activities.Agent) worker.Worker {
+// NewWorker creates a worker that runs sessions, issue queues and their
+// activities on taskQueue.
+func NewWorker(c client.Client, taskQueue string, agent *activities.Agent, gh *github.Activities) worker.Worker {
 	w := worker.New(c, taskQueue, worker.Options{
 		// One agent per workspace at a time is the rule, and agents are
 		// heavy; a handful of concurrent iterations per worker is plenty.
@@ -130,8 +132,19 @@ func NewWorker(c client.Client, taskQueue string, agent *activities.Agent) worke
 		WorkerStopTimeout: 15 * time.Second,
 	})
 	w.RegisterWorkflow(workflows.Session)
+	w.RegisterWorkflow(workflows.IssueQueue)
 	w.RegisterActivity(agent)
+	w.RegisterActivity(gh)
 	return w
+}
+
+// NewGitHub is the GitHub client of a worker configured by cfg.
+func NewGitHub(cfg config.Config) *github.Activities {
+	iv := cfg.GitHub.WriteInterval
+	if iv == 0 {
+		iv = -1 // github.write-interval 0 spaces nothing
+	}
+	return &github.Activities{WriteInterval: iv}
 }
 
 // NewAgent is the agent runner of a worker configured by cfg.
@@ -153,6 +166,7 @@ func NewWorkflowWorker(c client.Client, taskQueue string) worker.Worker {
 	// fail each one it took as an unregistered activity.
 	w := worker.New(c, taskQueue, worker.Options{LocalActivityWorkerOnly: true})
 	w.RegisterWorkflow(workflows.Session)
+	w.RegisterWorkflow(workflows.IssueQueue)
 	return w
 }
 
@@ -178,6 +192,7 @@ func SessionInput(cfg config.Config, workspace string) (workflows.SessionInput, 
 		Task: activities.TaskSettings{
 			Mode:              cfg.Task.Mode,
 			CompletionPromise: cfg.Task.CompletionPromise,
+			CheckCommand:      cfg.Task.CheckCommand,
 		},
 		Git: activities.GitSettings{
 			AutoCommit: cfg.Git.AutoCommit,

@@ -454,7 +454,7 @@ func (a *agent) plan() (work, error) {
 // Durable Ralph does.
 func detectMode(workspace string) string {
 	for _, m := range []struct{ mode, file string }{
-		{"prd", "prd.json"}, {"progress", "progress.md"}, {"prompt", "PROMPT.md"},
+		{"prd", "prd.json"}, {"progress", "progress.md"}, {"prompt", "PROMPT.md"}, {"issue", ".ralph/issue.md"},
 	} {
 		if _, err := os.Stat(filepath.Join(workspace, m.file)); err == nil {
 			return m.mode
@@ -470,7 +470,7 @@ func promise(mode string) string {
 		return "<promise>COMPLETE</promise>"
 	case "progress":
 		return "RALPH_DONE"
-	case "prompt":
+	case "prompt", "issue":
 		return "LOOP_COMPLETE"
 	}
 	return ""

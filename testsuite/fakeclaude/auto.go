@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -21,6 +22,8 @@ func (a *agent) auto(mode string) (work, error) {
 		return a.autoCheckbox("progress", "progress.md", "task")
 	case "prompt":
 		return a.autoCheckbox("prompt", "PROMPT.md", "task")
+	case "issue":
+		return a.autoIssue()
 	}
 	name := fmt.Sprintf("work-%d.txt", a.n)
 	return work{
@@ -28,6 +31,35 @@ func (a *agent) auto(mode string) (work, error) {
 		actions: []action{{path: name, content: fmt.Sprintf("Work of invocation %d.\n", a.n)}},
 		summary: "Wrote " + name + ".",
 	}, nil
+}
+
+// memoriesPath finds the queue's memories file in an issue prompt.
+var memoriesPath = regexp.MustCompile("Append to `([^`]+memories\\.md)`")
+
+// autoIssue works on .ralph/issue.md in two steps: the first iteration
+// writes ISSUE-WORK.md (the issue's title) and a line in the queue's
+// memories, the second finds it there and claims completion.
+func (a *agent) autoIssue() (work, error) {
+	w := work{mode: "issue"}
+	issue, err := os.ReadFile(filepath.Join(a.workspace, ".ralph", "issue.md"))
+	if err != nil {
+		return w, fmt.Errorf("auto: %w", err)
+	}
+	title := strings.TrimSpace(strings.TrimPrefix(strings.SplitN(string(issue), "\n", 2)[0], "#"))
+	if _, err := os.Stat(filepath.Join(a.workspace, "ISSUE-WORK.md")); err == nil {
+		w.done = true
+		w.summary = "ISSUE-WORK.md covers the issue; it is resolved."
+		return w, nil
+	}
+	w.intro = "I'll resolve the issue."
+	w.actions = append(w.actions, action{path: "ISSUE-WORK.md", content: "Resolved: " + title + "\n"})
+	if m := memoriesPath.FindStringSubmatch(a.prompt); m != nil {
+		old, _ := readOptional(m[1])
+		w.actions = append(w.actions, action{path: m[1], content: old + "- learned while working on: " + title + "\n"})
+	}
+	w.actions = append(w.actions, action{commit: "Resolve: " + title})
+	w.summary = "Wrote ISSUE-WORK.md for: " + title
+	return w, nil
 }
 
 // prdStory is what auto reads of a prd.json story.

@@ -1,0 +1,264 @@
+// Package github holds the issue queue's activities that talk to GitHub
+// (or GitHub Enterprise) through go-github: the preflight check, picking
+// and reading an issue, labels, the progress comment and the pull request.
+//
+// Each write is safe to retry: it first looks for what an earlier attempt
+// may have done (a comment by its marker, a pull request by its head).
+// The token is read from the worker's environment on every call; it is
+// never part of an activity's input or result.
+package github
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	gh "github.com/google/go-github/v62/github"
+	"go.temporal.io/sdk/temporal"
+)
+
+// Error types of GitHub failures that no retry can fix, and of rate limits.
+const (
+	ErrTypeNoToken      = "GitHubTokenMissing"
+	ErrTypeUnauthorized = "GitHubUnauthorized"
+	ErrTypeForbidden    = "GitHubForbidden"
+	ErrTypeNotFound     = "GitHubNotFound"
+	ErrTypeInvalid      = "GitHubInvalidRequest"
+	ErrTypeRateLimited  = "GitHubRateLimited"
+	ErrTypePreflight    = "GitHubPreflightFailed"
+)
+
+// DefaultAPIURL is the public GitHub API.
+const DefaultAPIURL = "https://api.github.com/"
+
+// DefaultWriteInterval spaces writes as GitHub's best practices ask.
+const DefaultWriteInterval = time.Second
+
+// Labels the queue manages besides the ready label.
+const (
+	LabelWorking = "ralph-working"
+	LabelPROpen  = "ralph-pr-open"
+	LabelFailed  = "ralph-failed"
+)
+
+// Repo says which repository to talk to and how; it holds no secret.
+type Repo struct {
+	// Owner and Name of the repository.
+	Owner string `json:"owner"`
+	Name  string `json:"name"`
+	// APIURL is the REST API root, ending in "/"; empty means the public
+	// API.
+	APIURL string `json:"api_url,omitempty"`
+	// TokenEnv names the worker's environment variable that holds the
+	// token; empty means GITHUB_TOKEN, then GH_TOKEN.
+	TokenEnv string `json:"token_env,omitempty"`
+}
+
+// FullName is owner/name.
+func (r Repo) FullName() string { return r.Owner + "/" + r.Name }
+
+// ParseRepo splits "owner/name".
+func ParseRepo(s string) (owner, name string, err error) {
+	owner, name, ok := strings.Cut(strings.TrimSpace(s), "/")
+	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+		return "", "", fmt.Errorf("repository %q is not of the form owner/name", s)
+	}
+	return owner, strings.TrimSuffix(name, ".git"), nil
+}
+
+// Token returns the name of the variable the token is read from and its
+// value: name when it is set and non-empty, and for the default name
+// GITHUB_TOKEN, then GH_TOKEN.
+func Token(getenv func(string) string, name string) (string, string) {
+	if name == "" {
+		name = "GITHUB_TOKEN"
+	}
+	if v := getenv(name); v != "" {
+		return name, v
+	}
+	if name == "GITHUB_TOKEN" {
+		if v := getenv("GH_TOKEN"); v != "" {
+			return "GH_TOKEN", v
+		}
+	}
+	return name, ""
+}
+
+// Activities are the GitHub activities of the issue queue. One value is
+// shared by all the activities a worker runs, so that its writes are
+// spaced.
+type Activities struct {
+	// Getenv reads the token; nil means os.Getenv.
+	Getenv func(string) string
+	// WriteInterval is the least time between two writes; 0 means
+	// DefaultWriteInterval, a negative value none.
+	WriteInterval time.Duration
+	// HTTPClient is the transport; nil means a client with a 30 s
+	// timeout.
+	HTTPClient *http.Client
+
+	mu        sync.Mutex
+	lastWrite time.Time
+}
+
+// client is one repository's API client.
+type client struct {
+	*gh.Client
+	repo     Repo
+	tokenVar string
+	a        *Activities
+}
+
+func (a *Activities) client(repo Repo) (*client, error) {
+	getenv := a.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	name, token := Token(getenv, repo.TokenEnv)
+	if token == "" {
+		hint := name
+		if name == "GITHUB_TOKEN" {
+			hint = "GITHUB_TOKEN (or GH_TOKEN)"
+		}
+		return nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("no GitHub token: set %s in the worker's environment", hint), ErrTypeNoToken, nil)
+	}
+	hc := a.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second}
+	}
+	c := gh.NewClient(hc).WithAuthToken(token)
+	if api := repo.APIURL; api != "" && api != DefaultAPIURL {
+		u, err := url.Parse(strings.TrimSuffix(api, "/") + "/")
+		if err != nil {
+			return nil, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("github.api-url %q: %v", api, err), ErrTypeInvalid, nil)
+		}
+		c.BaseURL, c.UploadURL = u, u
+	}
+	return &client{Client: c, repo: repo, tokenVar: name, a: a}, nil
+}
+
+// write waits until the next write is allowed.
+func (c *client) write(ctx context.Context) error {
+	iv := c.a.WriteInterval
+	if iv == 0 {
+		iv = DefaultWriteInterval
+	}
+	if iv < 0 {
+		return nil
+	}
+	c.a.mu.Lock()
+	next := c.a.lastWrite.Add(iv)
+	now := time.Now()
+	if next.Before(now) {
+		next = now
+	}
+	c.a.lastWrite = next
+	c.a.mu.Unlock()
+	t := time.NewTimer(time.Until(next))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// fail turns a go-github error into the activity error the workflow's
+// retry policy understands: rate limits wait as long as GitHub asks,
+// what no retry can fix is non-retryable, the rest is retried.
+func (c *client) fail(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := fmt.Sprintf("GitHub %s (%s): ", what, c.repo.FullName())
+	var rl *gh.RateLimitError
+	var abuse *gh.AbuseRateLimitError
+	var er *gh.ErrorResponse
+	switch {
+	case errors.As(err, &rl):
+		wait := time.Until(rl.Rate.Reset.Time) + time.Second
+		return rateLimited(msg+"primary rate limit exceeded: "+rl.Message, wait)
+	case errors.As(err, &abuse):
+		wait := time.Minute
+		if abuse.RetryAfter != nil {
+			wait = *abuse.RetryAfter
+		}
+		return rateLimited(msg+"secondary rate limit: "+abuse.Message, wait)
+	case errors.As(err, &er) && er.Response != nil:
+		status := er.Response.StatusCode
+		text := fmt.Sprintf("%d %s", status, er.Message)
+		switch {
+		case status == http.StatusTooManyRequests:
+			return rateLimited(msg+text, retryAfter(er.Response.Header))
+		case status == http.StatusUnauthorized:
+			return temporal.NewNonRetryableApplicationError(
+				msg+fmt.Sprintf("the token in $%s was rejected (%s): give the worker a valid token", c.tokenVar, text),
+				ErrTypeUnauthorized, nil)
+		case status == http.StatusForbidden:
+			return temporal.NewNonRetryableApplicationError(msg+text+": the token lacks a permission this needs", ErrTypeForbidden, nil)
+		case status == http.StatusNotFound:
+			return temporal.NewNonRetryableApplicationError(
+				msg+text+fmt.Sprintf(": check github.repo and that the token in $%s can see the repository", c.tokenVar),
+				ErrTypeNotFound, nil)
+		case status == http.StatusUnprocessableEntity:
+			return temporal.NewNonRetryableApplicationError(msg+text+errorDetails(er), ErrTypeInvalid, nil)
+		}
+		return errors.New(msg + text)
+	}
+	return fmt.Errorf("%s%w", msg, err)
+}
+
+func errorDetails(er *gh.ErrorResponse) string {
+	var parts []string
+	for _, e := range er.Errors {
+		if e.Message != "" {
+			parts = append(parts, e.Message)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+// rateLimited is a retryable error whose next retry waits wait.
+func rateLimited(msg string, wait time.Duration) error {
+	if wait < time.Second {
+		wait = time.Second
+	}
+	return temporal.NewApplicationErrorWithOptions(fmt.Sprintf("%s; retrying in %s", msg, wait.Round(time.Second)),
+		ErrTypeRateLimited, temporal.ApplicationErrorOptions{NextRetryDelay: wait})
+}
+
+// retryAfter is how long a 429 asks to wait: Retry-After, else until
+// X-RateLimit-Reset, else a minute.
+func retryAfter(h http.Header) time.Duration {
+	if s, err := strconv.Atoi(h.Get("Retry-After")); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	if h.Get("X-RateLimit-Remaining") == "0" {
+		if reset, err := strconv.ParseInt(h.Get("X-RateLimit-Reset"), 10, 64); err == nil {
+			return time.Until(time.Unix(reset, 0)) + time.Second
+		}
+	}
+	return time.Minute
+}
+
+// status is the HTTP status of a go-github error, or 0.
+func status(err error) int {
+	var er *gh.ErrorResponse
+	if errors.As(err, &er) && er.Response != nil {
+		return er.Response.StatusCode
+	}
+	return 0
+}

@@ -1,0 +1,341 @@
+package github
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+
+	gh "github.com/google/go-github/v62/github"
+	"go.temporal.io/sdk/temporal"
+)
+
+// PreflightResult is what the preflight check learned.
+type PreflightResult struct {
+	FullName      string `json:"full_name"`
+	DefaultBranch string `json:"default_branch"`
+	// Login is the token's user, "" when the token cannot say (an app's
+	// installation token).
+	Login string `json:"login,omitempty"`
+}
+
+// Preflight checks, before a queue takes its first issue, that the token
+// can read the repository, push to it and read and write its issues. A
+// missing permission fails the queue with a message naming it.
+func (a *Activities) Preflight(ctx context.Context, repo Repo) (PreflightResult, error) {
+	c, err := a.client(repo)
+	if err != nil {
+		return PreflightResult{}, err
+	}
+	r, _, err := c.Repositories.Get(ctx, repo.Owner, repo.Name)
+	if err != nil {
+		return PreflightResult{}, c.fail("read the repository", err)
+	}
+	var missing []string
+	if !r.GetPermissions()["push"] {
+		missing = append(missing, "push (contents: write) to open branches")
+	}
+	if !r.GetHasIssues() {
+		missing = append(missing, "issues, which are disabled in the repository's settings")
+	}
+	if _, _, err := c.Issues.ListByRepo(ctx, repo.Owner, repo.Name, &gh.IssueListByRepoOptions{ListOptions: gh.ListOptions{PerPage: 1}}); err != nil {
+		if status(err) == 403 || status(err) == 404 {
+			missing = append(missing, "issues: read and write")
+		} else {
+			return PreflightResult{}, c.fail("list issues", err)
+		}
+	}
+	if len(missing) > 0 {
+		return PreflightResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("the GitHub token in $%s cannot work the queue of %s: it lacks %s", c.tokenVar, repo.FullName(), strings.Join(missing, "; ")),
+			ErrTypePreflight, nil)
+	}
+	res := PreflightResult{FullName: r.GetFullName(), DefaultBranch: r.GetDefaultBranch()}
+	if u, _, err := c.Users.Get(ctx, ""); err == nil {
+		res.Login = u.GetLogin()
+	}
+	return res, nil
+}
+
+// PickInput asks for the next issue.
+type PickInput struct {
+	Repo  Repo   `json:"repo"`
+	Label string `json:"label"`
+}
+
+// Issue names an issue.
+type Issue struct {
+	Number int    `json:"number"`
+	Title  string `json:"title"`
+	URL    string `json:"url,omitempty"`
+	// LabeledBy applied the ready label.
+	LabeledBy string `json:"labeled_by,omitempty"`
+}
+
+// Skipped is a labelled issue the queue will not take, and why.
+type Skipped struct {
+	Number int    `json:"number"`
+	Title  string `json:"title"`
+	Reason string `json:"reason"`
+}
+
+// PickResult is the oldest issue the queue may take, if any, and the
+// labelled issues before it that it may not.
+type PickResult struct {
+	Issue   *Issue    `json:"issue,omitempty"`
+	Skipped []Skipped `json:"skipped,omitempty"`
+	// Labelled counts the open issues and pull requests with the label.
+	Labelled int `json:"labelled"`
+}
+
+// maxListPages bounds the listing: 500 labelled issues is a queue for
+// weeks.
+const maxListPages = 5
+
+// PickIssue lists the open issues with the ready label, oldest first, and
+// returns the first one the queue may take: not a pull request, not
+// locked, assigned to nobody, and labelled by someone whose permission on
+// the repository is write, maintain or admin now.
+func (a *Activities) PickIssue(ctx context.Context, in PickInput) (PickResult, error) {
+	c, err := a.client(in.Repo)
+	if err != nil {
+		return PickResult{}, err
+	}
+	var all []*gh.Issue
+	opts := &gh.IssueListByRepoOptions{
+		State: "open", Labels: []string{in.Label}, Sort: "created", Direction: "asc",
+		ListOptions: gh.ListOptions{PerPage: 100},
+	}
+	for page := 0; page < maxListPages; page++ {
+		issues, resp, err := c.Issues.ListByRepo(ctx, in.Repo.Owner, in.Repo.Name, opts)
+		if err != nil {
+			return PickResult{}, c.fail("list issues", err)
+		}
+		all = append(all, issues...)
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].GetCreatedAt().Before(all[j].GetCreatedAt().Time) })
+	res := PickResult{Labelled: len(all)}
+	perms := permissions{c: c, known: map[string]string{}}
+	for _, is := range all {
+		skip := func(reason string) {
+			res.Skipped = append(res.Skipped, Skipped{Number: is.GetNumber(), Title: is.GetTitle(), Reason: reason})
+		}
+		switch {
+		case is.IsPullRequest():
+			skip("a pull request, not an issue")
+			continue
+		case is.GetState() != "open":
+			skip("closed")
+			continue
+		case is.GetLocked():
+			skip("locked")
+			continue
+		case len(is.Assignees) > 0 || is.Assignee != nil:
+			skip("assigned to " + assignees(is))
+			continue
+		}
+		by, err := c.labeler(ctx, is.GetNumber(), in.Label)
+		if err != nil {
+			return PickResult{}, err
+		}
+		if by == "" {
+			skip(fmt.Sprintf("nobody is recorded as adding the %q label", in.Label))
+			continue
+		}
+		ok, level, err := perms.canWrite(ctx, by)
+		if err != nil {
+			return PickResult{}, err
+		}
+		if !ok {
+			skip(fmt.Sprintf("the %q label was added by @%s, whose permission is %s, not write", in.Label, by, level))
+			continue
+		}
+		res.Issue = &Issue{Number: is.GetNumber(), Title: is.GetTitle(), URL: is.GetHTMLURL(), LabeledBy: by}
+		break
+	}
+	return res, nil
+}
+
+func assignees(is *gh.Issue) string {
+	var names []string
+	for _, u := range is.Assignees {
+		names = append(names, "@"+u.GetLogin())
+	}
+	if len(names) == 0 && is.Assignee != nil {
+		names = append(names, "@"+is.Assignee.GetLogin())
+	}
+	return strings.Join(names, ", ")
+}
+
+// labeler is who last added label to the issue, from its events.
+func (c *client) labeler(ctx context.Context, number int, label string) (string, error) {
+	opts := &gh.ListOptions{PerPage: 100}
+	by := ""
+	for {
+		events, resp, err := c.Issues.ListIssueEvents(ctx, c.repo.Owner, c.repo.Name, number, opts)
+		if err != nil {
+			return "", c.fail(fmt.Sprintf("list the events of #%d", number), err)
+		}
+		for _, e := range events {
+			if e.GetEvent() == "labeled" && strings.EqualFold(e.GetLabel().GetName(), label) {
+				by = e.GetActor().GetLogin()
+			}
+		}
+		if resp.NextPage == 0 {
+			return by, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+// permissions caches users' permission levels for one activity.
+type permissions struct {
+	c     *client
+	known map[string]string
+}
+
+// canWrite reports whether login may write to the repository now (the
+// legacy level "write" covers the write and maintain roles).
+func (p permissions) canWrite(ctx context.Context, login string) (bool, string, error) {
+	level, ok := p.known[login]
+	if !ok {
+		lvl, _, err := p.c.Repositories.GetPermissionLevel(ctx, p.c.repo.Owner, p.c.repo.Name, login)
+		switch {
+		case status(err) == 404:
+			level = "none"
+		case err != nil:
+			return false, "", p.c.fail("read the permission of @"+login, err)
+		default:
+			level = lvl.GetPermission()
+		}
+		p.known[login] = level
+	}
+	return level == "admin" || level == "write", level, nil
+}
+
+// ReadInput names the issue to read.
+type ReadInput struct {
+	Repo   Repo `json:"repo"`
+	Number int  `json:"number"`
+}
+
+// IssueText is an issue as the agent gets it.
+type IssueText struct {
+	Number int      `json:"number"`
+	Title  string   `json:"title"`
+	URL    string   `json:"url,omitempty"`
+	Labels []string `json:"labels,omitempty"`
+	// Markdown is the issue's title, labels, body and the comments of
+	// people with write access, cleaned of hidden text.
+	Markdown string `json:"markdown"`
+	// Comments counts the comments included; Dropped those left out.
+	Comments int `json:"comments"`
+	Dropped  int `json:"dropped"`
+}
+
+// maxComments bounds the comments read of one issue.
+const maxComments = 300
+
+// ReadIssue reads an issue for the agent's prompt. Its text is untrusted:
+// comments from people without write access are left out, and HTML
+// comments and invisible or bidirectional-control characters are removed
+// from all of it.
+func (a *Activities) ReadIssue(ctx context.Context, in ReadInput) (IssueText, error) {
+	c, err := a.client(in.Repo)
+	if err != nil {
+		return IssueText{}, err
+	}
+	is, _, err := c.Issues.Get(ctx, in.Repo.Owner, in.Repo.Name, in.Number)
+	if err != nil {
+		return IssueText{}, c.fail(fmt.Sprintf("read issue #%d", in.Number), err)
+	}
+	out := IssueText{Number: in.Number, Title: Clean(is.GetTitle()), URL: is.GetHTMLURL()}
+	for _, l := range is.Labels {
+		out.Labels = append(out.Labels, Clean(l.GetName()))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n", oneLine(out.Title))
+	fmt.Fprintf(&b, "GitHub issue #%d of %s", in.Number, in.Repo.FullName())
+	if out.URL != "" {
+		fmt.Fprintf(&b, " (%s)", out.URL)
+	}
+	b.WriteString("\n")
+	if len(out.Labels) > 0 {
+		fmt.Fprintf(&b, "Labels: %s\n", strings.Join(out.Labels, ", "))
+	}
+	body := strings.TrimSpace(Clean(is.GetBody()))
+	if body == "" {
+		body = "(no description)"
+	}
+	fmt.Fprintf(&b, "\n%s\n", body)
+
+	perms := permissions{c: c, known: map[string]string{}}
+	opts := &gh.IssueListCommentsOptions{Sort: gh.String("created"), Direction: gh.String("asc"), ListOptions: gh.ListOptions{PerPage: 100}}
+	var kept []string
+	seen := 0
+	for seen < maxComments {
+		comments, resp, err := c.Issues.ListComments(ctx, in.Repo.Owner, in.Repo.Name, in.Number, opts)
+		if err != nil {
+			return IssueText{}, c.fail(fmt.Sprintf("list the comments of #%d", in.Number), err)
+		}
+		for _, cm := range comments {
+			seen++
+			if strings.Contains(cm.GetBody(), Marker(in.Number)) {
+				continue // the queue's own progress comment
+			}
+			ok, _, err := perms.canWrite(ctx, cm.GetUser().GetLogin())
+			if err != nil {
+				return IssueText{}, err
+			}
+			text := strings.TrimSpace(Clean(cm.GetBody()))
+			if !ok || text == "" {
+				out.Dropped++
+				continue
+			}
+			kept = append(kept, fmt.Sprintf("### @%s, %s\n\n%s\n", cm.GetUser().GetLogin(), cm.GetCreatedAt().Format(time.DateOnly), text))
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	if len(kept) > 0 {
+		b.WriteString("\n## Comments from maintainers\n\n")
+		b.WriteString(strings.Join(kept, "\n"))
+	}
+	out.Comments = len(kept)
+	out.Markdown = b.String()
+	return out, nil
+}
+
+var htmlComment = regexp.MustCompile(`(?s)<!--.*?(-->|$)`)
+
+// Clean removes what a reader of the rendered issue does not see but an
+// agent would: HTML comments, and invisible, formatting and bidirectional
+// control characters (Unicode category Cf, such as zero-width spaces and
+// RLO, and control characters other than newline and tab).
+func Clean(s string) string {
+	s = htmlComment.ReplaceAllString(s, "")
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t':
+			return r
+		case r == '\r':
+			return -1
+		case unicode.Is(unicode.Cf, r), unicode.IsControl(r):
+			return -1
+		case r == unicode.ReplacementChar:
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,712 @@
+// Package fakegithub is a stateful fake of the GitHub REST API v3 for one
+// repository, served over HTTP on 127.0.0.1 for end-to-end tests.
+//
+// It fakes the parts of the API an issue queue uses: the authenticated user,
+// the repository, issues (list, get, create, edit, lock), issue labels and
+// their labeled/unlabeled events, issue comments, repository labels,
+// collaborator permission levels and pull requests. It speaks the real wire
+// format: JSON field names and shapes, status codes, error bodies
+// ({"message", "errors", "documentation_url"}), Link pagination headers and
+// X-RateLimit-* headers are those of api.github.com, so an unmodified
+// go-github client pointed at Server.URL decodes every answer, including its
+// typed errors (*github.ErrorResponse, *github.RateLimitError,
+// *github.AbuseRateLimitError).
+//
+// Tests seed state with AddIssue, AddLabel and AddComment, inspect it with
+// Issue, Pulls and Requests, and inject faults with Fail.
+package fakegithub
+
+import (
+	"fmt"
+	"hash/fnv"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultBranch is the repository's default branch.
+const DefaultBranch = "main"
+
+// defaultLabelColor is the color GitHub gives labels created implicitly by
+// adding them to an issue.
+const defaultLabelColor = "ededed"
+
+// roles are the repository roles SetPermission accepts, strongest first.
+var roles = []string{"admin", "maintain", "write", "triage", "read", "none"}
+
+// Server is a running fake of the GitHub REST API for one repository.
+// It is safe for concurrent use; one mutex guards all state.
+type Server struct {
+	srv *httptest.Server
+
+	owner, name, token, bot string
+
+	mu        sync.Mutex
+	roles     map[string]string // lower-case login -> role
+	push      bool
+	hasIssues bool
+	issues    []*issue // issues[n-1] is number n
+	labels    []*label
+	comments  map[int64]*comment
+	nextID    int64 // comments, events and labels
+	seedBase  time.Time
+	requests  []Request
+	failures  []*failure
+	rateLeft  int
+	rateReset time.Time
+	requestN  int
+}
+
+type issue struct {
+	number      int
+	id          int64
+	title, body string
+	author      string
+	state       string // "open" or "closed"
+	stateReason string
+	labels      []string // names of repository labels
+	assignees   []string
+	locked      bool
+	lockReason  string
+	created     time.Time
+	updated     time.Time
+	closed      time.Time
+	closedBy    string
+	comments    []*comment
+	events      []*event
+	pull        *pull // nil unless the issue is a pull request
+}
+
+type pull struct {
+	headOwner, head, base string
+	draft                 bool
+	edits                 int
+}
+
+type comment struct {
+	id               int64
+	number           int
+	author, body     string
+	created, updated time.Time
+	edits            int
+}
+
+type event struct {
+	id                 int64
+	event, actor       string
+	label, labelColor  string
+	assignee           string
+	lockReason         string
+	created            time.Time
+	renameFrom, rename string
+}
+
+type label struct {
+	id                       int64
+	name, color, description string
+}
+
+type failure struct {
+	method  string
+	path    *regexp.Regexp
+	count   int
+	after   bool
+	status  int
+	headers map[string]string
+	message string
+}
+
+// IssueSpec describes an issue (or pull request) seeded with AddIssue.
+type IssueSpec struct {
+	Title, Body string
+	// Author is the login that opened the issue; default the repository owner.
+	Author string
+	// Labels are added at creation, each with a "labeled" event.
+	Labels []string
+	// LabeledBy is the actor of the "labeled" events for Labels; default Author.
+	LabeledBy string
+	// Assignees are assigned at creation, each with an "assigned" event by Author.
+	Assignees []string
+	// Locked locks the issue (a "locked" event by the repository owner).
+	Locked bool
+	// Closed closes the issue (a "closed" event by Author).
+	Closed bool
+	// PullRequest makes it a pull request from Head into the default branch.
+	PullRequest bool
+	// Head is the head branch of a pull request; default "pr-<number>".
+	Head string
+	// Draft makes a pull request a draft.
+	Draft bool
+}
+
+// Issue is a snapshot of an issue or pull request.
+type Issue struct {
+	Number      int
+	Title, Body string
+	State       string // "open" or "closed"
+	StateReason string // "", "completed", "not_planned" or "reopened"
+	Author      string
+	Labels      []string // sorted by name, case-insensitively, as GitHub lists them
+	Assignees   []string
+	Locked      bool
+	PullRequest bool
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	Comments    []Comment // oldest first
+	Events      []Event   // oldest first
+}
+
+// Comment is a snapshot of an issue comment.
+type Comment struct {
+	ID                   int64
+	Author, Body         string
+	CreatedAt, UpdatedAt time.Time
+	// Edits counts the PATCHes of the comment.
+	Edits int
+}
+
+// Event is a snapshot of an issue event such as "labeled", "unlabeled",
+// "assigned", "unassigned", "closed", "reopened", "locked", "unlocked" or
+// "renamed".
+type Event struct {
+	ID        int64
+	Event     string
+	Actor     string
+	Label     string // for labeled and unlabeled
+	Assignee  string // for assigned and unassigned
+	CreatedAt time.Time
+}
+
+// Pull is a snapshot of a pull request.
+type Pull struct {
+	Number      int
+	Title, Body string
+	// Head is the head branch name; HeadLabel is "owner:branch".
+	Head, HeadLabel string
+	Base            string
+	State           string // "open" or "closed"
+	Draft           bool
+	Author          string
+	// Edits counts the PATCHes of the pull request.
+	Edits int
+}
+
+// Request is one request the server answered.
+type Request struct {
+	Method string
+	Path   string // without the query, unescaped
+	Query  string // raw query
+	Body   string
+	Status int
+	Time   time.Time
+}
+
+// New starts a fake for repository owner/name with default branch "main".
+// token is the only accepted token (Authorization: "Bearer X" or "token X");
+// anything else gets 401 {"message":"Bad credentials",...}. The token's user
+// login is botLogin: GET /user returns it, and comments, labels and pull
+// requests made through the API have it as user or actor.
+//
+// Initially the owner has the admin role, botLogin the write role and
+// everybody else none (see SetPermission), and the token reports push access
+// with issues enabled (see SetTokenPermissions).
+func New(owner, name, token, botLogin string) *Server {
+	now := time.Now().UTC()
+	s := &Server{
+		owner:     owner,
+		name:      name,
+		token:     token,
+		bot:       botLogin,
+		roles:     map[string]string{},
+		push:      true,
+		hasIssues: true,
+		comments:  map[int64]*comment{},
+		nextID:    1_000_000_000,
+		seedBase:  now.Add(-7 * 24 * time.Hour).Truncate(time.Minute),
+		rateLeft:  rateLimit,
+		rateReset: now.Add(time.Hour).Truncate(time.Second),
+	}
+	s.srv = httptest.NewServer(s)
+	return s
+}
+
+// URL is the base URL of the API, with a trailing slash
+// ("http://127.0.0.1:PORT/"); use it as go-github's BaseURL and UploadURL.
+func (s *Server) URL() string { return s.srv.URL + "/" }
+
+// Close shuts the server down.
+func (s *Server) Close() { s.srv.Close() }
+
+// Owner is the repository owner's login.
+func (s *Server) Owner() string { return s.owner }
+
+// Name is the repository name.
+func (s *Server) Name() string { return s.name }
+
+// SetPermission gives login a repository role: admin, maintain, write,
+// triage, read or none. It panics on any other role.
+func (s *Server) SetPermission(login, role string) {
+	if !slices.Contains(roles, role) {
+		panic(fmt.Sprintf("fakegithub: unknown role %q", role))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.roles[strings.ToLower(login)] = role
+}
+
+// SetTokenPermissions sets what GET /repos/{owner}/{repo} reports for the
+// token: permissions.push (and triage) is push, has_issues is issues. It only
+// changes what is reported; requests are not refused because of it.
+func (s *Server) SetTokenPermissions(push, issues bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.push = push
+	s.hasIssues = issues
+}
+
+// AddIssue seeds an issue (or a pull request with spec.PullRequest) and
+// returns its number. Numbers start at 1 and issues and pull requests share
+// them, as on GitHub. Seeded issues are created one minute apart, starting
+// a week ago, so their created_at order is their number order; the events
+// for spec's labels, assignees, lock and close happen at creation time.
+func (s *Server) AddIssue(spec IssueSpec) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.issues) + 1
+	author := spec.Author
+	if author == "" {
+		author = s.owner
+	}
+	created := s.seedBase.Add(time.Duration(n) * time.Minute)
+	is := &issue{
+		number:  n,
+		id:      int64(2_000_000_000 + n),
+		title:   spec.Title,
+		body:    spec.Body,
+		author:  author,
+		state:   "open",
+		created: created,
+		updated: created,
+	}
+	if spec.PullRequest {
+		head := spec.Head
+		if head == "" {
+			head = fmt.Sprintf("pr-%d", n)
+		}
+		is.pull = &pull{headOwner: s.owner, head: head, base: DefaultBranch, draft: spec.Draft}
+	}
+	s.issues = append(s.issues, is)
+	labeledBy := spec.LabeledBy
+	if labeledBy == "" {
+		labeledBy = author
+	}
+	for _, l := range spec.Labels {
+		s.addLabel(is, l, labeledBy, created)
+	}
+	for _, a := range spec.Assignees {
+		s.assign(is, a, author, created)
+	}
+	if spec.Locked {
+		s.lock(is, "", s.owner, created)
+	}
+	if spec.Closed {
+		s.setState(is, "closed", "completed", author, created)
+	}
+	is.updated = created
+	return n
+}
+
+// AddLabel adds label to issue number (creating the repository label if
+// needed) with a "labeled" event by actor, now. It does nothing if the issue
+// already has the label. It panics if there is no such issue.
+func (s *Server) AddLabel(number int, label, actor string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.addLabel(s.mustIssue(number), label, actor, s.now())
+}
+
+// RemoveLabel removes label from issue number with an "unlabeled" event by
+// actor, now. It does nothing if the issue does not have the label. It panics
+// if there is no such issue.
+func (s *Server) RemoveLabel(number int, label, actor string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.removeLabel(s.mustIssue(number), label, actor, s.now())
+}
+
+// AddComment adds a comment by author to issue number, now, and returns its
+// id. It panics if there is no such issue.
+func (s *Server) AddComment(number int, author, body string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addComment(s.mustIssue(number), author, body).id
+}
+
+// SetState opens ("open") or closes ("closed") issue or pull request number
+// with a "reopened" or "closed" event by actor, now. It panics if there is no
+// such issue.
+func (s *Server) SetState(number int, state, actor string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	reason := "completed"
+	if state == "open" {
+		reason = "reopened"
+	}
+	s.setState(s.mustIssue(number), state, reason, actor, s.now())
+}
+
+// Issue returns a copy of issue (or pull request) number. It panics if there
+// is no such issue.
+func (s *Server) Issue(number int) Issue {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is := s.mustIssue(number)
+	out := Issue{
+		Number:      is.number,
+		Title:       is.title,
+		Body:        is.body,
+		State:       is.state,
+		StateReason: is.stateReason,
+		Author:      is.author,
+		Labels:      s.sortedLabels(is),
+		Assignees:   slices.Clone(is.assignees),
+		Locked:      is.locked,
+		PullRequest: is.pull != nil,
+		CreatedAt:   is.created,
+		UpdatedAt:   is.updated,
+	}
+	for _, c := range is.comments {
+		out.Comments = append(out.Comments, Comment{
+			ID: c.id, Author: c.author, Body: c.body,
+			CreatedAt: c.created, UpdatedAt: c.updated, Edits: c.edits,
+		})
+	}
+	for _, e := range is.events {
+		out.Events = append(out.Events, Event{
+			ID: e.id, Event: e.event, Actor: e.actor, Label: e.label,
+			Assignee: e.assignee, CreatedAt: e.created,
+		})
+	}
+	return out
+}
+
+// Issues returns copies of all issues and pull requests, by number.
+func (s *Server) Issues() []Issue {
+	s.mu.Lock()
+	n := len(s.issues)
+	s.mu.Unlock()
+	out := make([]Issue, 0, n)
+	for i := 1; i <= n; i++ {
+		out = append(out, s.Issue(i))
+	}
+	return out
+}
+
+// Pulls returns copies of all pull requests, by number.
+func (s *Server) Pulls() []Pull {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Pull
+	for _, is := range s.issues {
+		if is.pull == nil {
+			continue
+		}
+		out = append(out, Pull{
+			Number:    is.number,
+			Title:     is.title,
+			Body:      is.body,
+			Head:      is.pull.head,
+			HeadLabel: is.pull.headOwner + ":" + is.pull.head,
+			Base:      is.pull.base,
+			State:     is.state,
+			Draft:     is.pull.draft,
+			Author:    is.author,
+			Edits:     is.pull.edits,
+		})
+	}
+	return out
+}
+
+// Labels returns the names of the repository's labels, in creation order.
+func (s *Server) Labels() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.labels))
+	for _, l := range s.labels {
+		out = append(out, l.name)
+	}
+	return out
+}
+
+// Requests returns every request served so far, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.requests)
+}
+
+// Fail makes the next count requests whose method matches method
+// (case-insensitively; "" or "*" matches any) and whose path (without query,
+// e.g. "/repos/o/r/pulls") matches the unanchored regexp pathRE answer status
+// with headers and the body {"message": message, "documentation_url": ...}.
+// With after=true the request is first performed normally (state changes) and
+// then answered with the failure instead (e.g. a pull request created but the
+// answer is a 502).
+//
+// headers override the default ones (X-RateLimit-*, Content-Type, ...). The
+// documentation_url is the one GitHub sends with such a message: a message
+// mentioning a "secondary rate limit" gets GitHub's secondary-rate-limits URL,
+// which is what go-github needs to return *github.AbuseRateLimitError. For a
+// primary rate limit pass status 403 and X-RateLimit-Remaining: 0.
+//
+// Rules are matched in the order they were added; a count <= 0 adds none.
+// Fail panics if pathRE does not compile.
+func (s *Server) Fail(method, pathRE string, count int, after bool, status int, headers map[string]string, message string) {
+	re := regexp.MustCompile(pathRE)
+	if count <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failures = append(s.failures, &failure{
+		method: method, path: re, count: count, after: after,
+		status: status, headers: headers, message: message,
+	})
+}
+
+// now is the time of a change made now: GitHub timestamps have one-second
+// resolution.
+func (s *Server) now() time.Time { return time.Now().UTC().Truncate(time.Second) }
+
+func (s *Server) newID() int64 {
+	s.nextID++
+	return s.nextID
+}
+
+func (s *Server) mustIssue(number int) *issue {
+	if number < 1 || number > len(s.issues) {
+		panic(fmt.Sprintf("fakegithub: no issue #%d", number))
+	}
+	return s.issues[number-1]
+}
+
+func (s *Server) findIssue(number int) *issue {
+	if number < 1 || number > len(s.issues) {
+		return nil
+	}
+	return s.issues[number-1]
+}
+
+func (s *Server) findLabel(name string) *label {
+	for _, l := range s.labels {
+		if strings.EqualFold(l.name, name) {
+			return l
+		}
+	}
+	return nil
+}
+
+// ensureLabel returns the repository label called name, creating it.
+func (s *Server) ensureLabel(name string) *label {
+	if l := s.findLabel(name); l != nil {
+		return l
+	}
+	l := &label{id: s.newID(), name: name, color: defaultLabelColor}
+	s.labels = append(s.labels, l)
+	return l
+}
+
+func hasLabel(is *issue, name string) int {
+	for i, l := range is.labels {
+		if strings.EqualFold(l, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// addLabel adds a label with a "labeled" event; it reports whether the issue
+// did not have it.
+func (s *Server) addLabel(is *issue, name, actor string, at time.Time) bool {
+	l := s.ensureLabel(name)
+	if hasLabel(is, l.name) >= 0 {
+		return false
+	}
+	is.labels = append(is.labels, l.name)
+	is.events = append(is.events, &event{id: s.newID(), event: "labeled", actor: actor, label: l.name, labelColor: l.color, created: at})
+	is.updated = at
+	return true
+}
+
+// removeLabel removes a label with an "unlabeled" event; it reports whether
+// the issue had it.
+func (s *Server) removeLabel(is *issue, name, actor string, at time.Time) bool {
+	i := hasLabel(is, name)
+	if i < 0 {
+		return false
+	}
+	name = is.labels[i]
+	is.labels = slices.Delete(is.labels, i, i+1)
+	color := defaultLabelColor
+	if l := s.findLabel(name); l != nil {
+		color = l.color
+	}
+	is.events = append(is.events, &event{id: s.newID(), event: "unlabeled", actor: actor, label: name, labelColor: color, created: at})
+	is.updated = at
+	return true
+}
+
+// setLabels replaces the issue's labels, with events for the differences.
+func (s *Server) setLabels(is *issue, names []string, actor string, at time.Time) {
+	for _, old := range slices.Clone(is.labels) {
+		if !slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, old) }) {
+			s.removeLabel(is, old, actor, at)
+		}
+	}
+	for _, n := range names {
+		s.addLabel(is, n, actor, at)
+	}
+}
+
+// setAssignees replaces the issue's assignees, with events for the
+// differences.
+func (s *Server) setAssignees(is *issue, logins []string, actor string, at time.Time) {
+	for _, old := range slices.Clone(is.assignees) {
+		if !slices.ContainsFunc(logins, func(n string) bool { return strings.EqualFold(n, old) }) {
+			s.unassign(is, old, actor, at)
+		}
+	}
+	for _, l := range logins {
+		s.assign(is, l, actor, at)
+	}
+}
+
+func (s *Server) assign(is *issue, login, actor string, at time.Time) {
+	if login == "" || slices.ContainsFunc(is.assignees, func(a string) bool { return strings.EqualFold(a, login) }) {
+		return
+	}
+	is.assignees = append(is.assignees, login)
+	is.events = append(is.events, &event{id: s.newID(), event: "assigned", actor: actor, assignee: login, created: at})
+	is.updated = at
+}
+
+func (s *Server) unassign(is *issue, login, actor string, at time.Time) {
+	i := slices.IndexFunc(is.assignees, func(a string) bool { return strings.EqualFold(a, login) })
+	if i < 0 {
+		return
+	}
+	login = is.assignees[i]
+	is.assignees = slices.Delete(is.assignees, i, i+1)
+	is.events = append(is.events, &event{id: s.newID(), event: "unassigned", actor: actor, assignee: login, created: at})
+	is.updated = at
+}
+
+func (s *Server) setState(is *issue, state, reason, actor string, at time.Time) {
+	if is.state == state {
+		if state == "closed" && reason != "" {
+			is.stateReason = reason
+		}
+		return
+	}
+	is.state = state
+	is.updated = at
+	if state == "closed" {
+		is.stateReason = reason
+		is.closed = at
+		is.closedBy = actor
+		is.events = append(is.events, &event{id: s.newID(), event: "closed", actor: actor, created: at})
+		return
+	}
+	is.stateReason = "reopened"
+	is.closed = time.Time{}
+	is.closedBy = ""
+	is.events = append(is.events, &event{id: s.newID(), event: "reopened", actor: actor, created: at})
+}
+
+func (s *Server) lock(is *issue, reason, actor string, at time.Time) {
+	if is.locked {
+		return
+	}
+	is.locked = true
+	is.lockReason = reason
+	is.updated = at
+	is.events = append(is.events, &event{id: s.newID(), event: "locked", actor: actor, lockReason: reason, created: at})
+}
+
+func (s *Server) unlock(is *issue, actor string, at time.Time) {
+	if !is.locked {
+		return
+	}
+	is.locked = false
+	is.lockReason = ""
+	is.updated = at
+	is.events = append(is.events, &event{id: s.newID(), event: "unlocked", actor: actor, created: at})
+}
+
+func (s *Server) rename(is *issue, title, actor string, at time.Time) {
+	if is.title == title {
+		return
+	}
+	is.events = append(is.events, &event{id: s.newID(), event: "renamed", actor: actor, renameFrom: is.title, rename: title, created: at})
+	is.title = title
+	is.updated = at
+}
+
+func (s *Server) addComment(is *issue, author, body string) *comment {
+	at := s.now()
+	c := &comment{id: s.newID(), number: is.number, author: author, body: body, created: at, updated: at}
+	is.comments = append(is.comments, c)
+	s.comments[c.id] = c
+	is.updated = at
+	return c
+}
+
+// sortedLabels lists the issue's labels by name, case-insensitively, the
+// order in which GitHub lists them.
+func (s *Server) sortedLabels(is *issue) []string {
+	if len(is.labels) == 0 {
+		return nil
+	}
+	out := slices.Clone(is.labels)
+	sort.SliceStable(out, func(i, j int) bool { return strings.ToLower(out[i]) < strings.ToLower(out[j]) })
+	return out
+}
+
+// role is login's repository role.
+func (s *Server) role(login string) string {
+	if r, ok := s.roles[strings.ToLower(login)]; ok {
+		return r
+	}
+	switch {
+	case strings.EqualFold(login, s.owner):
+		return "admin"
+	case strings.EqualFold(login, s.bot):
+		return "write"
+	}
+	return "none"
+}
+
+// legacyPermission maps a role to the permission field of the collaborator
+// permission endpoint: maintain reads as write and triage as read.
+func legacyPermission(role string) string {
+	switch role {
+	case "admin":
+		return "admin"
+	case "maintain", "write":
+		return "write"
+	case "triage", "read":
+		return "read"
+	}
+	return "none"
+}
+
+// userID is a stable id for login.
+func userID(login string) int64 {
+	h := fnv.New32a()
+	h.Write([]byte(strings.ToLower(login)))
+	return int64(h.Sum32()%90_000_000) + 10_000_000
+}

@@ -1,0 +1,827 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/activities/github"
+	"github.com/durable-ralph/ralph/activities/tasks"
+)
+
+var gha *github.Activities
+
+// Bounds of what a queue keeps and carries.
+const (
+	queueRecentLimit = 10
+	queueEventLimit  = 50
+	queueSkipLimit   = 20
+	// queuePollsPerRun bounds the idle polls of one run: a queue idle for
+	// weeks continues as new before its history grows large.
+	queuePollsPerRun = 100
+	// memoriesFile is the clone's learnings file shared by all issues.
+	memoriesFile = ".ralph/memories.md"
+)
+
+// IssueQueue works through a repository's GitHub issues that carry the
+// ready label, one issue per run: it picks the oldest issue a trusted
+// person labelled, claims it, runs a child Session on it in a work tree
+// of its own, pushes the branch, opens the pull request and reports on the
+// issue; then it continues as new, so every issue starts from a fresh
+// history. With nothing to do it sleeps on a timer for the poll interval
+// (a poke signal wakes it).
+func IssueQueue(ctx workflow.Context, in QueueInput) (QueueResult, error) {
+	q, err := newQueue(ctx, in)
+	if err != nil {
+		return QueueResult{}, err
+	}
+	return q.run(ctx)
+}
+
+type queue struct {
+	in      QueueInput
+	logger  log.Logger
+	status  QueueStatus
+	seq     int
+	paused  bool
+	stop    string
+	poke    bool
+	pending []SessionProgress
+	sig     queueSignals
+	polls   int
+	pre     github.PreflightResult
+}
+
+type queueSignals struct {
+	stop, pause, resume, guide, withdraw, poke, progress workflow.ReceiveChannel
+}
+
+func newQueue(ctx workflow.Context, in QueueInput) (*queue, error) {
+	if err := validateQueue(in); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, nil)
+	}
+	info := workflow.GetInfo(ctx)
+	q := &queue{in: in}
+	q.status = QueueStatus{
+		QueueID:   info.WorkflowExecution.ID,
+		Repo:      in.Settings.Repo.FullName(),
+		Clone:     in.Settings.Clone,
+		Label:     in.Settings.Label,
+		State:     StateStarting,
+		StartedAt: workflow.Now(ctx),
+		Settings:  in.Settings,
+	}
+	if c := in.CarryOver; c != nil {
+		q.status.StartedAt = c.StartedAt
+		q.status.Totals = c.Totals
+		q.status.Recent = c.Recent
+		q.status.Guidance = c.Guidance
+		q.status.Runs = c.Runs
+		q.status.Events = c.Events
+		q.status.Skipped = c.Skipped
+		q.seq = c.EventSeq
+		q.paused = c.Paused
+		q.stop = c.Stop
+		q.poke = c.Poke
+		q.pre = c.Preflight
+	}
+	q.status.Runs++
+	q.status.BaseBranch = q.base()
+	q.logger = log.With(workflow.GetLogger(ctx), "queue", q.status.QueueID)
+	if err := workflow.SetQueryHandlerWithOptions(ctx, QueryStatus, func() (QueueStatus, error) {
+		st := q.status
+		st.Paused, st.StopRequested = q.paused, q.stop != ""
+		return st, nil
+	}, workflow.QueryHandlerOptions{Description: "State, current issue, recent outcomes and totals of this issue queue"}); err != nil {
+		return nil, fmt.Errorf("register %s query: %w", QueryStatus, err)
+	}
+	ch := func(name, desc string) workflow.ReceiveChannel {
+		return workflow.GetSignalChannelWithOptions(ctx, name, workflow.SignalChannelOptions{Description: desc})
+	}
+	q.sig = queueSignals{
+		stop:     ch(SignalStop, "Finish the current issue, then end the queue as stopped"),
+		pause:    ch(SignalPause, "Take no new issue until resumed (the current one finishes)"),
+		resume:   ch(SignalResume, "Take issues again"),
+		guide:    ch(SignalGuide, "Standing guidance for every later issue's prompt (a JSON string)"),
+		withdraw: ch(SignalWithdraw, "Withdraw standing guidance: its text, or its number from 1 (a JSON string)"),
+		poke:     ch(SignalPoke, "Look for ready issues now instead of at the next poll"),
+		progress: ch(SignalSessionProgress, "An iteration of the current issue's session (sent by the session)"),
+	}
+	workflow.Go(ctx, q.listen)
+	return q, nil
+}
+
+func validateQueue(in QueueInput) error {
+	var problems []string
+	s := in.Settings
+	if s.Repo.Owner == "" || s.Repo.Name == "" {
+		problems = append(problems, "repository owner and name are required")
+	}
+	if s.Clone == "" || !filepath.IsAbs(s.Clone) {
+		problems = append(problems, fmt.Sprintf("clone %q must be an absolute path", s.Clone))
+	}
+	if strings.TrimSpace(s.Label) == "" {
+		problems = append(problems, "the ready label is empty")
+	}
+	if s.PollInterval < time.Second {
+		problems = append(problems, "the poll interval must be at least 1s")
+	}
+	if s.MaxIssues < 0 || s.MaxCostUSD < 0 {
+		problems = append(problems, "max issues and max cost must not be negative")
+	}
+	tmpl := in.Session
+	tmpl.Workspace = s.Clone
+	if err := validateInput(tmpl); err != nil {
+		problems = append(problems, "session template: "+err.Error())
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("invalid queue input: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// listen applies signals as they arrive (see session.listen).
+func (q *queue) listen(ctx workflow.Context) {
+	for {
+		err := workflow.Await(ctx, func() bool {
+			return q.sig.stop.Len()+q.sig.pause.Len()+q.sig.resume.Len()+q.sig.guide.Len()+
+				q.sig.withdraw.Len()+q.sig.poke.Len()+q.sig.progress.Len() > 0
+		})
+		if err != nil {
+			return
+		}
+		q.drain(ctx)
+	}
+}
+
+// drain applies every signal that has arrived.
+func (q *queue) drain(ctx workflow.Context) {
+	for {
+		got := false
+		var stop StopSignal
+		for q.sig.stop.ReceiveAsync(&stop) {
+			q.stop = "stop requested"
+			if stop.Reason != "" {
+				q.stop += ": " + stop.Reason
+			}
+			q.event(ctx, 0, q.stop+"; the queue ends after the current issue")
+			stop, got = StopSignal{}, true
+		}
+		for q.sig.pause.ReceiveAsync(nil) {
+			if !q.paused {
+				q.event(ctx, 0, "paused: no new issue until resumed")
+			}
+			q.paused, got = true, true
+		}
+		for q.sig.resume.ReceiveAsync(nil) {
+			if q.paused {
+				q.event(ctx, 0, "resumed")
+			}
+			q.paused, got = false, true
+		}
+		var text string
+		for q.sig.guide.ReceiveAsync(&text) {
+			if text = strings.TrimSpace(text); text != "" {
+				q.status.Guidance = append(q.status.Guidance, text)
+				q.event(ctx, 0, fmt.Sprintf("guidance %d added for every later issue: %s", len(q.status.Guidance), clip(text, 80)))
+			}
+			text, got = "", true
+		}
+		for q.sig.withdraw.ReceiveAsync(&text) {
+			q.withdraw(ctx, text)
+			text, got = "", true
+		}
+		for q.sig.poke.ReceiveAsync(nil) {
+			q.poke, got = true, true
+		}
+		var p SessionProgress
+		for q.sig.progress.ReceiveAsync(&p) {
+			q.pending = append(q.pending, p)
+			p, got = SessionProgress{}, true
+		}
+		if !got {
+			return
+		}
+	}
+}
+
+func (q *queue) withdraw(ctx workflow.Context, text string) {
+	text = strings.TrimSpace(text)
+	g := q.status.Guidance
+	idx := -1
+	if n, err := strconv.Atoi(text); err == nil && n >= 1 && n <= len(g) {
+		idx = n - 1
+	} else {
+		for i, t := range g {
+			if t == text {
+				idx = i
+			}
+		}
+	}
+	if idx < 0 {
+		q.logger.Warn("withdraw matched no guidance", "text", text)
+		return
+	}
+	q.event(ctx, 0, "guidance withdrawn: "+clip(g[idx], 80))
+	q.status.Guidance = append(append([]string(nil), g[:idx]...), g[idx+1:]...)
+}
+
+// event adds a line to the queue's story.
+func (q *queue) event(ctx workflow.Context, issue int, text string) {
+	q.seq++
+	q.status.Events = append(q.status.Events, QueueEvent{Seq: q.seq, At: workflow.Now(ctx), Issue: issue, Text: text})
+	if n := len(q.status.Events); n > queueEventLimit {
+		q.status.Events = append([]QueueEvent(nil), q.status.Events[n-queueEventLimit:]...)
+	}
+	q.logger.Info(text, "issue", issue)
+}
+
+func (q *queue) base() string {
+	if b := q.in.Settings.BaseBranch; b != "" {
+		return b
+	}
+	return q.pre.DefaultBranch
+}
+
+func (q *queue) githubOptions(ctx workflow.Context, summary string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 2 * time.Minute,
+		Summary:             summary,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    2 * time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    5 * time.Minute,
+			MaximumAttempts:    10,
+			NonRetryableErrorTypes: []string{
+				github.ErrTypeNoToken, github.ErrTypeUnauthorized, github.ErrTypeForbidden,
+				github.ErrTypeNotFound, github.ErrTypeInvalid, github.ErrTypePreflight,
+			},
+		},
+	})
+}
+
+func (q *queue) gitOptions(ctx workflow.Context, summary string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute,
+		Summary:             summary,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    2 * time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Minute,
+			MaximumAttempts:    5,
+			NonRetryableErrorTypes: []string{
+				activities.ErrTypeInvalidWorkspace, activities.ErrTypePushRejected,
+			},
+		},
+	})
+}
+
+func (q *queue) run(ctx workflow.Context) (QueueResult, error) {
+	if q.pre.DefaultBranch == "" {
+		q.setState(ctx, StateStarting)
+		err := workflow.ExecuteActivity(q.githubOptions(ctx, "preflight: token and repository"), gha.Preflight, q.in.Settings.Repo).Get(ctx, &q.pre)
+		if err != nil {
+			return q.fail(ctx, "preflight", err)
+		}
+		q.status.BaseBranch = q.base()
+		q.event(ctx, 0, fmt.Sprintf("queue of %s started: issues labelled %q, PRs to %s", q.status.Repo, q.in.Settings.Label, q.base()))
+	}
+	for {
+		q.drain(ctx)
+		s := q.in.Settings
+		switch {
+		case q.stop != "":
+			return q.finish(ctx, ReasonStopped, q.stop)
+		case s.MaxIssues > 0 && q.status.Totals.Taken() >= s.MaxIssues:
+			return q.finish(ctx, ReasonMaxIterations, fmt.Sprintf("%d issues taken, the limit", q.status.Totals.Taken()))
+		case s.MaxCostUSD > 0 && q.status.Totals.CostUSD >= s.MaxCostUSD:
+			return q.finish(ctx, ReasonMaxCost, fmt.Sprintf("the issues cost %.4f USD, the limit is %.2f USD", q.status.Totals.CostUSD, s.MaxCostUSD))
+		}
+		if q.paused {
+			q.setState(ctx, StatePaused)
+			if err := workflow.Await(ctx, func() bool { return !q.paused || q.stop != "" }); err != nil {
+				return q.cancelled(ctx, err)
+			}
+			continue
+		}
+		if q.polls >= queuePollsPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			return q.continueAsNew(ctx)
+		}
+		q.polls++
+		q.poke = false
+		var pick github.PickResult
+		err := workflow.ExecuteActivity(q.githubOptions(ctx, "look for ready issues"), gha.PickIssue,
+			github.PickInput{Repo: s.Repo, Label: s.Label}).Get(ctx, &pick)
+		if err != nil {
+			if isPermanent(err) || isGitHubPermanent(err) {
+				return q.fail(ctx, "list issues", err)
+			}
+			// GitHub is down for longer than the retries: try again at
+			// the next poll.
+			q.event(ctx, 0, "could not list issues: "+rootMessage(err))
+			pick = github.PickResult{}
+		}
+		q.noteSkipped(ctx, pick.Skipped)
+		if pick.Issue != nil {
+			q.work(ctx, *pick.Issue)
+			if ctx.Err() != nil {
+				return q.cancelled(ctx, ctx.Err())
+			}
+			return q.continueAsNew(ctx)
+		}
+		if s.UntilIdle {
+			return q.finish(ctx, ReasonComplete, "no ready issue left")
+		}
+		next := workflow.Now(ctx).Add(s.PollInterval)
+		if q.status.State != StateIdle {
+			q.event(ctx, 0, fmt.Sprintf("idle: no ready issue; looking again every %s (or on poke)", s.PollInterval))
+		}
+		q.status.NextPollAt = next
+		q.setState(ctx, StateIdle)
+		if _, err := workflow.AwaitWithTimeout(ctx, s.PollInterval, func() bool {
+			return q.poke || q.stop != "" || q.paused
+		}); err != nil {
+			return q.cancelled(ctx, err)
+		}
+		q.status.NextPollAt = time.Time{}
+	}
+}
+
+// noteSkipped records the labelled issues the queue will not take. Each
+// is told once in the events, and listed in the status.
+func (q *queue) noteSkipped(ctx workflow.Context, skipped []github.Skipped) {
+	known := map[int]string{}
+	for _, s := range q.status.Skipped {
+		known[s.Number] = s.Reason
+	}
+	for _, s := range skipped {
+		if known[s.Number] != s.Reason {
+			q.event(ctx, s.Number, fmt.Sprintf("skipped #%d %q: %s", s.Number, clip(s.Title, 60), s.Reason))
+			q.status.Totals.Skipped++
+		}
+	}
+	// Issues skipped before that are not in this listing keep their
+	// entry until the list is full.
+	merged := append([]github.Skipped(nil), skipped...)
+	for _, s := range q.status.Skipped {
+		found := false
+		for _, n := range skipped {
+			found = found || n.Number == s.Number
+		}
+		if !found {
+			merged = append(merged, s)
+		}
+	}
+	if len(merged) > queueSkipLimit {
+		merged = merged[:queueSkipLimit]
+	}
+	q.status.Skipped = merged
+}
+
+func isGitHubPermanent(err error) bool {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		switch appErr.Type() {
+		case github.ErrTypeNoToken, github.ErrTypeUnauthorized, github.ErrTypePreflight:
+			return true
+		}
+	}
+	return false
+}
+
+// work runs one issue from claim to pull request (or failure report).
+// Failures of its steps end the issue as failed, never the queue.
+func (q *queue) work(ctx workflow.Context, is github.Issue) {
+	s := q.in.Settings
+	cur := &CurrentIssue{
+		Number: is.Number, Title: is.Title, URL: is.URL, LabeledBy: is.LabeledBy,
+		SessionID: IssueSessionID(s.Repo.Owner, s.Repo.Name, is.Number),
+		Branch:    IssueBranch(is.Number), StartedAt: workflow.Now(ctx), Phase: "claiming",
+	}
+	q.status.Current = cur
+	q.setState(ctx, StateWorking)
+	q.event(ctx, is.Number, fmt.Sprintf("picked #%d %q (labelled by @%s)", is.Number, clip(is.Title, 60), is.LabeledBy))
+	out := IssueOutcome{Number: is.Number, Title: is.Title, SessionID: cur.SessionID, StartedAt: cur.StartedAt, Run: q.status.Runs}
+	defer func() {
+		out.FinishedAt = workflow.Now(ctx)
+		q.record(out)
+		q.status.Current = nil
+	}()
+
+	fail := func(step string, err error) {
+		out.Reason = ReasonFailed
+		out.Message = step + ": " + rootMessage(err)
+		q.event(ctx, is.Number, fmt.Sprintf("#%d failed: %s", is.Number, out.Message))
+	}
+	labels := func(add string, remove ...string) error {
+		return workflow.ExecuteActivity(q.githubOptions(ctx, fmt.Sprintf("labels of #%d: +%s", is.Number, add)), gha.SetLabels,
+			github.LabelsInput{Repo: s.Repo, Number: is.Number, Add: []string{add}, Remove: remove}).Get(ctx, nil)
+	}
+	if err := labels(github.LabelWorking, s.Label, github.LabelFailed, github.LabelPROpen); err != nil {
+		fail("claim", err)
+		return
+	}
+	comment := func(result string) {
+		err := workflow.ExecuteActivity(q.githubOptions(ctx, fmt.Sprintf("progress comment on #%d", is.Number)), gha.Comment,
+			github.CommentInput{Repo: s.Repo, Number: is.Number, Body: q.commentBody(cur, result)}).Get(ctx, nil)
+		if err != nil {
+			q.event(ctx, is.Number, fmt.Sprintf("#%d: could not update the progress comment: %s", is.Number, rootMessage(err)))
+		}
+	}
+	finalLabels := func(ok bool) {
+		add := github.LabelFailed
+		if ok {
+			add = github.LabelPROpen
+		}
+		if err := labels(add, github.LabelWorking); err != nil {
+			q.event(ctx, is.Number, fmt.Sprintf("#%d: could not set the final labels: %s", is.Number, rootMessage(err)))
+		}
+	}
+
+	cur.Phase = "reading"
+	var text github.IssueText
+	if err := workflow.ExecuteActivity(q.githubOptions(ctx, fmt.Sprintf("read #%d", is.Number)), gha.ReadIssue,
+		github.ReadInput{Repo: s.Repo, Number: is.Number}).Get(ctx, &text); err != nil {
+		fail("read the issue", err)
+		comment("Failed before starting: " + out.Message)
+		finalLabels(false)
+		return
+	}
+	comment("")
+
+	cur.Phase = "preparing"
+	var wt activities.WorktreeResult
+	if err := workflow.ExecuteActivity(q.gitOptions(ctx, fmt.Sprintf("work tree of #%d", is.Number)), a.PrepareIssueWorktree, activities.WorktreeInput{
+		Clone: s.Clone, Number: is.Number, Branch: cur.Branch, Base: q.base(), Issue: text.Markdown, TokenEnv: s.Repo.TokenEnv,
+	}).Get(ctx, &wt); err != nil {
+		fail("prepare the work tree", err)
+		comment("Failed before starting: " + out.Message)
+		finalLabels(false)
+		return
+	}
+	cur.Worktree = wt.Dir
+	if wt.Continued {
+		q.event(ctx, is.Number, fmt.Sprintf("#%d: continuing branch %s from an earlier try", is.Number, cur.Branch))
+	}
+
+	cur.Phase = "running"
+	res, err := q.runSession(ctx, cur, wt, comment)
+	out.Iterations, out.CostUSD, out.Commits = res.Iterations, res.Totals.CostUSD, res.Totals.Commits
+	out.Reason, out.Message = res.Reason, res.Message
+	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		fail("session", err)
+	}
+	q.status.Totals.CostUSD += res.Totals.CostUSD
+	q.status.Totals.Iterations += res.Iterations
+
+	cur.Phase = "pushing"
+	var push activities.PushResult
+	if err := workflow.ExecuteActivity(q.gitOptions(ctx, "push "+cur.Branch), a.PushBranch, activities.PushInput{
+		Clone: s.Clone, Branch: cur.Branch, BaseRef: wt.BaseRef, TokenEnv: s.Repo.TokenEnv,
+	}).Get(ctx, &push); err != nil {
+		if out.Reason == ReasonComplete {
+			fail("push", err)
+		} else {
+			q.event(ctx, is.Number, fmt.Sprintf("#%d: could not push %s: %s", is.Number, cur.Branch, rootMessage(err)))
+		}
+	}
+	out.Pushed = push.Pushed
+	if push.Pushed {
+		q.event(ctx, is.Number, fmt.Sprintf("#%d: pushed %s (%d commits)", is.Number, cur.Branch, push.Commits))
+	}
+	if out.Reason != ReasonComplete {
+		q.event(ctx, is.Number, fmt.Sprintf("#%d failed: %s", is.Number, q.failureText(out, cur)))
+		comment(q.failureComment(out, cur, push))
+		finalLabels(false)
+		return
+	}
+	if push.Commits == 0 {
+		out.Reason, out.Message = ReasonFailed, "the session ended complete without a commit: nothing to open a pull request for"
+		q.event(ctx, is.Number, fmt.Sprintf("#%d failed: %s", is.Number, out.Message))
+		comment(q.failureComment(out, cur, push))
+		finalLabels(false)
+		return
+	}
+
+	cur.Phase = "opening the pull request"
+	var pr github.Pull
+	if err := workflow.ExecuteActivity(q.githubOptions(ctx, "pull request for #"+strconv.Itoa(is.Number)), gha.OpenPull, github.PullInput{
+		Repo: s.Repo, Number: is.Number, Head: cur.Branch, Base: q.base(), Draft: s.Draft,
+		Title: fmt.Sprintf("%s (#%d)", text.Title, is.Number),
+		Body:  q.pullBody(is, out, push),
+	}).Get(ctx, &pr); err != nil {
+		fail("open the pull request", err)
+		comment(q.failureComment(out, cur, push))
+		finalLabels(false)
+		return
+	}
+	out.PR, out.PRURL = pr.Number, pr.URL
+	verb := "opened"
+	if !pr.Created {
+		verb = "updated"
+	}
+	q.event(ctx, is.Number, fmt.Sprintf("#%d: pull request #%d %s: %s", is.Number, pr.Number, verb, pr.URL))
+	comment(fmt.Sprintf("Done: pull request #%d (%s), %d iterations, %d commits, %.4f USD.", pr.Number, pr.URL, out.Iterations, push.Commits, out.CostUSD))
+	finalLabels(true)
+}
+
+// ReasonFailed is an issue outcome: a step of the queue failed (the
+// session itself ends with the usual reasons).
+const ReasonFailed Reason = "failed"
+
+// runSession runs the issue's child session and relays its iterations to
+// the progress comment.
+func (q *queue) runSession(ctx workflow.Context, cur *CurrentIssue, wt activities.WorktreeResult, comment func(string)) (SessionResult, error) {
+	s := q.in.Settings
+	in := q.in.Session
+	in.Workspace = wt.Dir
+	in.Repo = s.Repo.FullName()
+	in.CarryOver = nil
+	in.NotifyParent = true
+	in.Git.AllowDirty = true // the work tree is Ralph's own: leftovers are an earlier attempt's work
+	in.Task = activities.TaskSettings{
+		Mode:         string(tasks.ModeIssue),
+		CheckCommand: q.in.Session.Task.CheckCommand,
+		MemoriesFile: filepath.Join(s.Clone, memoriesFile),
+		Rules:        append([]string(nil), q.status.Guidance...),
+	}
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:            cur.SessionID,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		// Stopping the queue lets the issue finish; terminating it
+		// cancels the issue's session, which kills its agent.
+		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			SearchRalphRepo.ValueSet(s.Repo.FullName()),
+			SearchRalphIssue.ValueSet(int64(cur.Number)),
+		),
+		StaticSummary: fmt.Sprintf("#%d %s", cur.Number, clip(cur.Title, 60)),
+	})
+	fut := workflow.ExecuteChildWorkflow(cctx, Session, in)
+	if err := fut.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+		return SessionResult{}, fmt.Errorf("start the session %s: %w", cur.SessionID, err)
+	}
+	q.event(ctx, cur.Number, fmt.Sprintf("#%d: session %s started on %s", cur.Number, cur.SessionID, cur.Branch))
+
+	var res SessionResult
+	var err error
+	done := false
+	workflow.Go(ctx, func(gctx workflow.Context) {
+		err = fut.Get(gctx, &res)
+		done = true
+	})
+	for {
+		if aerr := workflow.Await(ctx, func() bool { return done || len(q.pending) > 0 }); aerr != nil {
+			return res, aerr
+		}
+		if len(q.pending) > 0 {
+			q.takeProgress(ctx, cur)
+			comment("")
+			continue
+		}
+		break
+	}
+	q.drain(ctx)
+	q.takeProgress(ctx, cur)
+	return res, err
+}
+
+// takeProgress folds the session's iteration reports into the current
+// issue.
+func (q *queue) takeProgress(ctx workflow.Context, cur *CurrentIssue) {
+	for _, p := range q.pending {
+		if p.SessionID != cur.SessionID {
+			continue
+		}
+		it := p.Iteration
+		cur.Iterations = append(cur.Iterations, it)
+		if n := len(cur.Iterations); n > recentLimit {
+			cur.Iterations = append([]IterationSummary(nil), cur.Iterations[n-recentLimit:]...)
+		}
+		q.event(ctx, cur.Number, fmt.Sprintf("#%d %s", cur.Number, iterationLine(it)))
+	}
+	q.pending = nil
+}
+
+// iterationLine is one iteration in a line.
+func iterationLine(it IterationSummary) string {
+	line := fmt.Sprintf("iteration %d: %s", it.Iteration, it.Outcome)
+	if it.FilesChanged > 0 {
+		line += fmt.Sprintf(", %d files", it.FilesChanged)
+	}
+	if it.Commit != "" {
+		line += ", commit " + shortSHA(it.Commit)
+	}
+	if it.Claimed {
+		if it.Verified {
+			line += ", completion confirmed"
+		} else {
+			line += ", completion claimed"
+		}
+	}
+	if it.Reason != "" {
+		line += " (" + clip(it.Reason, 120) + ")"
+	}
+	return line
+}
+
+func shortSHA(s string) string {
+	if len(s) > 7 {
+		return s[:7]
+	}
+	return s
+}
+
+func (q *queue) commentBody(cur *CurrentIssue, result string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Durable Ralph** is working on this issue on branch `%s` (session `%s`, labelled by @%s).\n", cur.Branch, cur.SessionID, cur.LabeledBy)
+	if len(cur.Iterations) > 0 {
+		b.WriteString("\n")
+		for _, it := range cur.Iterations {
+			fmt.Fprintf(&b, "- %s\n", iterationLine(it))
+		}
+	}
+	if result != "" {
+		fmt.Fprintf(&b, "\n%s\n", result)
+	}
+	return b.String()
+}
+
+func (q *queue) failureText(out IssueOutcome, cur *CurrentIssue) string {
+	text := string(out.Reason)
+	if out.Message != "" {
+		text += ": " + out.Message
+	}
+	return text
+}
+
+func (q *queue) failureComment(out IssueOutcome, cur *CurrentIssue, push activities.PushResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Not resolved: the session ended **%s**", out.Reason)
+	if out.Message != "" {
+		fmt.Fprintf(&b, " (%s)", out.Message)
+	}
+	b.WriteString(".")
+	if n := len(cur.Iterations); n > 0 {
+		fmt.Fprintf(&b, " Last iteration: %s.", iterationLine(cur.Iterations[n-1]))
+	}
+	if push.Pushed {
+		fmt.Fprintf(&b, " The branch `%s` is pushed with %d commits.", cur.Branch, push.Commits)
+	}
+	fmt.Fprintf(&b, " No pull request was opened. Add the `%s` label again to retry on the same branch.", q.in.Settings.Label)
+	return b.String()
+}
+
+func (q *queue) pullBody(is github.Issue, out IssueOutcome, push activities.PushResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Closes #%d\n\n", is.Number)
+	fmt.Fprintf(&b, "Opened by Durable Ralph: session `%s`, %d iterations, %d commits, %.4f USD.\n", out.SessionID, out.Iterations, push.Commits, out.CostUSD)
+	if out.Message != "" {
+		fmt.Fprintf(&b, "\n%s.\n", out.Message)
+	}
+	if len(push.Log) > 0 {
+		b.WriteString("\nCommits:\n\n")
+		for _, l := range push.Log {
+			fmt.Fprintf(&b, "- %s\n", l)
+		}
+	}
+	return b.String()
+}
+
+// record adds an issue's outcome to the totals and the recent list.
+func (q *queue) record(out IssueOutcome) {
+	if out.Succeeded() {
+		q.status.Totals.Done++
+	} else {
+		q.status.Totals.Failed++
+	}
+	q.status.Recent = append(q.status.Recent, out)
+	if n := len(q.status.Recent); n > queueRecentLimit {
+		q.status.Recent = append([]IssueOutcome(nil), q.status.Recent[n-queueRecentLimit:]...)
+	}
+}
+
+func (q *queue) continueAsNew(ctx workflow.Context) (QueueResult, error) {
+	q.drain(ctx)
+	if q.stop != "" {
+		return q.finish(ctx, ReasonStopped, q.stop)
+	}
+	next := q.in
+	next.CarryOver = &QueueCarryOver{
+		StartedAt: q.status.StartedAt,
+		Totals:    q.status.Totals,
+		Recent:    q.status.Recent,
+		Guidance:  q.status.Guidance,
+		Runs:      q.status.Runs,
+		Paused:    q.paused,
+		Preflight: q.pre,
+		Events:    q.status.Events,
+		EventSeq:  q.seq,
+		Skipped:   q.status.Skipped,
+		Poke:      q.poke,
+	}
+	return QueueResult{}, workflow.NewContinueAsNewError(ctx, IssueQueue, next)
+}
+
+func (q *queue) finish(ctx workflow.Context, reason Reason, msg string) (QueueResult, error) {
+	q.status.Reason, q.status.Message = reason, msg
+	q.status.EndedAt = workflow.Now(ctx)
+	q.event(ctx, 0, fmt.Sprintf("queue ended %s: %s", reason, msg))
+	if reason == ReasonStopped {
+		q.setState(ctx, StateStopped)
+	} else {
+		q.setState(ctx, StateCompleted)
+	}
+	return QueueResult{Reason: reason, Message: msg, Totals: q.status.Totals, Recent: q.status.Recent}, nil
+}
+
+func (q *queue) fail(ctx workflow.Context, step string, err error) (QueueResult, error) {
+	if temporal.IsCanceledError(err) {
+		return q.cancelled(ctx, err)
+	}
+	msg := step + ": " + rootMessage(err)
+	q.status.Message = msg
+	q.status.EndedAt = workflow.Now(ctx)
+	q.event(ctx, 0, "queue failed: "+msg)
+	q.setState(ctx, StateFailed)
+	return QueueResult{}, temporal.NewNonRetryableApplicationError(msg, ErrTypeQueueFailed, err)
+}
+
+// ErrTypeQueueFailed is the error type of a queue that cannot go on (its
+// token is missing or lacks a permission).
+const ErrTypeQueueFailed = "QueueFailed"
+
+func (q *queue) cancelled(ctx workflow.Context, err error) (QueueResult, error) {
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	q.status.Reason = ReasonCancelled
+	q.status.EndedAt = workflow.Now(ctx)
+	q.setState(dctx, StateStopped)
+	return QueueResult{}, err
+}
+
+func (q *queue) setState(ctx workflow.Context, st State) {
+	changed := q.status.State != st
+	q.status.State = st
+	if changed {
+		if err := workflow.UpsertTypedSearchAttributes(ctx,
+			SearchRalphStatus.ValueSet(string(st)), SearchRalphRepo.ValueSet(q.status.Repo)); err != nil {
+			q.logger.Warn("upsert search attributes", "error", err)
+		}
+	}
+	workflow.SetCurrentDetails(ctx, q.details())
+}
+
+func (q *queue) details() string {
+	st := q.status
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Ralph issue queue** of `%s`: **%s**", st.Repo, st.State)
+	if st.Reason != "" {
+		fmt.Fprintf(&b, " (%s)", st.Reason)
+	}
+	t := st.Totals
+	fmt.Fprintf(&b, "\n\nIssues labelled `%s` → PRs to `%s`. Done %d, failed %d, skipped %d; %d iterations, cost %.4f USD", st.Label, st.BaseBranch, t.Done, t.Failed, t.Skipped, t.Iterations, t.CostUSD)
+	if c := st.Current; c != nil {
+		fmt.Fprintf(&b, "\n\n**Working on #%d** %s (%s), session `%s`", c.Number, c.Title, c.Phase, c.SessionID)
+	}
+	if st.State == StateIdle && !st.NextPollAt.IsZero() {
+		fmt.Fprintf(&b, "\n\nIdle until %s; send the `%s` signal to look now.", st.NextPollAt.UTC().Format(time.RFC3339), SignalPoke)
+	}
+	if len(st.Recent) > 0 {
+		b.WriteString("\n\nRecent:")
+		for _, o := range st.Recent {
+			fmt.Fprintf(&b, "\n- #%d %s: %s", o.Number, clip(o.Title, 60), o.Reason)
+			if o.PR != 0 {
+				fmt.Fprintf(&b, ", PR #%d", o.PR)
+			}
+		}
+	}
+	if len(st.Skipped) > 0 {
+		b.WriteString("\n\nSkipped:")
+		for _, s := range st.Skipped {
+			fmt.Fprintf(&b, "\n- #%d: %s", s.Number, s.Reason)
+		}
+	}
+	return b.String()
+}
+
+// clip cuts s to at most n runes on one line.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
