@@ -326,6 +326,8 @@ type SessionResult struct {
 	Iterations int                  `json:"iterations"`
 	Totals     Totals               `json:"totals"`
 	Task       activities.TaskState `json:"task"`
+	// Last is the last iteration's summary.
+	Last *IterationSummary `json:"last,omitempty"`
 }
 
 // StopSignal is the payload of the stop signal (it may be empty).

@@ -594,6 +594,20 @@ func (q *queue) runSession(ctx workflow.Context, cur *CurrentIssue, wt activitie
 		break
 	}
 	q.drain(ctx)
+	// The session's last report may arrive after its result: the result
+	// carries the last iteration too.
+	if res.Last != nil {
+		seen := false
+		for _, p := range q.pending {
+			seen = seen || p.Iteration.Iteration == res.Last.Iteration
+		}
+		for _, it := range cur.Iterations {
+			seen = seen || it.Iteration == res.Last.Iteration
+		}
+		if !seen {
+			q.pending = append(q.pending, SessionProgress{SessionID: cur.SessionID, Iteration: *res.Last})
+		}
+	}
 	q.takeProgress(ctx, cur)
 	return res, err
 }
@@ -618,8 +632,11 @@ func (q *queue) takeProgress(ctx workflow.Context, cur *CurrentIssue) {
 // iterationLine is one iteration in a line.
 func iterationLine(it IterationSummary) string {
 	line := fmt.Sprintf("iteration %d: %s", it.Iteration, it.Outcome)
-	if it.FilesChanged > 0 {
-		line += fmt.Sprintf(", %d files", it.FilesChanged)
+	switch {
+	case it.FilesChanged == 1:
+		line += ", 1 file changed"
+	case it.FilesChanged > 1:
+		line += fmt.Sprintf(", %d files changed", it.FilesChanged)
 	}
 	if it.Commit != "" {
 		line += ", commit " + shortSHA(it.Commit)

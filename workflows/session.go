@@ -855,7 +855,12 @@ func (s *session) finish(ctx workflow.Context, reason Reason, msg string) (Sessi
 		s.setState(ctx, StateFailed)
 	}
 	s.logger.Info("session ended", "reason", reason, "message", msg)
+	var last *IterationSummary
+	if n := len(s.status.Recent); n > 0 {
+		last = &s.status.Recent[n-1]
+	}
 	return SessionResult{
+		Last:       last,
 		SessionID:  s.status.SessionID,
 		Reason:     reason,
 		Message:    msg,
