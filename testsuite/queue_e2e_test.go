@@ -271,3 +271,90 @@ func runHistoryJSON(t *testing.T, c client.Client, id, run string) string {
 	}
 	return b.String()
 }
+
+// TestIssueQueueFaults: the worker is killed with kill -9 after GitHub
+// created the pull request and before the activity completed (GitHub's
+// answer is a 502 to a dead worker); GitHub answers the first comment
+// with a 500 and the first label write with a secondary rate limit. One
+// pull request, one comment, the labels right, and the retry of the rate
+// limit waited the time GitHub asked.
+func TestIssueQueueFaults(t *testing.T) {
+	qr := newQueueRig(t)
+	gh := qr.gh
+	gh.SetPermission("alice", "admin")
+	n := gh.AddIssue(fakegithub.IssueSpec{Title: "Add a greeting", Author: "alice", Labels: []string{"ralph-ready"}})
+	gh.Fail("POST", `/issues/\d+/labels$`, 1, false, 403, map[string]string{"Retry-After": "3"},
+		"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.")
+	gh.Fail("POST", `/issues/\d+/comments$`, 1, false, 500, nil, "Server Error")
+
+	// Hold GitHub's answer to the pull request's creation until the
+	// worker is dead.
+	created := make(chan struct{})
+	release := make(chan struct{})
+	gh.Hold("POST", `/pulls$`, created, release)
+	gh.Fail("POST", `/pulls$`, 1, true, 502, nil, "Bad Gateway")
+
+	w := qr.startWorker(t)
+	start := qr.starter(t, "queue", "--poll-interval", "1h", qr.clone.Dir)
+	require.Equal(t, 0, start.wait(t, time.Minute), start.Output())
+	select {
+	case <-created:
+	case <-time.After(3 * time.Minute):
+		t.Fatal("the pull request was never created")
+	}
+	require.NoError(t, w.cmd.Process.Kill())
+	w.wait(t, time.Minute)
+	close(release)
+	require.Len(t, gh.Pulls(), 1)
+
+	qr.startWorker(t)
+	follow := qr.starter(t, "queue", "--follow", "--poll-interval", "1h", qr.clone.Dir)
+	waitFor(t, 3*time.Minute, "the issue to be done", func() bool {
+		return strings.Contains(follow.Output(), "idle: no ready issue")
+	})
+	pulls := gh.Pulls()
+	require.Len(t, pulls, 1, "exactly one pull request")
+	is := gh.Issue(n)
+	require.Len(t, botComments(is), 1, "exactly one progress comment")
+	require.Contains(t, is.Labels, github.LabelPROpen)
+	require.NotContains(t, is.Labels, github.LabelWorking)
+
+	// The label write after the secondary limit came no sooner than asked.
+	var limited, retried time.Time
+	for _, r := range gh.Requests() {
+		if r.Method == "POST" && strings.HasSuffix(r.Path, "/labels") {
+			if limited.IsZero() {
+				limited = r.Time
+			} else if retried.IsZero() {
+				retried = r.Time
+			}
+		}
+	}
+	require.False(t, retried.IsZero())
+	require.GreaterOrEqual(t, retried.Sub(limited), 3*time.Second, "the retry waited Retry-After")
+	t.Logf("secondary rate limit: retried after %s", retried.Sub(limited).Round(100*time.Millisecond))
+
+	stop := qr.starter(t, "stop", "--queue", qr.clone.Dir)
+	require.Equal(t, 0, stop.wait(t, time.Minute), stop.Output())
+	require.Equal(t, 0, follow.wait(t, time.Minute), follow.Output())
+}
+
+// TestIssueQueueInvalidTokenFailsAtPreflight: a token GitHub rejects ends
+// the queue at once with a message that names the variable, and nothing
+// is written.
+func TestIssueQueueInvalidTokenFailsAtPreflight(t *testing.T) {
+	qr := newQueueRig(t)
+	qr.gh.AddIssue(fakegithub.IssueSpec{Title: "Add a greeting", Author: qr.gh.Owner(), Labels: []string{"ralph-ready"}})
+	qr.worker = append(qr.worker, "GITHUB_TOKEN=ghp_wrongTokenWrongTokenWrongToken00")
+	qr.startWorker(t)
+	p := qr.starter(t, "queue", "--follow", qr.clone.Dir)
+	code := p.wait(t, 2*time.Minute)
+	out := p.Output()
+	require.Equal(t, 1, code, out)
+	require.Contains(t, out, "preflight")
+	require.Contains(t, out, "the token in $GITHUB_TOKEN was rejected (401 Bad credentials)")
+	require.NotContains(t, out, "ghp_wrongToken")
+	for _, r := range qr.gh.Requests() {
+		require.Equal(t, "GET", r.Method, "nothing written: %s %s", r.Method, r.Path)
+	}
+}

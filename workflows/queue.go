@@ -252,9 +252,18 @@ func (q *queue) base() string {
 	return q.pre.DefaultBranch
 }
 
+// githubTimeout bounds one attempt of a GitHub activity: a few requests,
+// spaced. A worker that dies mid-request is noticed that much later.
+const githubTimeout = 30 * time.Second
+
 func (q *queue) githubOptions(ctx workflow.Context, summary string) workflow.Context {
+	timeout := githubTimeout
+	if strings.HasPrefix(summary, "look for") {
+		// Listing reads the events and permissions of every candidate.
+		timeout = 5 * time.Minute
+	}
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 2 * time.Minute,
+		StartToCloseTimeout: timeout,
 		Summary:             summary,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    2 * time.Second,

@@ -100,7 +100,7 @@ type Activities struct {
 	// WriteInterval is the least time between two writes; 0 means
 	// DefaultWriteInterval, a negative value none.
 	WriteInterval time.Duration
-	// HTTPClient is the transport; nil means a client with a 30 s
+	// HTTPClient is the transport; nil means a client with a 20 s
 	// timeout.
 	HTTPClient *http.Client
 
@@ -132,7 +132,7 @@ func (a *Activities) client(repo Repo) (*client, error) {
 	}
 	hc := a.HTTPClient
 	if hc == nil {
-		hc = &http.Client{Timeout: 30 * time.Second}
+		hc = &http.Client{Timeout: 20 * time.Second}
 	}
 	c := gh.NewClient(hc).WithAuthToken(token)
 	if api := repo.APIURL; api != "" && api != DefaultAPIURL {

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -70,6 +72,24 @@ func badJSON() *reply {
 
 // ServeHTTP answers one API request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := s.takeHold(r)
+	if h == nil {
+		s.serve(w, r)
+		return
+	}
+	// The request takes effect now; its answer waits for the test.
+	rec := httptest.NewRecorder()
+	s.serve(rec, r)
+	close(h.done)
+	<-h.release
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 
 	s.mu.Lock()
@@ -151,6 +171,26 @@ func (s *Server) authorized(r *http.Request) bool {
 		return false
 	}
 	return strings.TrimSpace(tok) == s.token
+}
+
+// hold is a request whose answer waits (see Hold).
+type hold struct {
+	method        string
+	path          *regexp.Regexp
+	done, release chan struct{}
+}
+
+// takeHold consumes the first matching Hold rule.
+func (s *Server) takeHold(r *http.Request) *hold {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, h := range s.holds {
+		if strings.EqualFold(h.method, r.Method) && h.path.MatchString(r.URL.Path) {
+			s.holds = slices.Delete(s.holds, i, i+1)
+			return h
+		}
+	}
+	return nil
 }
 
 // takeFailure consumes one use of the first matching Fail rule.

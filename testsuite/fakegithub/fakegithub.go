@@ -56,6 +56,7 @@ type Server struct {
 	seedBase  time.Time
 	requests  []Request
 	failures  []*failure
+	holds     []*hold
 	rateLeft  int
 	rateReset time.Time
 	requestN  int
@@ -476,6 +477,18 @@ func (s *Server) Fail(method, pathRE string, count int, after bool, status int, 
 		method: method, path: re, count: count, after: after,
 		status: status, headers: headers, message: message,
 	})
+}
+
+// Hold makes the next request whose method and path match perform its
+// change and then wait to answer: done is closed once the change is made,
+// and the answer (its own, or a Fail rule's) goes out when release is
+// closed. Tests use it to kill a client between GitHub's change and the
+// client's learning of it.
+func (s *Server) Hold(method, pathRE string, done, release chan struct{}) {
+	re := regexp.MustCompile(pathRE)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.holds = append(s.holds, &hold{method: method, path: re, done: done, release: release})
 }
 
 // now is the time of a change made now: GitHub timestamps have one-second
