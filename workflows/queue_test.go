@@ -1,0 +1,221 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/activities/github"
+	"github.com/durable-ralph/ralph/workflows"
+)
+
+var gha *github.Activities
+
+func queueInput() workflows.QueueInput {
+	sess := baseInput()
+	sess.Task.CheckCommand = "go test ./..."
+	return workflows.QueueInput{
+		Settings: workflows.QueueSettings{
+			Repo:         github.Repo{Owner: "acme", Name: "app"},
+			Clone:        "/work/app",
+			Label:        "ralph-ready",
+			PollInterval: time.Hour,
+		},
+		Session: sess,
+	}
+}
+
+// queueEnv is a test environment for one queue run with GitHub and git
+// activities mocked; picks plays the results of PickIssue in order (the
+// last one again when they run out) and records when each ran.
+type queueEnv struct {
+	*testsuite.TestWorkflowEnvironment
+	picks    []github.PickResult
+	pickedAt []time.Time
+	children []workflows.SessionInput
+	comments []string
+	labels   []github.LabelsInput
+	pulls    int
+	// child runs in place of each issue's session.
+	child func(workflow.Context, workflows.SessionInput) (workflows.SessionResult, error)
+}
+
+func newQueueEnv(t *testing.T, result workflows.SessionResult, picks ...github.PickResult) *queueEnv {
+	var ts testsuite.WorkflowTestSuite
+	env := &queueEnv{TestWorkflowEnvironment: ts.NewTestWorkflowEnvironment(), picks: picks}
+	env.RegisterWorkflow(workflows.IssueQueue)
+	env.RegisterWorkflow(workflows.Session)
+	env.RegisterActivity(gha)
+	env.RegisterActivity(a)
+	env.OnActivity(gha.Preflight, mock.Anything, mock.Anything).Return(github.PreflightResult{FullName: "acme/app", DefaultBranch: "main"}, nil)
+	env.OnActivity(gha.PickIssue, mock.Anything, mock.Anything).Return(func(context.Context, github.PickInput) (github.PickResult, error) {
+		env.pickedAt = append(env.pickedAt, env.Now())
+		i := min(len(env.pickedAt), len(env.picks)) - 1
+		return env.picks[i], nil
+	})
+	env.OnActivity(gha.SetLabels, mock.Anything, mock.Anything).Return(func(_ context.Context, in github.LabelsInput) error {
+		env.labels = append(env.labels, in)
+		return nil
+	})
+	env.OnActivity(gha.ReadIssue, mock.Anything, mock.Anything).Return(func(_ context.Context, in github.ReadInput) (github.IssueText, error) {
+		return github.IssueText{Number: in.Number, Title: "Add a greeting", Markdown: "# Add a greeting\n"}, nil
+	})
+	env.OnActivity(gha.Comment, mock.Anything, mock.Anything).Return(func(_ context.Context, in github.CommentInput) (int64, error) {
+		env.comments = append(env.comments, in.Body)
+		return 7, nil
+	})
+	env.OnActivity(a.PrepareIssueWorktree, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.WorktreeInput) (activities.WorktreeResult, error) {
+		return activities.WorktreeResult{Dir: activities.WorktreeDir(in.Clone, in.Number), Branch: in.Branch, BaseRef: "refs/remotes/origin/main"}, nil
+	})
+	env.OnActivity(a.PushBranch, mock.Anything, mock.Anything).Return(activities.PushResult{Commits: 2, Pushed: true, Log: []string{"abc Add greeting"}}, nil)
+	env.OnActivity(gha.OpenPull, mock.Anything, mock.Anything).Return(func(context.Context, github.PullInput) (github.Pull, error) {
+		env.pulls++
+		return github.Pull{Number: 9, URL: "https://github.com/acme/app/pull/9", Created: true}, nil
+	})
+	env.child = func(workflow.Context, workflows.SessionInput) (workflows.SessionResult, error) { return result, nil }
+	env.OnWorkflow(workflows.Session, mock.Anything, mock.Anything).Return(func(ctx workflow.Context, in workflows.SessionInput) (workflows.SessionResult, error) {
+		env.children = append(env.children, in)
+		return env.child(ctx, in)
+	})
+	return env
+}
+
+func issue(n int) github.PickResult {
+	return github.PickResult{Issue: &github.Issue{Number: n, Title: "Add a greeting", LabeledBy: "alice"}, Labelled: 1}
+}
+
+var completed = workflows.SessionResult{Reason: workflows.ReasonComplete, Iterations: 2,
+	Totals: workflows.Totals{CostUSD: 0.5, Commits: 2}}
+
+// carried is the input of the queue's next run.
+func carried(t *testing.T, env *queueEnv) workflows.QueueInput {
+	t.Helper()
+	err := env.GetWorkflowError()
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(err, &can), "the run continues as new: %v", err)
+	var next workflows.QueueInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	return next
+}
+
+func TestQueueIdleSleepsForThePollIntervalThenTakesAnIssue(t *testing.T) {
+	env := newQueueEnv(t, completed, github.PickResult{}, issue(5))
+	env.ExecuteWorkflow(workflows.IssueQueue, queueInput())
+	require.True(t, env.IsWorkflowCompleted())
+	require.Len(t, env.pickedAt, 2)
+	require.GreaterOrEqual(t, env.pickedAt[1].Sub(env.pickedAt[0]), time.Hour, "the second look waited for the poll interval")
+
+	next := carried(t, env)
+	c := next.CarryOver
+	require.Equal(t, 1, c.Totals.Done)
+	require.Equal(t, 0.5, c.Totals.CostUSD)
+	require.Len(t, c.Recent, 1)
+	require.Equal(t, 9, c.Recent[0].PR)
+	require.Equal(t, "main", c.Preflight.DefaultBranch, "preflight is carried, not repeated")
+
+	require.Len(t, env.children, 1)
+	child := env.children[0]
+	require.Equal(t, "/work/app/.ralph/worktrees/issue-5", child.Workspace)
+	require.Equal(t, "issue", child.Task.Mode)
+	require.Equal(t, "go test ./...", child.Task.CheckCommand)
+	require.Equal(t, "/work/app/.ralph/memories.md", child.Task.MemoriesFile)
+	require.True(t, child.NotifyParent)
+
+	require.Equal(t, []string{github.LabelWorking}, env.labels[0].Add)
+	require.Contains(t, env.labels[0].Remove, "ralph-ready")
+	last := env.labels[len(env.labels)-1]
+	require.Equal(t, []string{github.LabelPROpen}, last.Add)
+	require.Equal(t, []string{github.LabelWorking}, last.Remove)
+	require.Contains(t, env.comments[len(env.comments)-1], "pull request #9")
+}
+
+func TestQueuePokeEndsTheIdleSleep(t *testing.T) {
+	env := newQueueEnv(t, completed, github.PickResult{}, issue(5))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalPoke, nil) }, time.Minute)
+	env.ExecuteWorkflow(workflows.IssueQueue, queueInput())
+	require.Len(t, env.pickedAt, 2)
+	gap := env.pickedAt[1].Sub(env.pickedAt[0])
+	require.GreaterOrEqual(t, gap, time.Minute)
+	require.Less(t, gap, 2*time.Minute, "poke woke the queue long before the hour")
+	carried(t, env)
+}
+
+func TestQueueUntilIdleEndsComplete(t *testing.T) {
+	env := newQueueEnv(t, completed, github.PickResult{Skipped: []github.Skipped{{Number: 2, Title: "x", Reason: "locked"}}})
+	in := queueInput()
+	in.Settings.UntilIdle = true
+	env.ExecuteWorkflow(workflows.IssueQueue, in)
+	require.NoError(t, env.GetWorkflowError())
+	var res workflows.QueueResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, workflows.ReasonComplete, res.Reason)
+	require.Equal(t, 1, res.Totals.Skipped)
+	require.Empty(t, env.comments, "a skipped issue is never commented on")
+}
+
+// Signals that arrive while an issue runs cross the continue-as-new
+// boundary: guidance and pause are carried into the next run, and a stop
+// ends the queue after the issue instead of continuing.
+func TestQueueSignalsAcrossContinueAsNew(t *testing.T) {
+	t.Run("guidance and pause are carried", func(t *testing.T) {
+		env := newQueueEnv(t, completed, issue(5))
+		env.child = func(ctx workflow.Context, _ workflows.SessionInput) (workflows.SessionResult, error) {
+			_ = workflow.Sleep(ctx, 10*time.Minute)
+			return completed, nil
+		}
+		env.RegisterDelayedCallback(func() {
+			env.SignalWorkflow(workflows.SignalGuide, "never touch migrations/")
+			env.SignalWorkflow(workflows.SignalPause, nil)
+		}, 5*time.Minute)
+		env.ExecuteWorkflow(workflows.IssueQueue, queueInput())
+		next := carried(t, env)
+		require.Equal(t, []string{"never touch migrations/"}, next.CarryOver.Guidance)
+		require.True(t, next.CarryOver.Paused)
+
+		// The next run gives the guidance to its issue as a standing rule,
+		// after it is resumed.
+		env2 := newQueueEnv(t, completed, issue(6))
+		env2.RegisterDelayedCallback(func() { env2.SignalWorkflow(workflows.SignalResume, nil) }, time.Minute)
+		env2.ExecuteWorkflow(workflows.IssueQueue, next)
+		carried(t, env2)
+		require.Len(t, env2.children, 1)
+		require.Equal(t, []string{"never touch migrations/"}, env2.children[0].Task.Rules)
+	})
+	t.Run("stop ends the queue after the issue", func(t *testing.T) {
+		env := newQueueEnv(t, completed, issue(5))
+		env.child = func(ctx workflow.Context, _ workflows.SessionInput) (workflows.SessionResult, error) {
+			_ = workflow.Sleep(ctx, 10*time.Minute)
+			return completed, nil
+		}
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalStop, workflows.StopSignal{Reason: "night is over"}) }, 5*time.Minute)
+		env.ExecuteWorkflow(workflows.IssueQueue, queueInput())
+		require.NoError(t, env.GetWorkflowError())
+		var res workflows.QueueResult
+		require.NoError(t, env.GetWorkflowResult(&res))
+		require.Equal(t, workflows.ReasonStopped, res.Reason)
+		require.Equal(t, 1, res.Totals.Done, "the current issue finished first")
+	})
+}
+
+func TestQueueFailedSessionPushesAndReportsWithoutPR(t *testing.T) {
+	failed := workflows.SessionResult{Reason: workflows.ReasonMaxIterations, Message: "10 iterations ran, the limit", Iterations: 10,
+		Last: &workflows.IterationSummary{Iteration: 10, Outcome: "success", FilesChanged: 1}}
+	env := newQueueEnv(t, failed, issue(5))
+	env.ExecuteWorkflow(workflows.IssueQueue, queueInput())
+	next := carried(t, env)
+	require.Equal(t, 1, next.CarryOver.Totals.Failed)
+	require.Zero(t, env.pulls, "no pull request for a limited session")
+	last := env.comments[len(env.comments)-1]
+	require.Contains(t, last, "max_iterations")
+	require.Contains(t, last, "iteration 10: success")
+	require.Contains(t, last, "pushed with 2 commits")
+	require.Equal(t, []string{github.LabelFailed}, env.labels[len(env.labels)-1].Add)
+}
