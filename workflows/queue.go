@@ -672,15 +672,15 @@ func shortSHA(s string) string {
 
 func (q *queue) commentBody(cur *CurrentIssue, result string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**Durable Ralph** is working on this issue on branch `%s` (session `%s`, labelled by @%s).\n", cur.Branch, cur.SessionID, cur.LabeledBy)
+	b.WriteString(fmt.Sprintf("**Durable Ralph** is working on this issue on branch `%s` (session `%s`, labelled by @%s).\n", cur.Branch, cur.SessionID, cur.LabeledBy))
 	if len(cur.Iterations) > 0 {
 		b.WriteString("\n")
 		for _, it := range cur.Iterations {
-			fmt.Fprintf(&b, "- %s\n", iterationLine(it))
+			b.WriteString(fmt.Sprintf("- %s\n", iterationLine(it)))
 		}
 	}
 	if result != "" {
-		fmt.Fprintf(&b, "\n%s\n", result)
+		b.WriteString(fmt.Sprintf("\n%s\n", result))
 	}
 	return b.String()
 }
@@ -695,32 +695,32 @@ func (q *queue) failureText(out IssueOutcome, cur *CurrentIssue) string {
 
 func (q *queue) failureComment(out IssueOutcome, cur *CurrentIssue, push activities.PushResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Not resolved: the session ended **%s**", out.Reason)
+	b.WriteString(fmt.Sprintf("Not resolved: the session ended **%s**", out.Reason))
 	if out.Message != "" {
-		fmt.Fprintf(&b, " (%s)", out.Message)
+		b.WriteString(fmt.Sprintf(" (%s)", out.Message))
 	}
 	b.WriteString(".")
 	if n := len(cur.Iterations); n > 0 {
-		fmt.Fprintf(&b, " Last iteration: %s.", iterationLine(cur.Iterations[n-1]))
+		b.WriteString(fmt.Sprintf(" Last iteration: %s.", iterationLine(cur.Iterations[n-1])))
 	}
 	if push.Pushed {
-		fmt.Fprintf(&b, " The branch `%s` is pushed with %d commits.", cur.Branch, push.Commits)
+		b.WriteString(fmt.Sprintf(" The branch `%s` is pushed with %d commits.", cur.Branch, push.Commits))
 	}
-	fmt.Fprintf(&b, " No pull request was opened. Add the `%s` label again to retry on the same branch.", q.in.Settings.Label)
+	b.WriteString(fmt.Sprintf(" No pull request was opened. Add the `%s` label again to retry on the same branch.", q.in.Settings.Label))
 	return b.String()
 }
 
 func (q *queue) pullBody(is github.Issue, out IssueOutcome, push activities.PushResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Closes #%d\n\n", is.Number)
-	fmt.Fprintf(&b, "Opened by Durable Ralph: session `%s`, %d iterations, %d commits, %.4f USD.\n", out.SessionID, out.Iterations, push.Commits, out.CostUSD)
+	b.WriteString(fmt.Sprintf("Closes #%d\n\n", is.Number))
+	b.WriteString(fmt.Sprintf("Opened by Durable Ralph: session `%s`, %d iterations, %d commits, %.4f USD.\n", out.SessionID, out.Iterations, push.Commits, out.CostUSD))
 	if out.Message != "" {
-		fmt.Fprintf(&b, "\n%s.\n", out.Message)
+		b.WriteString(fmt.Sprintf("\n%s.\n", out.Message))
 	}
 	if len(push.Log) > 0 {
 		b.WriteString("\nCommits:\n\n")
 		for _, l := range push.Log {
-			fmt.Fprintf(&b, "- %s\n", l)
+			b.WriteString(fmt.Sprintf("- %s\n", l))
 		}
 	}
 	return b.String()
@@ -812,31 +812,31 @@ func (q *queue) setState(ctx workflow.Context, st State) {
 func (q *queue) details() string {
 	st := q.status
 	var b strings.Builder
-	fmt.Fprintf(&b, "**Ralph issue queue** of `%s`: **%s**", st.Repo, st.State)
+	b.WriteString(fmt.Sprintf("**Ralph issue queue** of `%s`: **%s**", st.Repo, st.State))
 	if st.Reason != "" {
-		fmt.Fprintf(&b, " (%s)", st.Reason)
+		b.WriteString(fmt.Sprintf(" (%s)", st.Reason))
 	}
 	t := st.Totals
-	fmt.Fprintf(&b, "\n\nIssues labelled `%s` → PRs to `%s`. Done %d, failed %d, skipped %d; %d iterations, cost %.4f USD", st.Label, st.BaseBranch, t.Done, t.Failed, t.Skipped, t.Iterations, t.CostUSD)
+	b.WriteString(fmt.Sprintf("\n\nIssues labelled `%s` → PRs to `%s`. Done %d, failed %d, skipped %d; %d iterations, cost %.4f USD", st.Label, st.BaseBranch, t.Done, t.Failed, t.Skipped, t.Iterations, t.CostUSD))
 	if c := st.Current; c != nil {
-		fmt.Fprintf(&b, "\n\n**Working on #%d** %s (%s), session `%s`", c.Number, c.Title, c.Phase, c.SessionID)
+		b.WriteString(fmt.Sprintf("\n\n**Working on #%d** %s (%s), session `%s`", c.Number, c.Title, c.Phase, c.SessionID))
 	}
 	if st.State == StateIdle && !st.NextPollAt.IsZero() {
-		fmt.Fprintf(&b, "\n\nIdle until %s; send the `%s` signal to look now.", st.NextPollAt.UTC().Format(time.RFC3339), SignalPoke)
+		b.WriteString(fmt.Sprintf("\n\nIdle until %s; send the `%s` signal to look now.", st.NextPollAt.UTC().Format(time.RFC3339), SignalPoke))
 	}
 	if len(st.Recent) > 0 {
 		b.WriteString("\n\nRecent:")
 		for _, o := range st.Recent {
-			fmt.Fprintf(&b, "\n- #%d %s: %s", o.Number, clip(o.Title, 60), o.Reason)
+			b.WriteString(fmt.Sprintf("\n- #%d %s: %s", o.Number, clip(o.Title, 60), o.Reason))
 			if o.PR != 0 {
-				fmt.Fprintf(&b, ", PR #%d", o.PR)
+				b.WriteString(fmt.Sprintf(", PR #%d", o.PR))
 			}
 		}
 	}
 	if len(st.Skipped) > 0 {
 		b.WriteString("\n\nSkipped:")
 		for _, s := range st.Skipped {
-			fmt.Fprintf(&b, "\n- #%d: %s", s.Number, s.Reason)
+			b.WriteString(fmt.Sprintf("\n- #%d: %s", s.Number, s.Reason))
 		}
 	}
 	return b.String()
