@@ -121,6 +121,22 @@ func TestSessionTerminationReasons(t *testing.T) {
 			wantReason: workflows.ReasonComplete, wantIters: 3, wantCost: 0.03,
 		},
 		{
+			name: "claim_refused_by_check_command_goes_on",
+			results: []func(activities.IterationInput) (activities.IterationResult, error){
+				ok(func() activities.IterationResult {
+					r := claim(3)
+					r.Check = &activities.CheckResult{Command: "go test ./...", ExitCode: 1, Output: "FAIL"}
+					return r
+				}()),
+				ok(func() activities.IterationResult {
+					r := claim(3)
+					r.Check = &activities.CheckResult{Command: "go test ./...", Passed: true}
+					return r
+				}()),
+			},
+			wantReason: workflows.ReasonComplete, wantIters: 2, wantCost: 0.02,
+		},
+		{
 			name:       "max_iterations",
 			limits:     func(l *workflows.Limits) { l.MaxIterations = 4 },
 			results:    []func(activities.IterationInput) (activities.IterationResult, error){ok(progressed(0, 1))},
