@@ -511,7 +511,7 @@ func (q *queue) work(ctx workflow.Context, is github.Issue) {
 		q.event(ctx, is.Number, fmt.Sprintf("#%d: pushed %s (%d commits)", is.Number, cur.Branch, push.Commits))
 	}
 	if out.Reason != ReasonComplete {
-		q.event(ctx, is.Number, fmt.Sprintf("#%d failed: %s", is.Number, q.failureText(out, cur)))
+		q.event(ctx, is.Number, fmt.Sprintf("#%d failed: %s", is.Number, q.failureText(out)))
 		comment(q.failureComment(out, cur, push))
 		finalLabels(false)
 		return
@@ -685,7 +685,7 @@ func (q *queue) commentBody(cur *CurrentIssue, result string) string {
 	return b.String()
 }
 
-func (q *queue) failureText(out IssueOutcome, cur *CurrentIssue) string {
+func (q *queue) failureText(out IssueOutcome) string {
 	text := string(out.Reason)
 	if out.Message != "" {
 		text += ": " + out.Message

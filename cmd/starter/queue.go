@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -216,20 +215,7 @@ func followQueue(ctx context.Context, c client.Client, id string, out io.Writer,
 
 func queueEnd(ctx context.Context, id string, res workflows.QueueResult, err error, out io.Writer, ownsWorker bool) error {
 	if err != nil {
-		if ctx.Err() != nil {
-			if ownsWorker {
-				fmt.Fprintf(out, "Interrupted: the queue is saved; run the same command again to resume it.\n")
-			} else {
-				fmt.Fprintf(out, "Detached: queue %s keeps running on its worker.\n", id)
-			}
-			return &exitError{code: 130}
-		}
-		var canceled *temporal.CanceledError
-		if errors.As(err, &canceled) {
-			fmt.Fprintf(out, "Queue %s ended: %s\n", id, workflows.ReasonCancelled)
-			return &exitError{code: workflows.ReasonCancelled.ExitCode()}
-		}
-		return &exitError{code: 1, err: fmt.Errorf("queue %s failed: %s", id, failureMessage(err))}
+		return endedWithError(ctx, "queue", id, err, out, ownsWorker)
 	}
 	t := res.Totals
 	fmt.Fprintf(out, "Queue %s ended: %s", id, res.Reason)

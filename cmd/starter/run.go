@@ -210,20 +210,7 @@ func followSession(ctx context.Context, c client.Client, id string, out io.Write
 
 func sessionEnd(ctx context.Context, id string, res workflows.SessionResult, err error, out io.Writer, ownsWorker bool) error {
 	if err != nil {
-		if ctx.Err() != nil {
-			if ownsWorker {
-				fmt.Fprintf(out, "Interrupted: the session is saved; run the same command again to resume it.\n")
-			} else {
-				fmt.Fprintf(out, "Detached: session %s keeps running on its worker.\n", id)
-			}
-			return &exitError{code: 130}
-		}
-		var canceled *temporal.CanceledError
-		if errors.As(err, &canceled) {
-			fmt.Fprintf(out, "Session %s ended: %s\n", id, workflows.ReasonCancelled)
-			return &exitError{code: workflows.ReasonCancelled.ExitCode()}
-		}
-		return &exitError{code: 1, err: fmt.Errorf("session %s failed: %s", id, failureMessage(err))}
+		return endedWithError(ctx, "session", id, err, out, ownsWorker)
 	}
 	fmt.Fprintf(out, "Session %s ended: %s", id, res.Reason)
 	if res.Message != "" {
@@ -235,6 +222,26 @@ func sessionEnd(ctx context.Context, id string, res workflows.SessionResult, err
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+// endedWithError reports a workflow (a session or a queue: kind) whose
+// wait ended with err: this command interrupted, the workflow cancelled or
+// failed.
+func endedWithError(ctx context.Context, kind, id string, err error, out io.Writer, ownsWorker bool) error {
+	if ctx.Err() != nil {
+		if ownsWorker {
+			fmt.Fprintf(out, "Interrupted: the %s is saved; run the same command again to resume it.\n", kind)
+		} else {
+			fmt.Fprintf(out, "Detached: %s %s keeps running on its worker.\n", kind, id)
+		}
+		return &exitError{code: 130}
+	}
+	var canceled *temporal.CanceledError
+	if errors.As(err, &canceled) {
+		fmt.Fprintf(out, "%s%s %s ended: %s\n", strings.ToUpper(kind[:1]), kind[1:], id, workflows.ReasonCancelled)
+		return &exitError{code: workflows.ReasonCancelled.ExitCode()}
+	}
+	return &exitError{code: 1, err: fmt.Errorf("%s %s failed: %s", kind, id, failureMessage(err))}
 }
 
 // failureMessage digs the application error's message out of a workflow
