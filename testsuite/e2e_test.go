@@ -37,6 +37,13 @@ func runSession(t *testing.T, cl *cluster, in workflows.SessionInput) (workflows
 // workflow code, so a nondeterministic change fails here first.
 func replay(t *testing.T, c client.Client, id string) {
 	t.Helper()
+	replayAs(t, c, id, "")
+}
+
+// replayAs replays every run of workflow id (a session or a queue) and
+// records each under the test's name and label.
+func replayAs(t *testing.T, c client.Client, id, label string) {
+	t.Helper()
 	ctx := context.Background()
 	latest, err := collectHistory(c.GetWorkflowHistory(ctx, id, "", false, 0))
 	require.NoError(t, err)
@@ -46,10 +53,11 @@ func replay(t *testing.T, c client.Client, id string) {
 		hist := c.GetWorkflowHistory(ctx, id, runID, false, 0)
 		replayer := worker.NewWorkflowReplayer()
 		replayer.RegisterWorkflow(workflows.Session)
+		replayer.RegisterWorkflow(workflows.IssueQueue)
 		h, err := collectHistory(hist)
 		require.NoError(t, err)
 		require.NoError(t, replayer.ReplayWorkflowHistory(nil, h), "replay of %s run %s", id, runID)
-		recordHistory(t, h, run)
+		recordHistory(t, h, label, run)
 		next := h.Events[len(h.Events)-1].GetWorkflowExecutionContinuedAsNewEventAttributes()
 		if next == nil {
 			return

@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/activities/github"
 	"github.com/durable-ralph/ralph/testsuite/fakegithub"
 	"github.com/durable-ralph/ralph/workflows"
@@ -219,6 +220,11 @@ func TestIssueQueueEndToEnd(t *testing.T) {
 	for _, n := range []int{n1, n3, n4} {
 		ids = append(ids, workflows.IssueSessionID("acme", "app", n))
 	}
+	// Every run replays on the current code (and is recorded when asked).
+	replayAs(t, c, ids[0], "queue")
+	for i, n := range []int{n1, n3, n4} {
+		replayAs(t, c, ids[i+1], fmt.Sprintf("issue-%d", n))
+	}
 	for _, id := range ids {
 		for _, run := range workflowRuns(t, c, id) {
 			h := runHistoryJSON(t, c, id, run)
@@ -357,4 +363,60 @@ func TestIssueQueueInvalidTokenFailsAtPreflight(t *testing.T) {
 	for _, r := range qr.gh.Requests() {
 		require.Equal(t, "GET", r.Method, "nothing written: %s %s", r.Method, r.Path)
 	}
+}
+
+// TestIssueQueueAttachesToARunningSession: an issue's session that an
+// earlier start left running (here started directly, paused so that it
+// is still running when the queue takes the issue) is not started a
+// second time: the queue attaches to it, waits for its end and opens the
+// pull request from its branch.
+func TestIssueQueueAttachesToARunningSession(t *testing.T) {
+	qr := newQueueRig(t)
+	gh := qr.gh
+	gh.SetPermission("alice", "write")
+	n := gh.AddIssue(fakegithub.IssueSpec{Title: "Add a greeting", Author: "alice", Labels: []string{"ralph-ready"}})
+	qr.startWorker(t)
+
+	// The earlier start: the issue's work tree and session, paused.
+	dir := activities.WorktreeDir(qr.clone.Dir, n)
+	qr.clone.git("worktree", "add", "-q", "-b", workflows.IssueBranch(n), dir, "main")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".ralph"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".ralph", "issue.md"), []byte("# Add a greeting\n\nPrint hello.\n"), 0o644))
+	in := input(dir)
+	in.Repo = "acme/app"
+	in.Git.AllowDirty = true
+	in.Task.Mode = "issue"
+	c := qr.client(t)
+	id := workflows.IssueSessionID("acme", "app", n)
+	_, err := c.SignalWithStartWorkflow(context.Background(), id, workflows.SignalPause, nil,
+		client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.Session, in)
+	require.NoError(t, err)
+
+	follow := qr.starter(t, "queue", "--follow", "--poll-interval", "1h", qr.clone.Dir)
+	waitFor(t, 2*time.Minute, "the queue to attach", func() bool {
+		return strings.Contains(follow.Output(), fmt.Sprintf("#%d: session %s is already running: attached to it", n, id))
+	})
+	require.NoError(t, c.SignalWorkflow(context.Background(), id, "", workflows.SignalResume, nil))
+	waitFor(t, 3*time.Minute, "the pull request", func() bool { return len(gh.Pulls()) == 1 })
+	waitFor(t, time.Minute, "the queue to go idle", func() bool { return strings.Contains(follow.Output(), "idle: no ready issue") })
+
+	require.Len(t, workflowRuns(t, c, id), 1, "the issue's session ran once")
+	require.Equal(t, workflows.IssueBranch(n), gh.Pulls()[0].Head)
+	is := gh.Issue(n)
+	require.Contains(t, is.Labels, github.LabelPROpen)
+	cs := botComments(is)
+	require.Len(t, cs, 1)
+	require.Contains(t, cs[0].Body, "iteration 2: success", "the attached session's last iteration")
+	var mine int
+	for _, call := range calls(t, qr.se.env) {
+		if strings.Contains(call.Prompt, "Add a greeting") {
+			mine++
+		}
+	}
+	require.Equal(t, 2, mine, "one agent per iteration of the one session")
+	replayAs(t, c, workflows.QueueWorkflowID("acme", "app"), "queue")
+
+	stop := qr.starter(t, "stop", "--queue", qr.clone.Dir)
+	require.Equal(t, 0, stop.wait(t, time.Minute), stop.Output())
+	require.Equal(t, 0, follow.wait(t, time.Minute), follow.Output())
 }

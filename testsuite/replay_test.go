@@ -24,8 +24,8 @@ const historiesDir = "testdata/histories"
 // nothing to replay.
 const minHistories = 5
 
-// TestReplayRecordedHistories replays every recorded session history
-// against the current Session workflow code.
+// TestReplayRecordedHistories replays every recorded history of a session
+// or an issue queue against the current workflow code.
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(historiesDir, "*.json"))
 	require.NoError(t, err)
@@ -34,6 +34,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			replayer := worker.NewWorkflowReplayer()
 			replayer.RegisterWorkflow(workflows.Session)
+			replayer.RegisterWorkflow(workflows.IssueQueue)
 			require.NoError(t, replayer.ReplayWorkflowHistoryFromJSONFile(nil, f))
 		})
 	}
@@ -49,7 +50,9 @@ var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 //
 // after a deliberate, versioned workflow change to add histories of the new
 // code beside the old ones (1 instead of a change ID overwrites them).
-func recordHistory(t *testing.T, h *historypb.History, run int) {
+//
+// A non-empty label names which workflow of the test the history is of.
+func recordHistory(t *testing.T, h *historypb.History, label string, run int) {
 	t.Helper()
 	if os.Getenv("RALPH_RECORD_HISTORIES") == "" {
 		return
@@ -58,6 +61,9 @@ func recordHistory(t *testing.T, h *historypb.History, run int) {
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(historiesDir, 0o755))
 	base := unsafeFileChars.ReplaceAllString(t.Name(), "_")
+	if label != "" {
+		base += "-" + unsafeFileChars.ReplaceAllString(label, "_")
+	}
 	if tag := os.Getenv("RALPH_RECORD_HISTORIES"); tag != "1" {
 		// A tag names the workflow change, so that the histories of
 		// earlier code are kept beside the new ones.

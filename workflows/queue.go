@@ -578,11 +578,21 @@ func (q *queue) runSession(ctx workflow.Context, cur *CurrentIssue, wt activitie
 		),
 		StaticSummary: fmt.Sprintf("#%d %s", cur.Number, clip(cur.Title, 60)),
 	})
-	fut := workflow.ExecuteChildWorkflow(cctx, Session, in)
-	if err := fut.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
-		return SessionResult{}, fmt.Errorf("start the session %s: %w", cur.SessionID, err)
+	child := workflow.ExecuteChildWorkflow(cctx, Session, in)
+	var fut workflow.Future = child
+	if err := child.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+		var running *temporal.ChildWorkflowExecutionAlreadyStartedError
+		if !errors.As(err, &running) || workflow.GetVersion(ctx, versionAttachSession, workflow.DefaultVersion, 1) < 1 {
+			return SessionResult{}, fmt.Errorf("start the session %s: %w", cur.SessionID, err)
+		}
+		// An earlier start of this issue is still running (a queue that
+		// was terminated or reset while it worked): wait for that one
+		// rather than run the issue twice.
+		q.event(ctx, cur.Number, fmt.Sprintf("#%d: session %s is already running: attached to it", cur.Number, cur.SessionID))
+		fut = workflow.ExecuteActivity(awaitOptions(ctx, cur.SessionID), ActivityAwaitSession, cur.SessionID)
+	} else {
+		q.event(ctx, cur.Number, fmt.Sprintf("#%d: session %s started on %s", cur.Number, cur.SessionID, cur.Branch))
 	}
-	q.event(ctx, cur.Number, fmt.Sprintf("#%d: session %s started on %s", cur.Number, cur.SessionID, cur.Branch))
 
 	var res SessionResult
 	var err error
@@ -619,6 +629,37 @@ func (q *queue) runSession(ctx workflow.Context, cur *CurrentIssue, wt activitie
 	}
 	q.takeProgress(ctx, cur)
 	return res, err
+}
+
+// versionAttachSession is the change ID of attaching to an issue's
+// session that is already running instead of failing the issue.
+const versionAttachSession = "attach-running-session"
+
+// ActivityAwaitSession is the name of the activity that waits for a
+// running session to end and returns its SessionResult. The worker
+// registers it (it needs a Temporal client, which activities do not
+// otherwise hold).
+const ActivityAwaitSession = "AwaitSession"
+
+// ErrTypeSessionEnded is the error type of AwaitSession when the awaited
+// session failed, was terminated or no longer exists: not retryable.
+const ErrTypeSessionEnded = "SessionEnded"
+
+// awaitOptions are the activity options of AwaitSession: it lasts as long
+// as the session, heartbeating, and a new attempt simply waits again.
+func awaitOptions(ctx workflow.Context, id string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 24 * time.Hour,
+		HeartbeatTimeout:    time.Minute,
+		WaitForCancellation: true,
+		Summary:             "wait for the running session " + id,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        time.Minute,
+			NonRetryableErrorTypes: []string{ErrTypeSessionEnded},
+		},
+	})
 }
 
 // takeProgress folds the session's iteration reports into the current

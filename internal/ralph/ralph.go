@@ -15,6 +15,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
 	"go.temporal.io/sdk/interceptor"
@@ -135,6 +136,7 @@ func NewWorker(c client.Client, taskQueue string, agent *activities.Agent, gh *g
 	w.RegisterWorkflow(workflows.IssueQueue)
 	w.RegisterActivity(agent)
 	w.RegisterActivity(gh)
+	w.RegisterActivityWithOptions((&sessionWaiter{c: c}).AwaitSession, activity.RegisterOptions{Name: workflows.ActivityAwaitSession})
 	return w
 }
 
