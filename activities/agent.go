@@ -245,6 +245,9 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 		warn(err)
 	}
 	defer closeLog()
+	if logw != io.Discard {
+		progress.Log = filepath.ToSlash(filepath.Join(stateDir, "logs", key, logName))
+	}
 
 	var run agentRun
 	resumed := false
@@ -283,9 +286,7 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 		Resumed:           resumed,
 		Repair:            beforeErr != nil,
 	}
-	if logw != io.Discard {
-		res.LogFile = filepath.ToSlash(filepath.Join(stateDir, "logs", key, logName))
-	}
+	res.LogFile = progress.Log
 	if interrupted {
 		// What the dead attempt reported in its last heartbeat is counted
 		// here, once. Claude Code reports cost only in its final result

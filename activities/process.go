@@ -100,6 +100,8 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, prompt string, 
 	}()
 
 	parser := stream.NewParser()
+	live := &liveLog{redact: a.Redact}
+	progress.StartedAt = time.Now()
 	var mu sync.Mutex
 	snapshot := func() Progress {
 		mu.Lock()
@@ -110,6 +112,7 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, prompt string, 
 			p.AgentSessionID = s.SessionID
 		}
 		p.CostUSD, p.Usage, p.Turns, p.Events, p.LastTool = s.CostUSD, s.Usage, s.Turns, s.Events, s.LastTool
+		p.Live = live.snapshot()
 		p.UpdatedAt = time.Now()
 		return p
 	}
@@ -146,7 +149,10 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, prompt string, 
 				parser.Oversized()
 				return
 			}
-			_, _ = parser.Line(line) // garbage lines are counted in the summary
+			ev, err := parser.Line(line)
+			if err == nil { // garbage lines are counted in the summary
+				live.add(ev, time.Now())
+			}
 		})
 	}()
 

@@ -239,4 +239,42 @@ type Progress struct {
 	Events     int       `json:"events"`
 	LastTool   string    `json:"last_tool,omitempty"`
 	UpdatedAt  time.Time `json:"updated_at"`
+	// StartedAt is when this attempt started.
+	StartedAt time.Time `json:"started_at,omitzero"`
+	// Live is what the agent did last, oldest first, at most LiveLimit
+	// events: the live view of `starter run --follow` and `status`, and
+	// of the Temporal UI's pending activity. It is not carried from a
+	// dead attempt to the next.
+	Live []LiveEvent `json:"live,omitempty"`
+	// Log is the attempt's raw stream log, relative to the workspace, on
+	// the worker's machine.
+	Log string `json:"log,omitempty"`
+}
+
+// Bounds of Progress.Live, which travels in every heartbeat: a few KiB.
+const (
+	LiveLimit     = 10
+	LiveTextLimit = 240
+)
+
+// Kinds of LiveEvent.
+const (
+	LiveTool  = "tool"
+	LiveSays  = "says"
+	LiveError = "error"
+)
+
+// LiveEvent is one thing a running agent did: a tool call, a message or
+// an error it reported.
+type LiveEvent struct {
+	// Seq numbers the events of an attempt from 1, so that a reader
+	// prints each once and knows how many it missed.
+	Seq  int       `json:"seq"`
+	At   time.Time `json:"at"`
+	Kind string    `json:"kind"`
+	// Name is the tool's name (LiveTool).
+	Name string `json:"name,omitempty"`
+	// Text is the tool's subject, the message or the error, on one line
+	// of at most LiveTextLimit bytes.
+	Text string `json:"text,omitempty"`
 }

@@ -283,7 +283,14 @@ func (p *proc) Output() string {
 
 func startProc(t *testing.T, env []string, name string, args ...string) *proc {
 	t.Helper()
+	return startProcIn(t, "", env, name, args...)
+}
+
+// startProcIn is startProc in the working directory dir.
+func startProcIn(t *testing.T, dir string, env []string, name string, args ...string) *proc {
+	t.Helper()
 	p := &proc{cmd: exec.Command(name, args...), end: make(chan struct{})}
+	p.cmd.Dir = dir
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p, p
 	require.NoError(t, p.cmd.Start())

@@ -31,6 +31,10 @@ const (
 	UpdateRespond    = "respond"
 	UpdateSetLimits  = "set-limits"
 	QueryStatus      = "status"
+	// QueryIterations answers with the iterations of the queried run
+	// after the number given (an int), oldest first: a follower reads
+	// every iteration's line from it, however fast they come.
+	QueryIterations = "iterations"
 )
 
 // Search attributes the session keeps current, so the UI and

@@ -19,6 +19,10 @@ import (
 // and carries across continue-as-new.
 const recentLimit = 10
 
+// logLimit bounds the iteration summaries a run keeps for the iterations
+// query: more than a run makes before it continues as new.
+const logLimit = 1000
+
 // defaultRateLimitWait is how long a session sleeps when the agent was rate
 // limited without saying when the limit resets.
 const defaultRateLimitWait = 15 * time.Minute
@@ -55,9 +59,12 @@ type session struct {
 	logger log.Logger
 	status Status
 
-	prepared   activities.PrepareResult
-	guidance   []string
-	paused     bool
+	prepared activities.PrepareResult
+	guidance []string
+	paused   bool
+	// log is every iteration of this run (up to logLimit), for the
+	// iterations query.
+	log        []IterationSummary
 	stopReason string
 	ranThisRun int
 	// limits are the session's limits as raised by set-limits.
@@ -141,6 +148,20 @@ func newSession(ctx workflow.Context, in SessionInput) (*session, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("register %s query: %w", QueryStatus, err)
+	}
+	s.log = append([]IterationSummary(nil), s.status.Recent...)
+	err = workflow.SetQueryHandlerWithOptions(ctx, QueryIterations, func(after int) ([]IterationSummary, error) {
+		for i, it := range s.log {
+			if it.Iteration > after {
+				return s.log[i:], nil
+			}
+		}
+		return nil, nil
+	}, workflow.QueryHandlerOptions{
+		Description: "The iterations of this run after the given number, oldest first",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("register %s query: %w", QueryIterations, err)
 	}
 	if err := s.registerUpdates(ctx); err != nil {
 		return nil, err
@@ -596,6 +617,10 @@ func (s *session) record(ctx workflow.Context, res activities.IterationResult) d
 	}
 	defer func() {
 		s.status.Recent = append(s.status.Recent, sum)
+		s.log = append(s.log, sum)
+		if n := len(s.log); n > logLimit {
+			s.log = append([]IterationSummary(nil), s.log[n-logLimit:]...)
+		}
 		if n := len(s.status.Recent); n > recentLimit {
 			s.status.Recent = append([]IterationSummary(nil), s.status.Recent[n-recentLimit:]...)
 		}

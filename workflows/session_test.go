@@ -230,6 +230,20 @@ func TestSessionTotalsAndStatus(t *testing.T) {
 	require.Len(t, st.Recent, 3)
 	require.True(t, st.Recent[2].Verified)
 	require.Equal(t, "prd", st.Mode)
+
+	// The iterations query gives those after a number, as status knows
+	// them, for a follower that must print each one.
+	for _, tc := range []struct{ after, first, n int }{{0, 1, 3}, {1, 2, 2}, {3, 0, 0}} {
+		v, err := env.QueryWorkflow(workflows.QueryIterations, tc.after)
+		require.NoError(t, err)
+		var its []workflows.IterationSummary
+		require.NoError(t, v.Get(&its))
+		require.Len(t, its, tc.n, "after %d", tc.after)
+		if tc.n > 0 {
+			require.Equal(t, tc.first, its[0].Iteration)
+			require.Equal(t, st.Recent[len(st.Recent)-1], its[len(its)-1])
+		}
+	}
 }
 
 func TestSessionStopSignalFinishesCurrentIteration(t *testing.T) {

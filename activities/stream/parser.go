@@ -73,6 +73,9 @@ type Event struct {
 	ToolUses  int
 	ToolName  string
 	ToolUseID string
+	// ToolSubject is what the last tool call works on, on one short line:
+	// the command of Bash, the file of Read or Edit, the pattern of Grep.
+	ToolSubject string
 	// IsToolResult reports a user event carrying a tool result; ToolUseID
 	// then names the tool call it answers and ToolError reports a failed
 	// call.
@@ -287,6 +290,7 @@ func (p *Parser) assistant(w *wireEvent, ev *Event) {
 			ev.ToolUses++
 			ev.ToolName = clip(b.Name, maxIDLen)
 			ev.ToolUseID = clip(b.ID, maxIDLen)
+			ev.ToolSubject = toolSubject(b.Name, b.Input)
 		}
 	}
 	if len(texts) > 0 {
@@ -440,6 +444,8 @@ type contentBlock struct {
 	Name      string `json:"name"`
 	ToolUseID string `json:"tool_use_id"`
 	IsError   bool   `json:"is_error"`
+	// Input is a tool call's input, read only for its subject.
+	Input json.RawMessage `json:"input"`
 }
 
 type wireRateLimit struct {

@@ -39,7 +39,7 @@ func TestParserLine(t *testing.T) {
 			line: lineToolUse,
 			want: Event{
 				Type: "assistant", SessionID: sessionID, MessageID: "msg_01FxK8yKbWgq3oQ3u9cZr2tA",
-				ToolUses: 1, ToolName: "Write", ToolUseID: "toolu_01A09q90qw90lq917835lq9",
+				ToolUses: 1, ToolName: "Write", ToolUseID: "toolu_01A09q90qw90lq917835lq9", ToolSubject: "/work/repo/story-US-001.txt",
 			},
 		},
 		{
@@ -57,7 +57,7 @@ func TestParserLine(t *testing.T) {
 			line: lineSubagentTool,
 			want: Event{
 				Type: "assistant", SessionID: sessionID, MessageID: "msg_01Sub1aGeNt2tOoL3uSe4aBc", Subagent: true,
-				ToolUses: 1, ToolName: "Grep", ToolUseID: "toolu_01SubAgentGrep000000000",
+				ToolUses: 1, ToolName: "Grep", ToolUseID: "toolu_01SubAgentGrep000000000", ToolSubject: "widget",
 			},
 		},
 		{

@@ -29,6 +29,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/internal/codec"
@@ -102,7 +103,10 @@ type connection struct {
 	namespace string
 	uiURL     string
 	codec     *codec.Codec
-	close     func()
+	// dataConverter decodes payloads the client does not decode itself
+	// (heartbeat details of a pending activity).
+	dataConverter converter.DataConverter
+	close         func()
 }
 
 // connect dials the configured server. With --dev it uses the embedded
@@ -145,7 +149,11 @@ func connect(ctx context.Context, cfg config.Config, stderr io.Writer) (conn *co
 		}
 		return nil, false, err
 	}
-	conn = &connection{client: c, namespace: opts.Namespace, uiURL: uiURL, codec: cdc}
+	dc := opts.DataConverter
+	if dc == nil {
+		dc = converter.GetDefaultDataConverter()
+	}
+	conn = &connection{client: c, namespace: opts.Namespace, uiURL: uiURL, codec: cdc, dataConverter: dc}
 	conn.close = func() {
 		c.Close()
 		if stopServer != nil {

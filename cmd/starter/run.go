@@ -22,13 +22,15 @@ import (
 )
 
 func newRunCmd() *cobra.Command {
-	var follow bool
+	var follow, quiet, raw bool
 	cmd := &cobra.Command{
 		Use:   "run [DIR]",
 		Short: "Start the Ralph session for a workspace, or attach to the one running there",
 		Long: "run starts a session for the workspace DIR (default: the current directory) and prints its\n" +
 			"workflow ID and Temporal UI link. If a session is already running on DIR, run attaches to it.\n" +
-			"--follow prints one line per iteration and exits with the session's termination code.\n" +
+			"--follow prints what the agent does as it happens (a line per tool call and message, read\n" +
+			"from the iteration's heartbeat, so it works from any machine), one line per iteration, and\n" +
+			"exits with the session's termination code; -q keeps only the iteration lines.\n" +
 			"With --dev and no server answering, run starts the embedded server and a worker in this\n" +
 			"process for the life of the session (and so follows it); run it again to resume.",
 		Args: cobra.MaximumNArgs(1),
@@ -37,10 +39,21 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return runSession(cmd.Context(), cfg, workspace, follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			view := ViewLive
+			switch {
+			case quiet && raw:
+				return errors.New("--quiet and --raw do not go together: choose one")
+			case quiet:
+				view = ViewQuiet
+			case raw:
+				view = ViewRaw
+			}
+			return runSession(cmd.Context(), cfg, workspace, follow, view, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "print one line per iteration until the session ends, then exit with its code")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "print the session as it runs (each tool call and message of the agent, one line per iteration) until it ends, then exit with its code")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "with --follow: one line per iteration, nothing of the running agent")
+	cmd.Flags().BoolVar(&raw, "raw", false, "with --follow: print the agent's own output stream (when its log is on this machine)")
 	return cmd
 }
 
@@ -67,7 +80,7 @@ func loadWithWorkspace(cmd *cobra.Command, args []string) (config.Config, string
 	return cfg, workspace, nil
 }
 
-func runSession(ctx context.Context, cfg config.Config, workspace string, follow bool, stdout, stderr io.Writer) error {
+func runSession(ctx context.Context, cfg config.Config, workspace string, follow bool, view View, stdout, stderr io.Writer) error {
 	in, err := ralph.SessionInput(cfg, workspace)
 	if err != nil {
 		return err
@@ -122,7 +135,7 @@ func runSession(ctx context.Context, cfg config.Config, workspace string, follow
 		fmt.Fprintf(stdout, "Follow it with: starter status %s   (or starter run --follow %s)\n", id, workspace)
 		return nil
 	}
-	return followSession(ctx, conn.client, id, stdout, startedServer)
+	return followSession(ctx, conn, id, view, stdout, startedServer)
 }
 
 // startOrAttach starts the session unless one is already running with id.
@@ -152,58 +165,23 @@ func startOrAttach(ctx context.Context, c client.Client, taskQueue, id string, i
 	return false, nil
 }
 
-// followSession prints one line per finished iteration until the session
+// followSession prints the session as it runs (see follower) until it
 // ends and returns its exit status.
-func followSession(ctx context.Context, c client.Client, id string, out io.Writer, ownsWorker bool) error {
+func followSession(ctx context.Context, conn *connection, id string, view View, out io.Writer, ownsWorker bool) error {
 	var res workflows.SessionResult
 	done := make(chan error, 1)
-	go func() { done <- c.GetWorkflow(ctx, id, "").Get(ctx, &res) }()
+	go func() { done <- conn.client.GetWorkflow(ctx, id, "").Get(ctx, &res) }()
 
-	printed := 0
-	var lastState workflows.State
-	poll := func() {
-		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		st, err := queryStatus(qctx, c, id)
-		if err != nil {
-			return
-		}
-		if printed == 0 && len(st.Recent) > 0 {
-			printed = st.Recent[0].Iteration - 1
-		}
-		for _, it := range st.Recent {
-			if it.Iteration > printed {
-				fmt.Fprintln(out, iterationLine(it))
-				printed = it.Iteration
-			}
-		}
-		if st.State != lastState {
-			switch st.State {
-			case workflows.StatePaused:
-				fmt.Fprintf(out, "session is paused: starter resume %s\n", id)
-			case workflows.StateRateLimited:
-				fmt.Fprintln(out, "session is rate limited: it sleeps until the limit resets")
-			case workflows.StateAwaitingHuman:
-				if cp := st.Pending; cp != nil {
-					fmt.Fprintf(out, "session waits for a human: checkpoint %s (%s): %s\n", cp.ID, cp.Type, cp.Question)
-					if len(cp.Options) > 0 {
-						fmt.Fprintf(out, "  options: %s\n", strings.Join(cp.Options, " / "))
-					}
-					fmt.Fprintf(out, "  answer: starter respond %s --checkpoint %s --approve | --reject --reason \"...\" | --answer \"...\"\n", id, cp.ID)
-				}
-			}
-		}
-		lastState = st.State
-	}
+	f := newFollower(conn.client, conn.dataConverter, id, out, view)
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
 		select {
 		case err := <-done:
-			poll()
+			f.poll(context.WithoutCancel(ctx))
 			return sessionEnd(ctx, id, res, err, out, ownsWorker)
 		case <-t.C:
-			poll()
+			f.poll(ctx)
 		}
 	}
 }

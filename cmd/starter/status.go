@@ -99,6 +99,10 @@ func newStatusCmd() *cobra.Command {
 				url = "" // this command's server is gone when it exits
 			}
 			printStatus(out, st, executionStatus(info.GetStatus()), url)
+			if tail := liveTail(conn.dataConverter, desc.GetPendingActivities(), termWidth(out)); tail != "" {
+				fmt.Fprintln(out)
+				fmt.Fprint(out, tail)
+			}
 			return nil
 		},
 	}

@@ -131,6 +131,10 @@ func NewWorker(c client.Client, taskQueue string, agent *activities.Agent, gh *g
 		// Let an iteration that is being cancelled kill its agent and
 		// report before the worker exits.
 		WorkerStopTimeout: 15 * time.Second,
+		// A running iteration's heartbeat carries the live view of its
+		// agent: send it as often as the agent beats, not at 80% of the
+		// heartbeat timeout.
+		MaxHeartbeatThrottleInterval: activities.DefaultHeartbeatInterval,
 	})
 	w.RegisterWorkflow(workflows.Session)
 	w.RegisterWorkflow(workflows.IssueQueue)

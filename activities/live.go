@@ -1,0 +1,93 @@
+package activities
+
+import (
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/durable-ralph/ralph/activities/redact"
+	"github.com/durable-ralph/ralph/activities/stream"
+)
+
+// liveLog keeps the last LiveLimit events of a running agent for its
+// heartbeats. It is not safe for concurrent use.
+type liveLog struct {
+	redact *redact.Redactor
+	seq    int
+	events []LiveEvent
+}
+
+// add records what ev shows a person: a tool call, a message of the main
+// agent or an API error. Subagents' events and everything else are left
+// out.
+func (l *liveLog) add(ev stream.Event, now time.Time) {
+	if ev.Subagent {
+		return
+	}
+	switch {
+	case ev.Type != stream.TypeAssistant:
+	case ev.APIError != "":
+		l.push(LiveEvent{At: now, Kind: LiveError, Text: orName(ev.Text, ev.APIError)})
+	default:
+		if t := strings.TrimSpace(ev.Text); t != "" {
+			l.push(LiveEvent{At: now, Kind: LiveSays, Text: t})
+		}
+		if ev.ToolUses > 0 {
+			l.push(LiveEvent{At: now, Kind: LiveTool, Name: ev.ToolName, Text: ev.ToolSubject})
+		}
+	}
+}
+
+func (l *liveLog) push(e LiveEvent) {
+	l.seq++
+	e.Seq = l.seq
+	e.Name = liveText(l.redact.String(e.Name), 64)
+	e.Text = liveText(l.redact.String(e.Text), LiveTextLimit)
+	l.events = append(l.events, e)
+	if n := len(l.events); n > LiveLimit {
+		l.events = append(l.events[:0], l.events[n-LiveLimit:]...)
+	}
+}
+
+// snapshot is a copy of the kept events.
+func (l *liveLog) snapshot() []LiveEvent {
+	if len(l.events) == 0 {
+		return nil
+	}
+	return append([]LiveEvent(nil), l.events...)
+}
+
+// liveText folds s onto one line (white space runs become one space,
+// control and format characters go) and cuts it to max bytes, ending in
+// "…".
+func liveText(s string, max int) string {
+	var b strings.Builder
+	space := false
+	for _, r := range s {
+		switch {
+		case unicode.IsSpace(r):
+			space = b.Len() > 0
+			continue
+		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+		if b.Len() > max {
+			break
+		}
+	}
+	out := b.String()
+	if len(out) <= max {
+		return out
+	}
+	cut := max - len("…")
+	for cut > 0 && !utf8.RuneStart(out[cut]) {
+		cut--
+	}
+	return out[:cut] + "…"
+}

@@ -1,0 +1,42 @@
+package activities
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/durable-ralph/ralph/activities/redact"
+	"github.com/durable-ralph/ralph/activities/stream"
+)
+
+func TestLiveLog(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	l := &liveLog{redact: redact.New([]string{"API_TOKEN=sk-live-0123456789"})}
+	l.add(stream.Event{Type: stream.TypeSystem, Subtype: "init"}, now)
+	l.add(stream.Event{Type: stream.TypeAssistant, Subagent: true, ToolUses: 1, ToolName: "Grep", ToolSubject: "x"}, now)
+	require.Empty(t, l.snapshot(), "only the main agent's messages, tools and errors")
+
+	l.add(stream.Event{Type: stream.TypeAssistant, Text: "Let me run\n  the tests", ToolUses: 1, ToolName: "Bash", ToolSubject: "TOKEN=sk-live-0123456789 go test ./..."}, now)
+	l.add(stream.Event{Type: stream.TypeAssistant, APIError: "rate_limit", Text: "API Error: 429"}, now)
+	got := l.snapshot()
+	require.Equal(t, []LiveEvent{
+		{Seq: 1, At: now, Kind: LiveSays, Text: "Let me run the tests"},
+		{Seq: 2, At: now, Kind: LiveTool, Name: "Bash", Text: "TOKEN=[REDACTED:API_TOKEN] go test ./..."},
+		{Seq: 3, At: now, Kind: LiveError, Text: "API Error: 429"},
+	}, got)
+
+	for i := range 3 * LiveLimit {
+		l.add(stream.Event{Type: stream.TypeAssistant, Text: fmt.Sprintf("message %d %s", i, strings.Repeat("é", 500))}, now)
+	}
+	got = l.snapshot()
+	require.Len(t, got, LiveLimit)
+	require.Equal(t, 3+3*LiveLimit, got[len(got)-1].Seq)
+	require.Equal(t, got[0].Seq+LiveLimit-1, got[len(got)-1].Seq, "the last ones, in order")
+	for _, e := range got {
+		require.LessOrEqual(t, len(e.Text), LiveTextLimit)
+		require.True(t, strings.HasSuffix(e.Text, "…"))
+	}
+}
