@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -230,9 +231,33 @@ type CodecConfig struct {
 // commands' flag sets. Like any pflag registration, it panics if fs already
 // has a flag of the same name.
 func AddFlags(fs *pflag.FlagSet) {
+	AddFlagGroups(fs, AllFlags)
+}
+
+// ChangedFlags lists the flags of the settings in groups that were set on
+// the command line of fs, by name, sorted.
+func ChangedFlags(fs *pflag.FlagSet, groups Group) []string {
+	var names []string
+	for i := range specs {
+		s := &specs[i]
+		if f := fs.Lookup(s.flag); f != nil && f.Changed && s.group()&groups != 0 {
+			names = append(names, "--"+s.flag)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// AddFlagGroups registers the --config flag and the flags of the settings
+// in groups on fs: each command shows and accepts only its own. Settings
+// without a flag here still come from RALPH_* variables and config files.
+func AddFlagGroups(fs *pflag.FlagSet, groups Group) {
 	fs.String(configFlag, "", fmt.Sprintf("config file (default: <workspace>/%s if it exists) ($%s)", fileName, configEnv))
 	for i := range specs {
 		s := &specs[i]
+		if s.group()&groups == 0 {
+			continue
+		}
 		usage := fmt.Sprintf("%s ($%s)", s.usage, s.env())
 		switch s.kind {
 		case kindString, kindCommand:

@@ -1545,3 +1545,33 @@ func TestShortDuration(t *testing.T) {
 		require.Equal(t, want, shortDuration(d), "%v", time.Duration(d))
 	}
 }
+
+func TestFlagGroups(t *testing.T) {
+	for _, tc := range []struct {
+		groups   Group
+		has, not []string
+	}{
+		{SessionFlags, []string{"config", "workspace", "max-cost", "model", "check-command", "confirm-complete"}, []string{"dev", "repo", "agent-env", "namespace"}},
+		{ConnectionFlags, []string{"config", "dev", "namespace", "state-dir", "dev-port", "task-queue", "codec-key-file"}, []string{"max-cost", "model", "codec-server", "label"}},
+		{QueueFlags, []string{"repo", "label", "poll-interval", "github-api-url"}, []string{"github-write-interval", "max-iterations"}},
+		{WorkerFlags, []string{"agent-env", "github-write-interval", "codec-server"}, []string{"dev", "max-iterations"}},
+	} {
+		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+		AddFlagGroups(fs, tc.groups)
+		for _, f := range tc.has {
+			require.NotNil(t, fs.Lookup(f), "group %b has --%s", tc.groups, f)
+		}
+		for _, f := range tc.not {
+			require.Nil(t, fs.Lookup(f), "group %b lacks --%s", tc.groups, f)
+		}
+	}
+	// Every setting with a flag is in exactly one group.
+	var n int
+	for _, g := range []Group{SessionFlags, QueueFlags, ConnectionFlags, WorkerFlags} {
+		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+		AddFlagGroups(fs, g)
+		fs.VisitAll(func(*pflag.Flag) { n++ })
+		n-- // --config is in each
+	}
+	require.Equal(t, len(Keys()), n)
+}

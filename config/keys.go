@@ -90,6 +90,49 @@ type spec struct {
 	trusted bool
 }
 
+// Group is a set of settings whose flags go together on a command.
+type Group int
+
+// Groups of settings.
+const (
+	// SessionFlags say what a session does: workspace, agent.*, task.*,
+	// limits.*, git.*, checkpoint.* (not agent.env).
+	SessionFlags Group = 1 << iota
+	// QueueFlags configure an issue queue: github.* and queue.* (not
+	// github.write-interval).
+	QueueFlags
+	// ConnectionFlags say where Temporal is and how to read what it
+	// stores: task-queue, dev.*, codec.key-file and codec.key-env.
+	ConnectionFlags
+	// WorkerFlags are read only by a worker: agent.env,
+	// github.write-interval and codec.server.
+	WorkerFlags
+
+	// AllFlags is every group.
+	AllFlags = SessionFlags | QueueFlags | ConnectionFlags | WorkerFlags
+)
+
+// group is the Group of s.
+func (s *spec) group() Group {
+	switch s.key {
+	case "agent.env", "github.write-interval", "codec.server":
+		return WorkerFlags
+	case "workspace":
+		return SessionFlags
+	case "task-queue":
+		return ConnectionFlags
+	}
+	switch section, _, _ := strings.Cut(s.key, "."); section {
+	case "agent", "task", "limits", "git", "checkpoint":
+		return SessionFlags
+	case "github", "queue":
+		return QueueFlags
+	case "dev", "codec":
+		return ConnectionFlags
+	}
+	panic("config: no flag group for key " + s.key)
+}
+
 // env returns the environment variable that sets s, as AutomaticEnv derives it.
 func (s *spec) env() string {
 	return envPrefix + "_" + envReplacer.Replace(strings.ToUpper(s.key))

@@ -77,7 +77,7 @@ func TestCheckpointSurvivesWorkerAndServerRestart(t *testing.T) {
 	require.Contains(t, out, "Waiting for a human: checkpoint cp-2 (decision, asked in iteration 2")
 	require.Contains(t, out, "Which database should widgets live in?")
 	require.Contains(t, out, "1. postgres")
-	require.Contains(t, out, "starter respond "+id+" --checkpoint cp-2 --approve")
+	require.Contains(t, out, "\n  starter respond --dev "+id+" --checkpoint cp-2 --approve\n", "a command that runs as printed")
 
 	// `temporal workflow list --query` sends exactly this visibility query.
 	c, err := client.Dial(client.Options{HostPort: "127.0.0.1:" + strconv.Itoa(se.port), Logger: quiet{}})

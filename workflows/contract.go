@@ -97,6 +97,13 @@ const (
 	StateFailed        State = "failed"
 )
 
+// States lists every state of a session or a queue (the RalphStatus
+// search attribute), in the order a session meets them.
+func States() []State {
+	return []State{StateStarting, StateRunning, StatePaused, StateRateLimited, StateAwaitingHuman,
+		StateCompleted, StateStopped, StateFailed, StateIdle, StateWorking}
+}
+
 // Limits bound a session. A zero duration or cost means no limit.
 type Limits struct {
 	MaxIterations          int           `json:"max_iterations"`

@@ -196,26 +196,34 @@ func newSignalCmd(name, short, done string) *cobra.Command {
 }
 
 func newSetLimitsCmd() *cobra.Command {
-	return &cobra.Command{
+	var maxIterations int
+	var maxRuntime time.Duration
+	var maxCost float64
+	cmd := &cobra.Command{
 		Use:   "set-limits [DIR|ID] [--max-iterations N] [--max-runtime D] [--max-cost USD]",
 		Short: "Change a running session's limits",
 		Long: "set-limits changes max iterations, runtime or cost of a running session through the set-limits\n" +
 			"update. Only the flags given change; a limit below what the session already used is refused.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := config.Load(cmd.Flags(), "")
-			if err != nil {
-				return err
-			}
 			var req workflows.SetLimitsRequest
 			if cmd.Flags().Changed("max-iterations") {
-				req.MaxIterations = cfg.Limits.MaxIterations
+				if maxIterations < 1 {
+					return fmt.Errorf("invalid --max-iterations %d: must be at least 1", maxIterations)
+				}
+				req.MaxIterations = maxIterations
 			}
 			if cmd.Flags().Changed("max-runtime") {
-				req.MaxRuntime = cfg.Limits.MaxRuntime
+				if maxRuntime <= 0 {
+					return fmt.Errorf("invalid --max-runtime %s: must be positive", maxRuntime)
+				}
+				req.MaxRuntime = maxRuntime
 			}
 			if cmd.Flags().Changed("max-cost") {
-				req.MaxCostUSD = cfg.Limits.MaxCostUSD
+				if maxCost <= 0 {
+					return fmt.Errorf("invalid --max-cost %g: must be positive", maxCost)
+				}
+				req.MaxCostUSD = maxCost
 			}
 			if req == (workflows.SetLimitsRequest{}) {
 				return errors.New("give at least one of --max-iterations, --max-runtime, --max-cost")
@@ -239,6 +247,10 @@ func newSetLimitsCmd() *cobra.Command {
 			})
 		},
 	}
+	cmd.Flags().IntVar(&maxIterations, "max-iterations", 0, "the session's new iteration limit")
+	cmd.Flags().DurationVar(&maxRuntime, "max-runtime", 0, "the session's new wall-clock limit, such as 6h")
+	cmd.Flags().Float64Var(&maxCost, "max-cost", 0, "the session's new cost limit in US dollars")
+	return cmd
 }
 
 func orNone(d time.Duration) string {

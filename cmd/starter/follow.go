@@ -185,7 +185,7 @@ func (f *follower) state(st workflows.Status) {
 	f.lastState = st.State
 	switch st.State {
 	case workflows.StatePaused:
-		fmt.Fprintf(f.out, "session is paused: starter resume %s\n", f.id)
+		fmt.Fprintf(f.out, "session is paused: %s\n", suggest("resume", f.id))
 	case workflows.StateRateLimited:
 		fmt.Fprintln(f.out, "session is rate limited: it sleeps until the limit resets")
 	case workflows.StateAwaitingHuman:
@@ -194,7 +194,7 @@ func (f *follower) state(st workflows.Status) {
 			if len(cp.Options) > 0 {
 				fmt.Fprintf(f.out, "  options: %s\n", strings.Join(cp.Options, " / "))
 			}
-			fmt.Fprintf(f.out, "  answer: starter respond %s --checkpoint %s --approve | --reject --reason \"...\" | --answer \"...\"\n", f.id, cp.ID)
+			fmt.Fprintf(f.out, "  answer: %s --approve | --reject --reason \"...\" | --answer \"...\"\n", suggest("respond", f.id, "--checkpoint", cp.ID))
 		}
 	}
 }

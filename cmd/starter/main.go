@@ -34,6 +34,7 @@ import (
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/internal/codec"
 	"github.com/durable-ralph/ralph/internal/ralph"
+	"github.com/durable-ralph/ralph/internal/version"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
@@ -84,17 +85,43 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.Version = version.Read().String()
+	root.SetVersionTemplate("starter {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	config.AddFlags(root.PersistentFlags())
-	root.AddCommand(newRunCmd(), newStatusCmd(), newListCmd(), newStopCmd(),
-		newRespondCmd(), newGuideCmd(), newSetLimitsCmd(),
-		newSignalCmd(workflows.SignalPause, "Pause a session before its next iteration", "paused before the next iteration"),
-		newSignalCmd(workflows.SignalResume, "Resume a paused session", "resumed"),
-		newQueueCmd(),
-		newSignalCmd(workflows.SignalPoke, "Make an idle issue queue look for ready issues now", "looks for ready issues now"))
-	root.PersistentFlags().StringVar(&queueDir, "queue", "", "act on the issue queue of the clone in this directory (status, stop, guide, pause, resume, poke)")
+	const (
+		dials   = config.ConnectionFlags
+		session = config.SessionFlags | config.ConnectionFlags | config.WorkerFlags
+		queue   = session | config.QueueFlags
+	)
+	root.AddCommand(
+		withFlags(newRunCmd(), session),
+		withQueueFlag(withFlags(newStatusCmd(), dials)),
+		withFlags(newListCmd(), dials),
+		withQueueFlag(withFlags(newStopCmd(), dials)),
+		withFlags(newRespondCmd(), dials),
+		withQueueFlag(withFlags(newGuideCmd(), dials)),
+		withFlags(newSetLimitsCmd(), dials),
+		withQueueFlag(withFlags(newSignalCmd(workflows.SignalPause, "Pause a session before its next iteration", "paused before the next iteration"), dials)),
+		withQueueFlag(withFlags(newSignalCmd(workflows.SignalResume, "Resume a paused session", "resumed"), dials)),
+		withFlags(newQueueCmd(), queue),
+		withQueueFlag(withFlags(newSignalCmd(workflows.SignalPoke, "Make an idle issue queue look for ready issues now", "looks for ready issues now"), dials)),
+	)
 	return root
+}
+
+// withFlags gives cmd the flags of the settings in groups: session
+// settings to the commands that start sessions, connection settings to
+// every command that dials Temporal.
+func withFlags(cmd *cobra.Command, groups config.Group) *cobra.Command {
+	config.AddFlagGroups(cmd.Flags(), groups)
+	return cmd
+}
+
+// withQueueFlag gives cmd --queue DIR.
+func withQueueFlag(cmd *cobra.Command) *cobra.Command {
+	cmd.Flags().StringVar(&queueDir, "queue", "", "act on the issue queue of the clone in this directory")
+	return cmd
 }
 
 // connection is a connected client and what the commands print about it.
@@ -120,6 +147,7 @@ func connect(ctx context.Context, cfg config.Config, stderr io.Writer) (conn *co
 	}
 	var stopServer func()
 	if cfg.Dev.Enabled {
+		devHint = " --dev"
 		hostPort = fmt.Sprintf("%s:%d", cfg.Dev.IP, cfg.Dev.Port)
 		namespace = cfg.Dev.Namespace
 		if cfg.Dev.UIPort != 0 {

@@ -156,7 +156,7 @@ func runQueue(ctx context.Context, cfg config.Config, in workflows.QueueInput, f
 		fmt.Fprintf(stdout, "Temporal UI: %s\n", u)
 	}
 	if !follow {
-		fmt.Fprintf(stdout, "Follow it with: starter status %s   (or starter queue --follow %s)\n", id, s.Clone)
+		fmt.Fprintf(stdout, "Follow it with: %s   (or %s)\n", suggest("status", id), suggest("queue", "--follow", s.Clone))
 		return nil
 	}
 	return followQueue(ctx, conn.client, id, stdout, startedServer)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -48,7 +49,8 @@ func newRunCmd() *cobra.Command {
 			case raw:
 				view = ViewRaw
 			}
-			return runSession(cmd.Context(), cfg, workspace, follow, view, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			opts := runOptions{follow: follow, view: view, changed: config.ChangedFlags(cmd.Flags(), config.SessionFlags)}
+			return runSession(cmd.Context(), cfg, workspace, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "print the session as it runs (each tool call and message of the agent, one line per iteration) until it ends, then exit with its code")
@@ -80,7 +82,16 @@ func loadWithWorkspace(cmd *cobra.Command, args []string) (config.Config, string
 	return cfg, workspace, nil
 }
 
-func runSession(ctx context.Context, cfg config.Config, workspace string, follow bool, view View, stdout, stderr io.Writer) error {
+// runOptions are how run was asked to start or attach.
+type runOptions struct {
+	follow bool
+	view   View
+	// changed are the session flags given on the command line.
+	changed []string
+}
+
+func runSession(ctx context.Context, cfg config.Config, workspace string, opts runOptions, stdout, stderr io.Writer) error {
+	follow := opts.follow
 	in, err := ralph.SessionInput(cfg, workspace)
 	if err != nil {
 		return err
@@ -128,14 +139,21 @@ func runSession(ctx context.Context, cfg config.Config, workspace string, follow
 		verb = "Attached to running session"
 	}
 	fmt.Fprintf(stdout, "%s %s for %s\n", verb, id, in.Workspace)
+	if attached && len(opts.changed) > 0 {
+		if differ, err := settingsDiffer(ctx, conn, id, in); err == nil && differ {
+			fmt.Fprintf(stderr, "The session is already running with its own settings: %s %s ignored.\n"+
+				"Change its limits with: %s --max-iterations N --max-runtime D --max-cost USD\n",
+				strings.Join(opts.changed, ", "), isOrAre(len(opts.changed)), suggest("set-limits", id))
+		}
+	}
 	if u := conn.workflowURL(id); u != "" {
 		fmt.Fprintf(stdout, "Temporal UI: %s\n", u)
 	}
 	if !follow {
-		fmt.Fprintf(stdout, "Follow it with: starter status %s   (or starter run --follow %s)\n", id, workspace)
+		fmt.Fprintf(stdout, "Follow it with: %s   (or %s)\n", suggest("status", id), suggest("run", "--follow", workspace))
 		return nil
 	}
-	return followSession(ctx, conn, id, view, stdout, startedServer)
+	return followSession(ctx, conn, id, opts.view, stdout, startedServer)
 }
 
 // startOrAttach starts the session unless one is already running with id.
@@ -163,6 +181,40 @@ func startOrAttach(ctx context.Context, c client.Client, taskQueue, id string, i
 		return false, fmt.Errorf("start session %s: %w", id, err)
 	}
 	return false, nil
+}
+
+// settingsDiffer reports whether the running session id was started with
+// settings other than in's.
+func settingsDiffer(ctx context.Context, conn *connection, id string, in workflows.SessionInput) (bool, error) {
+	it := conn.client.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	if !it.HasNext() {
+		return false, fmt.Errorf("session %s has no history", id)
+	}
+	e, err := it.Next()
+	if err != nil {
+		return false, err
+	}
+	var running workflows.SessionInput
+	if err := conn.dataConverter.FromPayloads(e.GetWorkflowExecutionStartedEventAttributes().GetInput(), &running); err != nil {
+		return false, err
+	}
+	running.CarryOver, in.CarryOver = nil, nil
+	a, err := json.Marshal(running)
+	if err != nil {
+		return false, err
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return false, err
+	}
+	return string(a) != string(b), nil
+}
+
+func isOrAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
 }
 
 // followSession prints the session as it runs (see follower) until it

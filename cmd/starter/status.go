@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -187,9 +188,10 @@ func printStatus(out io.Writer, st workflows.Status, execStatus, url string) {
 			fmt.Fprintf(out, "  Times out at %s\n", cp.Deadline.Local().Format(time.DateTime))
 		}
 		fmt.Fprintf(out, "Answer with one of:\n")
-		fmt.Fprintf(out, "  starter respond %s --checkpoint %s --approve\n", st.SessionID, cp.ID)
-		fmt.Fprintf(out, "  starter respond %s --checkpoint %s --reject --reason \"...\"\n", st.SessionID, cp.ID)
-		fmt.Fprintf(out, "  starter respond %s --checkpoint %s --answer \"...\"\n", st.SessionID, cp.ID)
+		respond := suggest("respond", st.SessionID, "--checkpoint", cp.ID)
+		fmt.Fprintf(out, "  %s --approve\n", respond)
+		fmt.Fprintf(out, "  %s --reject --reason \"...\"\n", respond)
+		fmt.Fprintf(out, "  %s --answer \"...\"\n", respond)
 		fmt.Fprintf(out, "or send the %q signal from the Temporal UI with {\"id\": %q, \"answer\": \"...\"}\n", workflows.SignalCheckpoint, cp.ID)
 	}
 	if len(st.Guidance) > 0 {
@@ -234,19 +236,26 @@ func newListCmd() *cobra.Command {
 		Short: "List sessions, issue queues and issue sessions with their state",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			query := "(WorkflowType = 'Session' OR WorkflowType = 'IssueQueue')"
+			if status != "" {
+				var names []string
+				for _, st := range workflows.States() {
+					names = append(names, string(st))
+				}
+				if !slices.Contains(names, status) {
+					return fmt.Errorf("invalid --status %q: valid states are %s", status, strings.Join(names, ", "))
+				}
+				query += fmt.Sprintf(" AND RalphStatus = '%s'", status)
+			}
 			_, conn, _, err := dial(cmd)
 			if err != nil {
 				return err
 			}
 			defer conn.close()
-			query := "(WorkflowType = 'Session' OR WorkflowType = 'IssueQueue')"
-			if status != "" {
-				query += fmt.Sprintf(" AND RalphStatus = '%s'", strings.ReplaceAll(status, "'", ""))
-			}
 			return listSessions(cmd.Context(), conn.client, query, limit, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&status, "status", "", "only those in this state (running, paused, rate_limited, awaiting_human, completed, stopped, failed; queues: idle, working)")
+	cmd.Flags().StringVar(&status, "status", "", "only those in this state (starting, running, paused, rate_limited, awaiting_human, completed, stopped, failed; queues: idle, working)")
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many sessions")
 	return cmd
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/internal/ralph"
+	"github.com/durable-ralph/ralph/internal/version"
 )
 
 func main() {
@@ -42,10 +43,16 @@ func newRootCmd() *cobra.Command {
 		Short: "Run Durable Ralph sessions on this machine",
 		Long: "worker polls a Temporal task queue and runs Ralph sessions and their agent iterations.\n" +
 			"With --dev it embeds a Temporal server (SQLite under --state-dir) and the Web UI.",
-		Args:          cobra.NoArgs,
+		// "worker help" is the one argument there is.
+		Args:          cobra.MatchAll(cobra.MaximumNArgs(1), cobra.OnlyValidArgs),
+		ValidArgs:     []string{"help"},
+		Version:       version.Read().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				return cmd.Help()
+			}
 			cfg, err := config.Load(cmd.Flags(), "")
 			if err != nil {
 				return err
@@ -53,7 +60,8 @@ func newRootCmd() *cobra.Command {
 			return run(cmd.Context(), cfg)
 		},
 	}
-	config.AddFlags(cmd.Flags())
+	config.AddFlagGroups(cmd.Flags(), config.ConnectionFlags|config.WorkerFlags)
+	cmd.SetVersionTemplate("worker {{.Version}}\n")
 	return cmd
 }
 

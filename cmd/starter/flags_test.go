@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// execute runs the starter's command line with args, without a server:
+// every case here must end before dialling.
+func execute(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	root := newRootCmd(&out, &errOut)
+	root.SetArgs(args)
+	code = exitCode(root.ExecuteContext(context.Background()), &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestFlagsPerCommand(t *testing.T) {
+	for _, tc := range []struct {
+		cmd      string
+		has, not []string
+	}{
+		{"run", []string{"--max-cost", "--model", "--follow", "--quiet", "--raw", "--dev", "--agent-env"}, []string{"--repo", "--label", "--queue "}},
+		{"queue", []string{"--max-cost", "--repo", "--label", "--until-idle", "--dev"}, []string{"--raw"}},
+		{"guide", []string{"--dev", "--namespace", "--queue", "--withdraw"}, []string{"--max-cost", "--model", "--repo", "--agent-env"}},
+		{"status", []string{"--dev", "--state-dir", "--queue"}, []string{"--max-iterations", "--model"}},
+		{"list", []string{"--dev", "--status", "--limit"}, []string{"--max-cost", "--queue"}},
+		{"set-limits", []string{"--max-iterations", "--max-runtime", "--max-cost", "--dev"}, []string{"--model", "--check-command"}},
+	} {
+		t.Run(tc.cmd, func(t *testing.T) {
+			code, out, _ := execute(t, tc.cmd, "--help")
+			require.Equal(t, 0, code)
+			for _, f := range tc.has {
+				require.Contains(t, out, f)
+			}
+			for _, f := range tc.not {
+				require.NotContains(t, out, f)
+			}
+		})
+	}
+}
+
+func TestBadCommandLines(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"status", "--model", "x"}, "unknown flag: --model"},
+		{[]string{"guide", "--max-cost", "3", "hello"}, "unknown flag: --max-cost"},
+		{[]string{"list", "--status", "bogus"}, `invalid --status "bogus": valid states are starting, running, paused, rate_limited, awaiting_human, completed, stopped, failed, idle, working`},
+		{[]string{"set-limits", "x"}, "give at least one of --max-iterations, --max-runtime, --max-cost"},
+		{[]string{"set-limits", "x", "--max-cost", "-1"}, "invalid --max-cost -1: must be positive"},
+		{[]string{"run", "--quiet", "--raw", "."}, "--quiet and --raw do not go together"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, _, errOut := execute(t, tc.args...)
+			require.Equal(t, 1, code)
+			require.Contains(t, errOut, tc.want)
+			require.Equal(t, 1, strings.Count(errOut, "\n"), "said once: %s", errOut)
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := execute(t, "--version")
+	require.Equal(t, 0, code)
+	require.Regexp(t, `^starter \S+ \(.+\), Temporal server v1\.\d+\.\d+, Temporal Go SDK v1\.\d+\.\d+, go1\.\d+`, out)
+}
