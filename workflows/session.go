@@ -94,6 +94,10 @@ type session struct {
 // update handlers before the session ends.
 const versionDrainSignals = "drain-signals"
 
+// versionCompleteAtPrepare is the change ID of ending a session complete
+// at prepare when its task file is already done.
+const versionCompleteAtPrepare = "complete-at-prepare"
+
 func newSession(ctx workflow.Context, in SessionInput) (*session, error) {
 	if err := validateInput(in); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, nil)
@@ -343,6 +347,11 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 	if s.in.CarryOver == nil {
 		if err := s.prepare(ctx); err != nil {
 			return s.fail(ctx, err)
+		}
+		if t := s.prepared.Task; t.Complete && workflow.GetVersion(ctx, versionCompleteAtPrepare, workflow.DefaultVersion, 1) >= 1 {
+			// Nothing to do: no agent runs for a task file that says
+			// all is done.
+			return s.finish(ctx, ReasonComplete, fmt.Sprintf("%s is already complete (%d of %d done): no iteration ran", t.File, t.Done, t.Total))
 		}
 	}
 	s.setState(ctx, StateRunning)

@@ -514,3 +514,22 @@ func TestSessionHaltsOnRewrittenHistoryAndPassesNotices(t *testing.T) {
 	require.NotEmpty(t, s.inputs[0].ExecutionKey)
 	require.Equal(t, s.inputs[0].ExecutionKey, s.inputs[1].ExecutionKey)
 }
+
+// A task file that is already done ends the session complete at prepare:
+// no agent runs.
+func TestSessionCompleteAtPrepare(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(workflows.Session)
+	p := prepared()
+	p.Task = activities.TaskState{Mode: "prd", File: "prd.json", Total: 3, Done: 3, Complete: true, Verifiable: true}
+	env.OnActivity(a.PrepareWorkspace, mock.Anything, mock.Anything).Return(p, nil)
+	env.ExecuteWorkflow(workflows.Session, baseInput())
+	require.NoError(t, env.GetWorkflowError())
+	var res workflows.SessionResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, workflows.ReasonComplete, res.Reason)
+	require.Equal(t, "prd.json is already complete (3 of 3 done): no iteration ran", res.Message)
+	require.Zero(t, res.Iterations)
+	env.AssertNotCalled(t, "RunIteration", mock.Anything, mock.Anything)
+}

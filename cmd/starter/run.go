@@ -23,12 +23,14 @@ import (
 )
 
 func newRunCmd() *cobra.Command {
-	var follow, quiet, raw bool
+	var follow, quiet, raw, attachOnly bool
 	cmd := &cobra.Command{
 		Use:   "run [DIR]",
 		Short: "Start the Ralph session for a workspace, or attach to the one running there",
 		Long: "run starts a session for the workspace DIR (default: the current directory) and prints its\n" +
-			"workflow ID and Temporal UI link. If a session is already running on DIR, run attaches to it.\n" +
+			"workflow ID and Temporal UI link. If a session is already running on DIR, run attaches to it;\n" +
+			"if the last one has ended, run starts a new one with records of its own and says so\n" +
+			"(--attach-only refuses to).\n" +
 			"--follow prints what the agent does as it happens (a line per tool call and message, read\n" +
 			"from the iteration's heartbeat, so it works from any machine), one line per iteration, and\n" +
 			"exits with the session's termination code; -q keeps only the iteration lines.\n" +
@@ -49,12 +51,13 @@ func newRunCmd() *cobra.Command {
 			case raw:
 				view = ViewRaw
 			}
-			opts := runOptions{follow: follow, view: view, changed: config.ChangedFlags(cmd.Flags(), config.SessionFlags)}
+			opts := runOptions{follow: follow, view: view, attachOnly: attachOnly, changed: config.ChangedFlags(cmd.Flags(), config.SessionFlags)}
 			return runSession(cmd.Context(), cfg, workspace, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "print the session as it runs (each tool call and message of the agent, one line per iteration) until it ends, then exit with its code")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "with --follow: one line per iteration, nothing of the running agent")
+	cmd.Flags().BoolVar(&attachOnly, "attach-only", false, "attach to the session running on DIR; never start one")
 	cmd.Flags().BoolVar(&raw, "raw", false, "with --follow: print the agent's own output stream (when its log is on this machine)")
 	return cmd
 }
@@ -88,6 +91,8 @@ type runOptions struct {
 	view   View
 	// changed are the session flags given on the command line.
 	changed []string
+	// attachOnly refuses to start a session.
+	attachOnly bool
 }
 
 func runSession(ctx context.Context, cfg config.Config, workspace string, opts runOptions, stdout, stderr io.Writer) error {
@@ -130,13 +135,16 @@ func runSession(ctx context.Context, cfg config.Config, workspace string, opts r
 	}
 
 	id := workflows.SessionWorkflowID(in.Workspace)
-	attached, err := startOrAttach(ctx, conn.client, cfg.TaskQueue, id, in)
+	attached, previous, err := startOrAttach(ctx, conn.client, cfg.TaskQueue, id, in, opts.attachOnly)
 	if err != nil {
 		return err
 	}
 	verb := "Started session"
-	if attached {
+	switch {
+	case attached:
 		verb = "Attached to running session"
+	case previous != "":
+		verb = "Started a new session (the last one on this workspace ended " + previous + ")"
 	}
 	fmt.Fprintf(stdout, "%s %s for %s\n", verb, id, in.Workspace)
 	if attached && len(opts.changed) > 0 {
@@ -157,15 +165,28 @@ func runSession(ctx context.Context, cfg config.Config, workspace string, opts r
 }
 
 // startOrAttach starts the session unless one is already running with id.
-func startOrAttach(ctx context.Context, c client.Client, taskQueue, id string, in workflows.SessionInput) (attached bool, err error) {
+// previous describes the last session of the workspace when it has ended
+// (a new one then starts, with records of its own); with attachOnly no
+// session is started.
+func startOrAttach(ctx context.Context, c client.Client, taskQueue, id string, in workflows.SessionInput, attachOnly bool) (attached bool, previous string, err error) {
 	desc, err := c.DescribeWorkflowExecution(ctx, id, "")
 	var notFound *serviceerror.NotFound
 	switch {
 	case errors.As(err, &notFound):
 	case err != nil:
-		return false, fmt.Errorf("describe session %s: %w", id, err)
+		return false, "", fmt.Errorf("describe session %s: %w", id, err)
 	case desc.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
-		return true, nil
+		return true, "", nil
+	default:
+		info := desc.GetWorkflowExecutionInfo()
+		state := attr(info.GetSearchAttributes().GetIndexedFields(), workflows.SearchRalphStatus.GetName(), executionStatus(info.GetStatus()))
+		previous = fmt.Sprintf("%s at %s", state, info.GetCloseTime().AsTime().Local().Format("2006-01-02 15:04"))
+	}
+	if attachOnly {
+		if previous != "" {
+			return false, previous, fmt.Errorf("no session is running on %s (the last one ended %s); run without --attach-only to start a new one", in.Workspace, previous)
+		}
+		return false, "", fmt.Errorf("no session is running on %s; run without --attach-only to start one", in.Workspace)
 	}
 	_, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:        id,
@@ -178,9 +199,9 @@ func startOrAttach(ctx context.Context, c client.Client, taskQueue, id string, i
 		StaticDetails:            "Workspace: `" + in.Workspace + "`",
 	}, workflows.Session, in)
 	if err != nil {
-		return false, fmt.Errorf("start session %s: %w", id, err)
+		return false, previous, fmt.Errorf("start session %s: %w", id, err)
 	}
-	return false, nil
+	return false, previous, nil
 }
 
 // settingsDiffer reports whether the running session id was started with
