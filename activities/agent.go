@@ -64,44 +64,88 @@ type Agent struct {
 	MaxLineBytes int
 }
 
-// PrepareWorkspace checks the workspace once at the start of a session:
-// it must be a git work tree, clean unless allowed, with a readable task
-// file; prd.json's branchName is checked out.
-func (a *Agent) PrepareWorkspace(ctx context.Context, in PrepareInput) (PrepareResult, error) {
+// WorkspaceCheck is what CheckWorkspace found.
+type WorkspaceCheck struct {
+	repo    *git.Repo
+	Mode    tasks.Mode
+	Promise string
+	State   tasks.State
+	// UncommittedTaskFile is the task file when it is the workspace's only
+	// uncommitted change: a task file written just before the first run.
+	UncommittedTaskFile string
+}
+
+// CheckWorkspace checks what a session needs of its workspace, changing
+// nothing: a git work tree, clean unless allowed (the task file alone may
+// be uncommitted), with a readable task file. PrepareWorkspace runs it on
+// the worker; the starter runs it before it starts a session on a
+// workspace of its own machine, so that a bad workspace is one clear
+// error rather than a failed session.
+func CheckWorkspace(ctx context.Context, in PrepareInput) (WorkspaceCheck, error) {
 	repo, err := openWorkspace(ctx, in.Workspace)
 	if err != nil {
-		return PrepareResult{}, err
+		return WorkspaceCheck{}, err
 	}
-	if err := excludeState(ctx, repo, in.Workspace); err != nil {
-		return PrepareResult{}, err
-	}
+	check := WorkspaceCheck{repo: repo}
+	mode, promise, modeErr := resolveTask(in.Workspace, in.Task)
 	if !in.Git.AllowDirty {
-		dirty, err := repo.Status(ctx)
+		all, err := repo.Status(ctx)
 		if err != nil {
-			return PrepareResult{}, fmt.Errorf("git status: %w", err)
+			return WorkspaceCheck{}, fmt.Errorf("git status: %w", err)
 		}
-		if len(dirty) > 0 {
+		var dirty []string
+		for _, p := range all {
+			if p != stateDir+"/" && !strings.HasPrefix(p, stateDir+"/") {
+				dirty = append(dirty, p)
+			}
+		}
+		switch {
+		case len(dirty) == 1 && modeErr == nil && dirty[0] == mode.File():
+			check.UncommittedTaskFile = dirty[0]
+		case len(dirty) > 0:
 			shown := dirty
 			if len(shown) > 5 {
 				shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(dirty)-5))
 			}
-			return PrepareResult{}, temporal.NewNonRetryableApplicationError(
+			return WorkspaceCheck{}, temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("workspace %s has uncommitted changes (%s): commit or stash them, or allow a dirty tree (--allow-dirty)",
 					in.Workspace, strings.Join(shown, ", ")),
 				ErrTypeDirtyWorkspace, nil)
 		}
 	}
-	mode, promise, err := resolveTask(in.Workspace, in.Task)
-	if err != nil {
-		return PrepareResult{}, err
+	if modeErr != nil {
+		return WorkspaceCheck{}, modeErr
 	}
 	st, err := tasks.Load(in.Workspace, mode)
 	if err != nil {
-		return PrepareResult{}, invalidTaskFile(err)
+		return WorkspaceCheck{}, invalidTaskFile(err)
+	}
+	check.Mode, check.Promise, check.State = mode, promise, st
+	return check, nil
+}
+
+// PrepareWorkspace checks the workspace once at the start of a session
+// (CheckWorkspace); prd.json's branchName is checked out, and a task file
+// that is the only uncommitted change is committed, saying so.
+func (a *Agent) PrepareWorkspace(ctx context.Context, in PrepareInput) (PrepareResult, error) {
+	check, err := CheckWorkspace(ctx, in)
+	if err != nil {
+		return PrepareResult{}, err
+	}
+	repo, st := check.repo, check.State
+	if err := excludeState(ctx, repo, in.Workspace); err != nil {
+		return PrepareResult{}, err
 	}
 	if st.BranchName != "" {
 		if err := repo.Checkout(ctx, st.BranchName); err != nil {
 			return PrepareResult{}, fmt.Errorf("check out branch %s from prd.json: %w", st.BranchName, err)
+		}
+	}
+	if f := check.UncommittedTaskFile; f != "" && in.Git.AutoCommit {
+		if _, err := repo.CommitAll(ctx, "ralph: add the task file "+f,
+			f+" was not committed when the session started: Ralph commits it before the first iteration.",
+			in.SessionID, 0); err != nil {
+			return PrepareResult{}, fmt.Errorf("commit the task file %s: %w", f, err)
 		}
 	}
 	branch, err := repo.Branch(ctx)
@@ -113,8 +157,8 @@ func (a *Agent) PrepareWorkspace(ctx context.Context, in PrepareInput) (PrepareR
 		return PrepareResult{}, err
 	}
 	return PrepareResult{
-		Mode:              string(mode),
-		CompletionPromise: promise,
+		Mode:              string(check.Mode),
+		CompletionPromise: check.Promise,
 		Branch:            branch,
 		Head:              head,
 		Task:              taskState(st),

@@ -333,6 +333,16 @@ func TestPrepareWorkspace(t *testing.T) {
 			wantType: activities.ErrTypeDirtyWorkspace, wantMsg: "uncommitted changes (wip.txt)",
 		},
 		{
+			name: "task_file_and_another_change",
+			setup: func(t *testing.T) string {
+				d := newRepo(t, map[string]string{"README.md": "hi"})
+				require.NoError(t, os.WriteFile(filepath.Join(d, "prd.json"), []byte(prd), 0o644))
+				write(t, d, "wip.txt")
+				return d
+			},
+			wantType: activities.ErrTypeDirtyWorkspace, wantMsg: "uncommitted changes (prd.json, wip.txt)",
+		},
+		{
 			name: "malformed_prd",
 			setup: func(t *testing.T) string {
 				return newRepo(t, map[string]string{"prd.json": "{\n  \"userStories\": [\n    {\"id\": 1,}\n  ]\n}\n"})
@@ -369,6 +379,25 @@ func TestPrepareWorkspace(t *testing.T) {
 			require.Contains(t, err.Error(), tt.wantMsg)
 		})
 	}
+	t.Run("uncommitted_task_file_alone_is_committed", func(t *testing.T) {
+		dir := newRepo(t, map[string]string{"README.md": "hi"})
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "prd.json"), []byte(prd), 0o644))
+		check, err := activities.CheckWorkspace(ctx, activities.PrepareInput{Workspace: dir})
+		require.NoError(t, err)
+		require.Equal(t, "prd.json", check.UncommittedTaskFile)
+		require.Contains(t, gitRun(t, dir, "status", "--porcelain"), "prd.json", "the check changes nothing")
+
+		res, err := agent.PrepareWorkspace(ctx, activities.PrepareInput{SessionID: "s", Workspace: dir, Git: activities.GitSettings{AutoCommit: true}})
+		require.NoError(t, err)
+		require.Equal(t, "ralph/widgets", res.Branch)
+		require.Empty(t, gitRun(t, dir, "status", "--porcelain"))
+		require.Contains(t, gitRun(t, dir, "log", "-1", "--format=%B"), "ralph: add the task file prd.json\n\nprd.json was not committed when the session started")
+		// A retry finds it committed and changes nothing more.
+		head := gitRun(t, dir, "rev-parse", "HEAD")
+		_, err = agent.PrepareWorkspace(ctx, activities.PrepareInput{SessionID: "s", Workspace: dir, Git: activities.GitSettings{AutoCommit: true}})
+		require.NoError(t, err)
+		require.Equal(t, head, gitRun(t, dir, "rev-parse", "HEAD"))
+	})
 	t.Run("dirty_tree_allowed", func(t *testing.T) {
 		dir := newRepo(t, map[string]string{"prd.json": prd})
 		write(t, dir, "wip.txt")

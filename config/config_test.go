@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -1574,4 +1575,29 @@ func TestFlagGroups(t *testing.T) {
 		n-- // --config is in each
 	}
 	require.Equal(t, len(Keys()), n)
+}
+
+// The template is valid YAML for a workspace with everything commented
+// out, and with every default uncommented.
+func TestTemplate(t *testing.T) {
+	tmpl := Template()
+	for _, k := range Keys() {
+		_, name, _ := strings.Cut(k.Key, ".")
+		if k.Trusted || k.Key == "workspace" {
+			require.NotContains(t, tmpl, "# "+name+":", "a workspace may not set %s", k.Key)
+			continue
+		}
+		require.Contains(t, tmpl, "# "+name+":", k.Key)
+	}
+	defaults, err := Load(nil, t.TempDir())
+	require.NoError(t, err)
+	for _, text := range []string{tmpl, regexp.MustCompile(`(?m)^(\s*)# ([a-z-]+: )`).ReplaceAllString(tmpl, "$1$2")} {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "ralph.yaml"), []byte(text), 0o644))
+		cfg, err := Load(nil, dir)
+		require.NoError(t, err, text)
+		cfg.Workspace, defaults.Workspace = "", ""
+		cfg.File, cfg.agentCommandFile = "", ""
+		require.Equal(t, defaults, cfg)
+	}
 }

@@ -1,8 +1,11 @@
 package testsuite_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -30,4 +33,86 @@ func TestFinishedWorkspace(t *testing.T) {
 	code, out = starter(t, se, "run", "--dev", "--follow", r.Dir)
 	require.Equal(t, 0, code, out)
 	require.Regexp(t, `Started a new session \(the last one on this workspace ended completed at [^)]+\) ralph-`, out)
+}
+
+// TestFirstRun is the README's first section: init on a repository,
+// then run, and the example's two stories are done.
+func TestFirstRun(t *testing.T) {
+	r := newRepo(t, map[string]string{"README.md": "# app\n"})
+	se := newStarterEnv(t, scenario(t, map[string]any{"auto": true}))
+
+	elsewhere := t.TempDir()
+	p := startProcIn(t, elsewhere, se.env, bins.starter, "init", r.Dir)
+	require.Equal(t, 0, p.wait(t, time.Minute), p.Output())
+	require.Contains(t, p.Output(), "committed ralph.yaml, prd.json")
+	require.Contains(t, p.Output(), "starter run --dev --follow "+r.Dir)
+	require.Empty(t, r.git("status", "--porcelain"))
+
+	code, out := starter(t, se, "run", "--dev", "--follow", r.Dir)
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "iteration 1: success")
+	require.Contains(t, out, "[US-002 List how to build and test the project]")
+	require.Contains(t, out, "ended: complete")
+}
+
+// TestUncommittedTaskFileAlone: a task file written just before run is
+// no reason to refuse it: the session commits it, saying so. Any other
+// uncommitted change still stops run, once, before a session starts.
+func TestUncommittedTaskFileAlone(t *testing.T) {
+	r := newRepo(t, map[string]string{"README.md": "# app\n"})
+	se := newStarterEnv(t, scenario(t, map[string]any{"auto": true}))
+	require.NoError(t, os.WriteFile(filepath.Join(r.Dir, "prd.json"), []byte(threeStoryPRD), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(r.Dir, "notes.txt"), []byte("wip"), 0o644))
+
+	code, out := starter(t, se, "run", "--dev", "--follow", r.Dir)
+	require.Equal(t, 1, code, out)
+	require.Contains(t, out, "starter: workspace "+r.Dir+" has uncommitted changes (notes.txt, prd.json): commit or stash them, or allow a dirty tree (--allow-dirty)\n")
+	require.Equal(t, 1, strings.Count(out, "uncommitted changes"), "said once")
+	require.NotContains(t, out, "level=")
+	code, out = starter(t, se, "list", "--dev")
+	require.Equal(t, 0, code, out)
+	require.NotContains(t, out, "ralph-", "a refused start leaves no failed session behind")
+
+	require.NoError(t, os.Remove(filepath.Join(r.Dir, "notes.txt")))
+	code, out = starter(t, se, "run", "--dev", "--follow", "--max-iterations", "1", r.Dir)
+	require.Equal(t, 2, code, out)
+	require.Contains(t, out, "iteration 1: success")
+	log := r.git("log", "--format=%s", "--reverse")
+	require.Contains(t, log, "ralph: add the task file prd.json\n")
+	require.Less(t, strings.Index(log, "ralph: add the task file"), strings.Index(log, "US-001"), "before the first iteration")
+}
+
+// TestStartupErrorsSaidOnce: each error a session would fail on at once
+// is printed once, with how to fix it, before any session starts.
+func TestStartupErrorsSaidOnce(t *testing.T) {
+	se := newStarterEnv(t, scenario(t, map[string]any{"auto": true}))
+	notGit := t.TempDir()
+	noTask := newRepo(t, map[string]string{"README.md": "# app\n"})
+	badTask := newRepo(t, map[string]string{"prd.json": "{\n  \"userStories\": [\n    {\"id\": 1,}\n  ]\n}\n"})
+	good := newRepo(t, map[string]string{"prd.json": threeStoryPRD})
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"not a git repository", []string{notGit}, "starter: workspace " + notGit + " is not a git repository (run git init there first)\n"},
+		{"no task file", []string{noTask.Dir}, "starter: no task file in " + noTask.Dir + ": looked for prd.json, progress.md, PROMPT.md\n" +
+			"Write one: `starter init DIR` writes a commented ralph.yaml and an example prd.json (see the README's Task files).\n"},
+		{"malformed task file", []string{badTask.Dir}, "starter: prd.json:3:14: invalid character '}' looking for beginning of object key string\n" +
+			"Fix the task file where the message says (see the README's Task files for its format).\n"},
+		{"missing agent", []string{"--agent-command", "no-such-agent", good.Dir}, "starter: agent binary \"no-such-agent\" not found on PATH\n" +
+			"Install the agent where the worker runs (Claude Code: npm install -g @anthropic-ai/claude-code), or name another with --agent-command.\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out := starter(t, se, append([]string{"run", "--dev", "--follow"}, tc.args...)...)
+			require.Equal(t, 1, code, out)
+			require.Contains(t, out, tc.want)
+			first := strings.SplitN(tc.want, "\n", 2)[0]
+			require.Equal(t, 1, strings.Count(out, strings.TrimPrefix(first, "starter: ")), "said once:\n%s", out)
+			require.NotContains(t, out, "level=")
+		})
+	}
+	code, out := starter(t, se, "list", "--dev")
+	require.Equal(t, 0, code, out)
+	require.NotContains(t, out, "ralph-")
 }

@@ -23,13 +23,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/internal/codec"
@@ -67,14 +70,14 @@ func exitCode(err error, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintln(stderr, "starter:", ee.err)
+			fmt.Fprintln(stderr, "starter:", explain(ee.err))
 		}
 		return ee.code
 	}
 	if errors.Is(err, context.Canceled) {
 		return 130
 	}
-	fmt.Fprintln(stderr, "starter:", err)
+	fmt.Fprintln(stderr, "starter:", explain(err))
 	return 1
 }
 
@@ -87,6 +90,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.Version = version.Read().String()
 	root.SetVersionTemplate("starter {{.Version}}\n")
+	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "print a failure's whole chain of workflow and activity errors, not only its cause")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	const (
@@ -95,6 +99,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		queue   = session | config.QueueFlags
 	)
 	root.AddCommand(
+		newInitCmd(),
 		withFlags(newRunCmd(), session),
 		withQueueFlag(withFlags(newStatusCmd(), dials)),
 		withFlags(newListCmd(), dials),
@@ -158,14 +163,30 @@ func connect(ctx context.Context, cfg config.Config, stderr io.Writer) (conn *co
 			if err != nil {
 				return nil, false, err
 			}
-			fmt.Fprintf(stderr, "Started embedded Temporal server on %s (state in %s)\n", srv.Address(), cfg.Dev.StateDir)
 			stopServer = srv.Stop
 			started = true
 		}
 	}
 	opts, err := ralph.ClientOptions(hostPort, namespace, cdc)
 	if err != nil {
+		if stopServer != nil {
+			stopServer()
+		}
 		return nil, false, err
+	}
+	closeLog := func() {}
+	if started {
+		// The worker this process runs logs to a file: its lines have no
+		// place between the ones this command prints.
+		path := filepath.Join(cfg.Dev.StateDir, "starter.log")
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			stopServer()
+			return nil, false, fmt.Errorf("open the worker's log: %w", err)
+		}
+		closeLog = func() { f.Close() }
+		opts.Logger = sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo})))
+		fmt.Fprintf(stderr, "Started embedded Temporal server on %s (state in %s, log in %s)\n", hostPort, cfg.Dev.StateDir, path)
 	}
 	if !cfg.Dev.Enabled && !ralph.Reachable(opts.HostPort) {
 		return nil, false, fmt.Errorf("%w at %s: start a server (`worker --dev`), set TEMPORAL_ADDRESS, or use --dev", ralph.ErrNoServer, opts.HostPort)
@@ -175,6 +196,7 @@ func connect(ctx context.Context, cfg config.Config, stderr io.Writer) (conn *co
 		if stopServer != nil {
 			stopServer()
 		}
+		closeLog()
 		return nil, false, err
 	}
 	dc := opts.DataConverter
@@ -187,6 +209,7 @@ func connect(ctx context.Context, cfg config.Config, stderr io.Writer) (conn *co
 		if stopServer != nil {
 			stopServer()
 		}
+		closeLog()
 	}
 	return conn, started, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/workflows"
@@ -135,7 +137,13 @@ func runSession(ctx context.Context, cfg config.Config, workspace string, opts r
 	}
 
 	id := workflows.SessionWorkflowID(in.Workspace)
-	attached, previous, err := startOrAttach(ctx, conn.client, cfg.TaskQueue, id, in, opts.attachOnly)
+	check := func() error {
+		if !cfg.Dev.Enabled {
+			return nil // the worker may be on another machine, with another view of the workspace
+		}
+		return checkLocally(ctx, in, startedServer)
+	}
+	attached, previous, err := startOrAttach(ctx, conn.client, cfg.TaskQueue, id, in, opts.attachOnly, check)
 	if err != nil {
 		return err
 	}
@@ -168,7 +176,7 @@ func runSession(ctx context.Context, cfg config.Config, workspace string, opts r
 // previous describes the last session of the workspace when it has ended
 // (a new one then starts, with records of its own); with attachOnly no
 // session is started.
-func startOrAttach(ctx context.Context, c client.Client, taskQueue, id string, in workflows.SessionInput, attachOnly bool) (attached bool, previous string, err error) {
+func startOrAttach(ctx context.Context, c client.Client, taskQueue, id string, in workflows.SessionInput, attachOnly bool, check func() error) (attached bool, previous string, err error) {
 	desc, err := c.DescribeWorkflowExecution(ctx, id, "")
 	var notFound *serviceerror.NotFound
 	switch {
@@ -188,6 +196,11 @@ func startOrAttach(ctx context.Context, c client.Client, taskQueue, id string, i
 		}
 		return false, "", fmt.Errorf("no session is running on %s; run without --attach-only to start one", in.Workspace)
 	}
+	// What the session would fail on at once fails here, before it
+	// leaves a failed session behind.
+	if err := check(); err != nil {
+		return false, previous, err
+	}
 	_, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:        id,
 		TaskQueue: taskQueue,
@@ -202,6 +215,22 @@ func startOrAttach(ctx context.Context, c client.Client, taskQueue, id string, i
 		return false, previous, fmt.Errorf("start session %s: %w", id, err)
 	}
 	return false, previous, nil
+}
+
+// checkLocally checks, on this machine, what the session's first
+// activity would: the workspace (activities.CheckWorkspace) and, when this
+// process is the worker, the agent's binary.
+func checkLocally(ctx context.Context, in workflows.SessionInput, isWorker bool) error {
+	if _, err := activities.CheckWorkspace(ctx, activities.PrepareInput{Workspace: in.Workspace, Task: in.Task, Git: in.Git}); err != nil {
+		return err
+	}
+	if isWorker && len(in.Agent.Command) > 0 {
+		if _, err := exec.LookPath(in.Agent.Command[0]); err != nil {
+			return temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("agent binary %q not found on PATH", in.Agent.Command[0]), activities.ErrTypeAgentNotFound, nil)
+		}
+	}
+	return nil
 }
 
 // settingsDiffer reports whether the running session id was started with
@@ -295,15 +324,8 @@ func endedWithError(ctx context.Context, kind, id string, err error, out io.Writ
 	return &exitError{code: 1, err: fmt.Errorf("%s %s failed: %s", kind, id, failureMessage(err))}
 }
 
-// failureMessage digs the application error's message out of a workflow
-// failure, which wraps it in several layers.
-func failureMessage(err error) string {
-	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) {
-		return appErr.Error()
-	}
-	return err.Error()
-}
+// failureMessage is what to print of a workflow's failure (explain).
+func failureMessage(err error) string { return explain(err) }
 
 func iterationLine(it workflows.IterationSummary) string {
 	line := fmt.Sprintf("iteration %d: %s, $%.4f, %d tokens, %d files changed", it.Iteration, it.Outcome, it.CostUSD, it.Tokens, it.FilesChanged)
