@@ -116,3 +116,35 @@ func TestStartupErrorsSaidOnce(t *testing.T) {
 	require.Equal(t, 0, code, out)
 	require.NotContains(t, out, "ralph-")
 }
+
+// TestCtrlC: the first Ctrl-C on run --follow --dev says the session is
+// saved and how long it waits for the agent; a second one stops at once.
+// Nothing is logged at ERROR, and the next run finishes the session.
+func TestCtrlC(t *testing.T) {
+	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD})
+	path := scenario(t, map[string]any{"auto": true, "sleep_ms": 60000})
+	se := newStarterEnv(t, path)
+
+	p := startProc(t, se.env, bins.starter, "run", "--dev", "--follow", r.Dir)
+	waitFor(t, time.Minute, "the agent at work", func() bool { return strings.Contains(p.Output(), "▸ Bash  sleep 60") })
+	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
+	waitFor(t, 30*time.Second, "the first Ctrl-C's answer", func() bool {
+		return strings.Contains(p.Output(), "Waiting up to 15s for the running agent to stop (Ctrl-C again to stop at once)")
+	})
+	require.Contains(t, p.Output(), "Interrupted: the session is saved; run the same command again to resume it.")
+	stopped := time.Now()
+	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
+	require.Equal(t, 130, p.wait(t, 10*time.Second), p.Output())
+	require.Less(t, time.Since(stopped), 5*time.Second, "at once")
+	out := p.Output()
+	require.Contains(t, out, "Stopped at once: the session is saved, and its iteration resumes on the next run.")
+	require.NotContains(t, out, "level=")
+
+	// The next run resumes the iteration; a quick agent finishes the work.
+	require.NoError(t, os.WriteFile(path, []byte(`{"steps":[{"auto":true}]}`), 0o644))
+	code, out := starter(t, se, "run", "--dev", "--follow", r.Dir)
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "Attached to running session")
+	require.Contains(t, out, "ended: complete")
+	require.NotContains(t, out, "level=")
+}

@@ -42,9 +42,21 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// The first interrupt ends the command gracefully (a worker in
+		// this process lets its agent stop); a second one ends it at once.
+		<-sigs
+		cancel()
+		<-sigs
+		fmt.Fprintln(os.Stderr, "Stopped at once: the session is saved, and its iteration resumes on the next run.")
+		os.Exit(130)
+	}()
 	err := newRootCmd(os.Stdout, os.Stderr).ExecuteContext(ctx)
-	stop()
+	signal.Stop(sigs)
+	cancel()
 	os.Exit(exitCode(err, os.Stderr))
 }
 

@@ -310,7 +310,8 @@ func sessionEnd(ctx context.Context, id string, res workflows.SessionResult, err
 func endedWithError(ctx context.Context, kind, id string, err error, out io.Writer, ownsWorker bool) error {
 	if ctx.Err() != nil {
 		if ownsWorker {
-			fmt.Fprintf(out, "Interrupted: the %s is saved; run the same command again to resume it.\n", kind)
+			fmt.Fprintf(out, "Interrupted: the %s is saved; run the same command again to resume it.\n"+
+				"Waiting up to %s for the running agent to stop (Ctrl-C again to stop at once)...\n", kind, ralph.WorkerStopTimeout)
 		} else {
 			fmt.Fprintf(out, "Detached: %s %s keeps running on its worker.\n", kind, id)
 		}

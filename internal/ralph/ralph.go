@@ -130,7 +130,7 @@ func NewWorker(c client.Client, taskQueue string, agent *activities.Agent, gh *g
 		},
 		// Let an iteration that is being cancelled kill its agent and
 		// report before the worker exits.
-		WorkerStopTimeout: 15 * time.Second,
+		WorkerStopTimeout: WorkerStopTimeout,
 		// A running iteration's heartbeat carries the live view of its
 		// agent: send it as often as the agent beats, not at 80% of the
 		// heartbeat timeout.
@@ -143,6 +143,10 @@ func NewWorker(c client.Client, taskQueue string, agent *activities.Agent, gh *g
 	w.RegisterActivityWithOptions((&sessionWaiter{c: c}).AwaitSession, activity.RegisterOptions{Name: workflows.ActivityAwaitSession})
 	return w
 }
+
+// WorkerStopTimeout is how long a stopping worker lets its running
+// iterations finish before it cancels them, which kills their agents.
+const WorkerStopTimeout = 15 * time.Second
 
 // NewGitHub is the GitHub client of a worker configured by cfg.
 func NewGitHub(cfg config.Config) *github.Activities {
