@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,10 @@ import (
 func TestFollowShowsTheRunningAgent(t *testing.T) {
 	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
 	se := newStarterEnv(t, scenario(t, map[string]any{"auto": true, "sleep_ms": 8000}))
-	w := startProc(t, se.env, bins.worker, "--dev")
+	// The worker's UI listens elsewhere than the starter's settings say:
+	// the starter's links follow the UI in use.
+	uiPort := fixedPort(t)
+	w := startProc(t, se.env, bins.worker, "--dev", "--dev-ui-port", strconv.Itoa(uiPort))
 	waitFor(t, time.Minute, "the worker's embedded server", func() bool { return strings.Contains(w.Output(), "Worker polling") })
 
 	elsewhere := t.TempDir()
@@ -27,6 +31,7 @@ func TestFollowShowsTheRunningAgent(t *testing.T) {
 		return strings.Contains(follow.Output(), "▸ Bash  sleep 8")
 	})
 	out := follow.Output()
+	require.Contains(t, out, fmt.Sprintf("Temporal UI: http://127.0.0.1:%d/namespaces/default/workflows/ralph-", uiPort))
 	require.NotContains(t, out, "iteration 1:", "the live lines come while the iteration runs")
 	require.Regexp(t, `(?m)^  0:0\d ▸ says  "Running the test suite; this takes a moment\."$`, out)
 	require.Less(t, strings.Index(out, "▸ says"), strings.Index(out, "▸ Bash"), "in the order the agent did them")

@@ -95,13 +95,16 @@ const (
 	StateCompleted     State = "completed"
 	StateStopped       State = "stopped"
 	StateFailed        State = "failed"
+	// StateLimited is a session that a limit stopped (max_iterations,
+	// max_runtime, max_cost): stopped by limit, not failed.
+	StateLimited State = "limited"
 )
 
 // States lists every state of a session or a queue (the RalphStatus
 // search attribute), in the order a session meets them.
 func States() []State {
 	return []State{StateStarting, StateRunning, StatePaused, StateRateLimited, StateAwaitingHuman,
-		StateCompleted, StateStopped, StateFailed, StateIdle, StateWorking}
+		StateCompleted, StateStopped, StateLimited, StateFailed, StateIdle, StateWorking}
 }
 
 // Limits bound a session. A zero duration or cost means no limit.

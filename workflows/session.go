@@ -94,6 +94,10 @@ type session struct {
 // update handlers before the session ends.
 const versionDrainSignals = "drain-signals"
 
+// versionLimitedState is the change ID of the state of a session that a
+// limit ended: limited, no longer failed.
+const versionLimitedState = "limited-state"
+
 // versionCompleteAtPrepare is the change ID of ending a session complete
 // at prepare when its task file is already done.
 const versionCompleteAtPrepare = "complete-at-prepare"
@@ -224,7 +228,7 @@ func newSignals(ctx workflow.Context) signals {
 			Description: "Text added to the next iteration's prompt (a JSON string)",
 		}),
 		checkpoint: workflow.GetSignalChannelWithOptions(ctx, SignalCheckpoint, workflow.SignalChannelOptions{
-			Description: `Answer the pending checkpoint: {"id": "cp-3", "approve": true} or {"id": "cp-3", "reject": true, "reason": "…"} or {"id": "cp-3", "answer": "…"}`,
+			Description: `Answer the pending checkpoint, whose ID the status query and the workflow's details show: {"id": "<ID>", "approve": true} or {"id": "<ID>", "reject": true, "reason": "…"} or {"id": "<ID>", "answer": "…"}`,
 		}),
 	}
 }
@@ -704,7 +708,7 @@ func (s *session) record(ctx workflow.Context, res activities.IterationResult) d
 	} else {
 		s.status.NoProgress++
 		if m := s.limits.MaxNoProgress; m > 0 && s.status.NoProgress >= m {
-			return decision{done: true, reason: ReasonNoProgress, msg: fmt.Sprintf("%d iterations in a row changed no file and made no commit", s.status.NoProgress)}
+			return decision{done: true, reason: ReasonNoProgress, msg: fmt.Sprintf("%s in a row changed no file and made no commit", plural(s.status.NoProgress, "iteration"))}
 		}
 	}
 	return decision{}
@@ -748,7 +752,7 @@ func (s *session) limitReached(ctx workflow.Context) (Reason, string, bool) {
 	case l.MaxCostUSD > 0 && s.status.Totals.CostUSD >= l.MaxCostUSD:
 		return ReasonMaxCost, fmt.Sprintf("cost $%.4f reached the limit of $%.2f", s.status.Totals.CostUSD, l.MaxCostUSD), true
 	case s.status.Iteration >= l.MaxIterations:
-		return ReasonMaxIterations, fmt.Sprintf("%d iterations ran, the limit", s.status.Iteration), true
+		return ReasonMaxIterations, fmt.Sprintf("%s ran, the limit", plural(s.status.Iteration, "iteration")), true
 	}
 	return "", "", false
 }
@@ -776,7 +780,8 @@ func (s *session) armDeadline(ctx workflow.Context) {
 		return
 	}
 	tctx, cancel := workflow.WithCancel(ctx)
-	s.deadlineTimer = workflow.NewTimer(tctx, max(s.deadline().Sub(workflow.Now(ctx)), time.Millisecond))
+	s.deadlineTimer = workflow.NewTimerWithOptions(tctx, max(s.deadline().Sub(workflow.Now(ctx)), time.Millisecond),
+		workflow.TimerOptions{Summary: "max runtime"})
 	s.cancelDeadline = cancel
 }
 
@@ -885,6 +890,12 @@ func (s *session) finish(ctx workflow.Context, reason Reason, msg string) (Sessi
 		s.setState(ctx, StateCompleted)
 	case ReasonStopped:
 		s.setState(ctx, StateStopped)
+	case ReasonMaxIterations, ReasonMaxRuntime, ReasonMaxCost:
+		if workflow.GetVersion(ctx, versionLimitedState, workflow.DefaultVersion, 1) >= 1 {
+			s.setState(ctx, StateLimited)
+		} else {
+			s.setState(ctx, StateFailed)
+		}
 	default:
 		s.setState(ctx, StateFailed)
 	}
@@ -1021,4 +1032,12 @@ func rootMessage(err error) string {
 		return appErr.Error()
 	}
 	return err.Error()
+}
+
+// plural is n and what, in the plural unless n is 1.
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

@@ -189,6 +189,20 @@ func TestSessionTerminationReasons(t *testing.T) {
 			for i, in := range s.inputs {
 				require.Equal(t, i+1, in.Iteration, "iterations are numbered without gaps")
 			}
+			v, err := env.QueryWorkflow(workflows.QueryStatus)
+			require.NoError(t, err)
+			var st workflows.Status
+			require.NoError(t, v.Get(&st))
+			want := workflows.StateFailed
+			switch tt.wantReason {
+			case workflows.ReasonComplete:
+				want = workflows.StateCompleted
+			case workflows.ReasonStopped:
+				want = workflows.StateStopped
+			case workflows.ReasonMaxIterations, workflows.ReasonMaxRuntime, workflows.ReasonMaxCost:
+				want = workflows.StateLimited // stopped by a limit, not failed
+			}
+			require.Equal(t, want, st.State)
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/workflows"
 )
 
 func TestLiveLines(t *testing.T) {
@@ -53,4 +54,23 @@ func TestLiveTail(t *testing.T) {
 	pending[1].HeartbeatDetails = nil
 	require.Equal(t, "Running iteration (attempt 2):\n  (nothing reported yet)\n", liveTail(dc, pending, 100))
 	require.Empty(t, liveTail(dc, pending[:1], 100))
+}
+
+func TestIterationLine(t *testing.T) {
+	for _, tc := range []struct {
+		it   workflows.IterationSummary
+		want string
+	}{
+		{workflows.IterationSummary{Iteration: 1, Outcome: "success", CostUSD: 0.0125, Tokens: 1, FilesChanged: 1, Commit: "1122d1df0000", Story: "US-001 List widgets"},
+			"iteration 1: success, $0.0125, 1 token, 1 file changed, commit 1122d1df [US-001 List widgets]"},
+		{workflows.IterationSummary{Iteration: 4, Outcome: "success", Tokens: 20550, FilesChanged: 0, Claimed: true, Reason: "completion claimed but prd.json has 2 of 3 done"},
+			"iteration 4: success, $0.0000, 20550 tokens, 0 files changed, no commit; completion claimed, not verified (completion claimed but prd.json has 2 of 3 done)"},
+		{workflows.IterationSummary{Iteration: 5, Outcome: "success", Tokens: 2, FilesChanged: 3, Commit: "abc", Claimed: true, Verified: true},
+			"iteration 5: success, $0.0000, 2 tokens, 3 files changed, commit abc; completion claimed and verified"},
+	} {
+		require.Equal(t, tc.want, iterationLine(tc.it))
+	}
+	require.Equal(t, "stopped by limit", stateText(workflows.StateLimited, workflows.ReasonMaxCost))
+	require.Equal(t, "stopped by limit", stateText(workflows.StateFailed, workflows.ReasonMaxIterations), "sessions of earlier versions")
+	require.Equal(t, "failed", stateText(workflows.StateFailed, workflows.ReasonConsecutiveFailures))
 }

@@ -167,9 +167,6 @@ func connect(ctx context.Context, cfg config.Config, stderr io.Writer) (conn *co
 		devHint = " --dev"
 		hostPort = fmt.Sprintf("%s:%d", cfg.Dev.IP, cfg.Dev.Port)
 		namespace = cfg.Dev.Namespace
-		if cfg.Dev.UIPort != 0 {
-			uiURL = fmt.Sprintf("http://%s:%d", cfg.Dev.IP, cfg.Dev.UIPort)
-		}
 		if !ralph.Reachable(hostPort) {
 			srv, err := ralph.StartDevServer(ctx, cfg.Dev, cfg.Codec.Server)
 			if err != nil {
@@ -178,6 +175,7 @@ func connect(ctx context.Context, cfg config.Config, stderr io.Writer) (conn *co
 			stopServer = srv.Stop
 			started = true
 		}
+		uiURL = ralph.DevUIURL(cfg.Dev)
 	}
 	opts, err := ralph.ClientOptions(hostPort, namespace, cdc)
 	if err != nil {

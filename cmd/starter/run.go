@@ -292,12 +292,16 @@ func sessionEnd(ctx context.Context, id string, res workflows.SessionResult, err
 	if err != nil {
 		return endedWithError(ctx, "session", id, err, out, ownsWorker)
 	}
-	fmt.Fprintf(out, "Session %s ended: %s", id, res.Reason)
+	verb := "ended"
+	if res.Reason.ExitCode() == 2 {
+		verb = "stopped by limit"
+	}
+	fmt.Fprintf(out, "Session %s %s: %s", id, verb, res.Reason)
 	if res.Message != "" {
 		fmt.Fprintf(out, " (%s)", res.Message)
 	}
-	fmt.Fprintf(out, "\n%d iterations, $%.4f, %d tokens, %d commits\n",
-		res.Iterations, res.Totals.CostUSD, res.Totals.Usage.Total(), res.Totals.Commits)
+	fmt.Fprintf(out, "\n%s, $%.4f, %s, %s\n",
+		plural(res.Iterations, "iteration"), res.Totals.CostUSD, plural(int(res.Totals.Usage.Total()), "token"), plural(res.Totals.Commits, "commit"))
 	if code := res.Reason.ExitCode(); code != 0 {
 		return &exitError{code: code}
 	}
@@ -329,7 +333,8 @@ func endedWithError(ctx context.Context, kind, id string, err error, out io.Writ
 func failureMessage(err error) string { return explain(err) }
 
 func iterationLine(it workflows.IterationSummary) string {
-	line := fmt.Sprintf("iteration %d: %s, $%.4f, %d tokens, %d files changed", it.Iteration, it.Outcome, it.CostUSD, it.Tokens, it.FilesChanged)
+	line := fmt.Sprintf("iteration %d: %s, $%.4f, %s, %s changed", it.Iteration, it.Outcome, it.CostUSD,
+		plural(int(it.Tokens), "token"), plural(it.FilesChanged, "file"))
 	if it.Commit != "" {
 		line += ", commit " + shortSHA(it.Commit)
 	} else {
@@ -340,9 +345,9 @@ func iterationLine(it workflows.IterationSummary) string {
 	}
 	if it.Claimed {
 		if it.Verified {
-			line += " completion claimed and verified"
+			line += "; completion claimed and verified"
 		} else {
-			line += " completion claimed, not verified"
+			line += "; completion claimed, not verified"
 		}
 	}
 	if it.Reason != "" {
@@ -356,4 +361,12 @@ func shortSHA(s string) string {
 		return s[:8]
 	}
 	return s
+}
+
+// plural is n and what, in the plural unless n is 1.
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

@@ -118,7 +118,7 @@ func printStatus(out io.Writer, st workflows.Status, execStatus, url string) {
 	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...)) }
 	row("Session", "%s", st.SessionID)
 	row("Workspace", "%s", st.Workspace)
-	state := string(st.State)
+	state := stateText(st.State, st.Reason)
 	if st.Reason != "" {
 		state += " (" + string(st.Reason) + ")"
 	}
@@ -255,7 +255,7 @@ func newListCmd() *cobra.Command {
 			return listSessions(cmd.Context(), conn.client, query, limit, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&status, "status", "", "only those in this state (starting, running, paused, rate_limited, awaiting_human, completed, stopped, failed; queues: idle, working)")
+	cmd.Flags().StringVar(&status, "status", "", "only those in this state (starting, running, paused, rate_limited, awaiting_human, completed, stopped, limited, failed; queues: idle, working)")
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many sessions")
 	return cmd
 }
@@ -281,7 +281,7 @@ func listSessions(ctx context.Context, c client.Client, query string, limit int,
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 				e.GetExecution().GetWorkflowId(), kind,
 				executionStatus(e.GetStatus()),
-				attr[string](fields, workflows.SearchRalphStatus.GetName(), "-"),
+				stateText(workflows.State(attr[string](fields, workflows.SearchRalphStatus.GetName(), "-")), ""),
 				fmt.Sprint(attr[int64](fields, workflows.SearchRalphIteration.GetName(), 0)),
 				fmt.Sprintf("$%.4f", attr[float64](fields, workflows.SearchRalphCostUSD.GetName(), 0)),
 				attr[string](fields, workflows.SearchRalphRepo.GetName(), "-"),
@@ -294,6 +294,19 @@ func listSessions(ctx context.Context, c client.Client, query string, limit int,
 		}
 	}
 	return tw.Flush()
+}
+
+// stateText is how a state reads: a session a limit ended is stopped by
+// the limit, not failed (also for sessions of earlier versions, which
+// said failed).
+func stateText(st workflows.State, reason workflows.Reason) string {
+	switch {
+	case st == workflows.StateLimited:
+		return "stopped by limit"
+	case st == workflows.StateFailed && reason.ExitCode() == 2:
+		return "stopped by limit"
+	}
+	return string(st)
 }
 
 func attr[T any](fields map[string]*commonpb.Payload, name string, def T) T {

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -65,7 +66,34 @@ func StartDevServer(ctx context.Context, cfg config.DevConfig, codecServer strin
 	if err != nil {
 		return nil, fmt.Errorf("start embedded Temporal server (state in %s): %w", cfg.StateDir, err)
 	}
+	// The commands that talk to this server from other processes link to
+	// the UI it really serves.
+	file := filepath.Join(cfg.StateDir, uiURLFile)
+	if ui := srv.UIURL(); ui != "" {
+		_ = os.WriteFile(file, []byte(ui+"\n"), 0o644)
+	} else {
+		_ = os.Remove(file)
+	}
 	return srv, nil
+}
+
+// uiURLFile, in the dev server's state directory, holds the address of
+// the Web UI that the server running on that state serves.
+const uiURLFile = "ui-url"
+
+// DevUIURL is the address of the Web UI of the dev server that runs on
+// cfg's state directory: the one it wrote when it started, else the one
+// cfg configures; "" when there is none.
+func DevUIURL(cfg config.DevConfig) string {
+	if data, err := os.ReadFile(filepath.Join(cfg.StateDir, uiURLFile)); err == nil {
+		if u := strings.TrimSpace(string(data)); strings.HasPrefix(u, "http") {
+			return u
+		}
+	}
+	if cfg.UIPort == 0 {
+		return ""
+	}
+	return fmt.Sprintf("http://%s:%d", cfg.IP, cfg.UIPort)
 }
 
 // ClientOptions loads the client options the way the temporal CLI does
