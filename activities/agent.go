@@ -120,6 +120,9 @@ func CheckWorkspace(ctx context.Context, in PrepareInput) (WorkspaceCheck, error
 	if err != nil {
 		return WorkspaceCheck{}, invalidTaskFile(err)
 	}
+	if _, err := tasks.LoadInstructions(in.Workspace, in.Task.InstructionsFile); err != nil {
+		return WorkspaceCheck{}, invalidTaskFile(err)
+	}
 	check.Mode, check.Promise, check.State = mode, promise, st
 	return check, nil
 }
@@ -725,6 +728,12 @@ func (a *Agent) prompt(in IterationInput, mode tasks.Mode, promise string, st ta
 		Learnings:         tasks.LoadLearnings(in.Workspace, mode, 8<<10),
 		MemoriesFile:      in.Task.MemoriesFile,
 		Rules:             in.Task.Rules,
+		InstructionsFile:  in.Task.InstructionsFile,
+		AgentsFile:        tasks.AgentsFileOf(in.Workspace),
+	}
+	var err error
+	if pin.Instructions, err = tasks.LoadInstructions(in.Workspace, in.Task.InstructionsFile); err != nil {
+		return "", temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidTaskFile, err)
 	}
 	if mode == tasks.ModeIssue {
 		pin.Learnings = tasks.LoadMemories(in.Task.MemoriesFile, tasks.MemoriesLimit)
@@ -734,6 +743,17 @@ func (a *Agent) prompt(in IterationInput, mode tasks.Mode, promise string, st ta
 		return tasks.BuildRepairPrompt(in.Workspace, pin, loadErr), nil
 	}
 	return tasks.BuildPrompt(in.Workspace, pin)
+}
+
+// Prompt is the prompt the iteration in would give its agent, built as
+// RunIteration builds it, without running anything.
+func Prompt(ctx context.Context, in IterationInput) (string, error) {
+	mode, promise, err := resolveTask(in.Workspace, in.Task)
+	if err != nil {
+		return "", err
+	}
+	st, loadErr := tasks.Load(in.Workspace, mode)
+	return (&Agent{}).prompt(in, mode, promise, st, loadErr)
 }
 
 func (a *Agent) maxLog() int64 {

@@ -54,6 +54,9 @@ type TaskSettings struct {
 	// Rules are the operator's standing rules, shown in every prompt (an
 	// issue queue's guidance).
 	Rules []string `json:"rules,omitempty"`
+	// InstructionsFile is a file of the workspace, relative to it, whose
+	// text every prompt carries as the project's instructions.
+	InstructionsFile string `json:"instructions_file,omitempty"`
 }
 
 // GitSettings controls what the activities do with git.

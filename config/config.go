@@ -74,6 +74,10 @@ type TaskConfig struct {
 	// must exit 0 for the agent's claim that all work is done to count; ""
 	// means no check.
 	CheckCommand string `mapstructure:"check-command"`
+	// InstructionsFile is a file of the workspace (relative to it) whose
+	// text is added to every prompt as the project's instructions; ""
+	// means none.
+	InstructionsFile string `mapstructure:"instructions-file"`
 }
 
 // Limits bound a session. A session stops at the first limit it reaches.

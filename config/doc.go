@@ -59,6 +59,9 @@
 //   - RALPH_TASK_CHECK_COMMAND: shell command, run with sh -c in the
 //     workspace, that must exit 0 for the agent's claim that all work is
 //     done to count (--check-command, none: no check).
+//   - RALPH_TASK_INSTRUCTIONS_FILE: file of the workspace, such as RALPH.md,
+//     whose text every prompt carries as the project's instructions
+//     (--instructions-file, none).
 //   - RALPH_LIMITS_MAX_ITERATIONS: stop after this many iterations
 //     (--max-iterations, 100).
 //   - RALPH_LIMITS_MAX_RUNTIME: stop after this much wall-clock time, 0 for

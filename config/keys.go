@@ -251,6 +251,10 @@ var specs = []spec{
 		text:  `"" (no check)`,
 		usage: "shell command, run with sh -c in the workspace, that must exit 0 for the agent's claim that all work is done to count (default: no check)"},
 
+	{key: "task.instructions-file", flag: "instructions-file", kind: kindString, def: "",
+		text:  `"" (none)`,
+		usage: "file of the workspace, such as RALPH.md, whose text every prompt carries as the project's instructions (default: none)"},
+
 	{key: "limits.max-iterations", flag: "max-iterations", kind: kindInt, def: 100,
 		usage: "stop after this many iterations"},
 	{key: "limits.max-runtime", flag: "max-runtime", kind: kindDuration, def: 4 * time.Hour,

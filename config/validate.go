@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,6 +42,9 @@ func (c *Config) validate() error {
 
 	check("task.mode", c.Task.Mode != "" && !slices.Contains(taskModes, c.Task.Mode), c.Task.Mode,
 		fmt.Sprintf("must be one of %s, or empty to detect it", strings.Join(taskModes, ", ")))
+
+	check("task.instructions-file", c.Task.InstructionsFile != "" && !filepath.IsLocal(c.Task.InstructionsFile), c.Task.InstructionsFile,
+		"must be a path inside the workspace, relative to it, such as RALPH.md")
 
 	l := &c.Limits
 	check("limits.max-iterations", l.MaxIterations < 1, l.MaxIterations, atLeastOne)

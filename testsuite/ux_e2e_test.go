@@ -48,8 +48,24 @@ func TestFirstRun(t *testing.T) {
 	require.Contains(t, p.Output(), "starter run --dev --follow "+r.Dir)
 	require.Empty(t, r.git("status", "--porcelain"))
 
-	code, out := starter(t, se, "run", "--dev", "--follow", r.Dir)
+	// The project's instructions reach every prompt; `prompt` shows the
+	// next one without running anything.
+	require.NoError(t, os.WriteFile(filepath.Join(r.Dir, "RALPH.md"), []byte("Keep every line under 80 columns.\n"), 0o644))
+	r.git("add", "RALPH.md")
+	r.git("commit", "-qm", "instructions")
+	p = startProcIn(t, elsewhere, se.env, bins.starter, "prompt", "--instructions-file", "RALPH.md", r.Dir)
+	require.Equal(t, 0, p.wait(t, time.Minute), p.Output())
+	require.Contains(t, p.Output(), "# Ralph loop: iteration 1 of 100")
+	require.Contains(t, p.Output(), "## Project instructions (from `RALPH.md`)")
+	require.Contains(t, p.Output(), "Keep every line under 80 columns.")
+	require.Empty(t, calls(t, se.env), "prompt runs nothing")
+
+	code, out := starter(t, se, "run", "--dev", "--follow", "--instructions-file", "RALPH.md", r.Dir)
 	require.Equal(t, 0, code, out)
+	got := calls(t, se.env)
+	require.NotEmpty(t, got)
+	require.Contains(t, got[0].Prompt, "Keep every line under 80 columns.")
+	require.Contains(t, got[0].Prompt, "add it to `AGENTS.md`")
 	require.Contains(t, out, "iteration 1: success")
 	require.Contains(t, out, "[US-002 List how to build and test the project]")
 	require.Contains(t, out, "ended: complete")

@@ -46,6 +46,42 @@ type PromptInput struct {
 	// MemoriesFile is the absolute path of the learnings file shared by
 	// all issues of a queue (issue mode); Learnings holds its tail.
 	MemoriesFile string
+	// Instructions are the project's own instructions for every
+	// iteration, from InstructionsFile (LoadInstructions).
+	Instructions, InstructionsFile string
+	// AgentsFile is the file where agents keep reusable learnings about
+	// the codebase for every agent session (AgentsFileOf); "" leaves it
+	// unmentioned.
+	AgentsFile string
+}
+
+// maxInstructions bounds the project instructions shown in a prompt.
+const maxInstructions = 16 << 10
+
+// LoadInstructions reads the project instructions file name of dir.
+func LoadInstructions(dir, name string) (string, error) {
+	if name == "" {
+		return "", nil
+	}
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+	if err != nil {
+		return "", fmt.Errorf("task.instructions-file: %w", err)
+	}
+	if !utf8.Valid(data) {
+		return "", fmt.Errorf("task.instructions-file %s is not UTF-8 text", name)
+	}
+	return string(data), nil
+}
+
+// AgentsFileOf is where agents of dir keep their reusable learnings:
+// CLAUDE.md when the project has that and no AGENTS.md, else AGENTS.md.
+func AgentsFileOf(dir string) string {
+	_, errAgents := os.Stat(filepath.Join(dir, "AGENTS.md"))
+	_, errClaude := os.Stat(filepath.Join(dir, "CLAUDE.md"))
+	if errAgents != nil && errClaude == nil {
+		return "CLAUDE.md"
+	}
+	return "AGENTS.md"
 }
 
 // BuildPrompt assembles the markdown prompt the agent of one iteration gets
@@ -124,6 +160,7 @@ func (p *promptWriter) intro(memory string) {
 // guidance writes the human guidance, newest messages kept when there is
 // too much.
 func (p *promptWriter) guidance() {
+	p.instructions()
 	p.rules()
 	var msgs []string
 	for _, g := range p.in.Guidance {
@@ -240,6 +277,32 @@ func BuildRepairPrompt(dir string, in PromptInput, loadErr error) string {
 	return p.String()
 }
 
+// instructions writes the project's instructions, if it has any.
+func (p *promptWriter) instructions() {
+	text := strings.TrimSpace(p.in.Instructions)
+	if text == "" {
+		return
+	}
+	if len(text) > maxInstructions {
+		text = truncateHead(text, maxInstructions)
+	}
+	p.printf("## Project instructions (from `%s`)\n\n", p.in.InstructionsFile)
+	p.printf("The maintainers' instructions for every iteration; follow them as you would these.\n\n")
+	p.block(text)
+}
+
+// agentNotes asks the agent to keep the project's agent notes current
+// and to check user interface changes in a browser.
+func (p *promptWriter) agentNotes() {
+	p.printf("## Before you finish\n\n")
+	if p.in.AgentsFile != "" {
+		p.printf("- If you learned something any future agent on this codebase should know (a convention, a command, a trap, where something lives), "+
+			"add it to `%s`, creating the file if needed. Keep it short and general: lasting knowledge, not a diary of this iteration.\n", p.in.AgentsFile)
+	}
+	p.printf("- If your change shows in a user interface and the project can be run and opened in a browser, check the change there " +
+		"(a headless browser is fine) before you call it done, and say how you checked.\n\n")
+}
+
 // learnings writes the learnings excerpt; where names the file it is from.
 func (p *promptWriter) learnings(where string) {
 	l := strings.TrimSpace(p.in.Learnings)
@@ -277,6 +340,7 @@ func (p *promptWriter) askHuman() {
 }
 
 func (p *promptWriter) completion(claim string) {
+	p.agentNotes()
 	p.askHuman()
 	p.printf("## Signalling completion\n\n")
 	p.printf("The loop stops only when an iteration ends its reply with this line, alone on the line:\n\n")

@@ -904,3 +904,31 @@ func FuzzClaimsCompletion(f *testing.F) {
 		}
 	})
 }
+
+func TestPromptInstructionsAndAgentNotes(t *testing.T) {
+	dir := writeFiles(t, map[string]string{PRDFile: `{"userStories": [{"id": "S1", "title": "one", "passes": false}]}`, "RALPH.md": "Use the helpers in internal/db.\nNever edit migrations/."})
+	instr, err := LoadInstructions(dir, "RALPH.md")
+	require.NoError(t, err)
+	require.Equal(t, "AGENTS.md", AgentsFileOf(dir))
+	got, err := BuildPrompt(dir, PromptInput{Mode: ModePRD, Iteration: 1, Instructions: instr, InstructionsFile: "RALPH.md", AgentsFile: AgentsFileOf(dir)})
+	require.NoError(t, err)
+	require.Contains(t, got, "## Project instructions (from `RALPH.md`)")
+	require.Contains(t, got, "Use the helpers in internal/db.\nNever edit migrations/.")
+	require.Contains(t, got, "add it to `AGENTS.md`, creating the file if needed")
+	require.Contains(t, got, "check the change there (a headless browser is fine)")
+	require.Less(t, strings.Index(got, "Project instructions"), strings.Index(got, "## This iteration"), "read before the work")
+
+	// A project that keeps CLAUDE.md and no AGENTS.md is told to use it.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "CLAUDE.md"), []byte("# notes\n"), 0o644))
+	require.Equal(t, "CLAUDE.md", AgentsFileOf(dir))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte("# notes\n"), 0o644))
+	require.Equal(t, "AGENTS.md", AgentsFileOf(dir))
+
+	// No instructions file configured: no section; a missing one: an error
+	// naming the key.
+	got, err = BuildPrompt(dir, PromptInput{Mode: ModePRD, Iteration: 1})
+	require.NoError(t, err)
+	require.NotContains(t, got, "Project instructions")
+	_, err = LoadInstructions(dir, "NOPE.md")
+	require.ErrorContains(t, err, "task.instructions-file: open ")
+}

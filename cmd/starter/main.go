@@ -113,6 +113,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(
 		newInitCmd(),
 		withFlags(newRunCmd(), session),
+		withFlags(newPromptCmd(), config.SessionFlags|config.ConnectionFlags),
 		withQueueFlag(withFlags(newStatusCmd(), dials)),
 		withFlags(newListCmd(), dials),
 		withQueueFlag(withFlags(newStopCmd(), dials)),

@@ -231,6 +231,7 @@ func SessionInput(cfg config.Config, workspace string) (workflows.SessionInput, 
 			Mode:              cfg.Task.Mode,
 			CompletionPromise: cfg.Task.CompletionPromise,
 			CheckCommand:      cfg.Task.CheckCommand,
+			InstructionsFile:  cfg.Task.InstructionsFile,
 		},
 		Git: activities.GitSettings{
 			AutoCommit: cfg.Git.AutoCommit,

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/config"
+	"github.com/durable-ralph/ralph/internal/ralph"
+	"github.com/durable-ralph/ralph/workflows"
+)
+
+func newPromptCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "prompt [DIR]",
+		Short: "Print the prompt the next iteration on a workspace would get, without running anything",
+		Long: "prompt builds the prompt of the next iteration on the workspace DIR (default: the current\n" +
+			"directory) from its task file, ralph.yaml and the flags, exactly as an iteration would, and\n" +
+			"prints it. When a session runs on DIR and its server answers, the prompt is that of its next\n" +
+			"iteration, with the guidance waiting for it; otherwise that of a new session's first.",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, workspace, err := loadWithWorkspace(cmd, args)
+			if err != nil {
+				return err
+			}
+			return printPrompt(cmd.Context(), cfg, workspace, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+}
+
+func printPrompt(ctx context.Context, cfg config.Config, workspace string, stdout, stderr io.Writer) error {
+	sin, err := ralph.SessionInput(cfg, workspace)
+	if err != nil {
+		return err
+	}
+	in := activities.IterationInput{
+		Workspace: sin.Workspace, Agent: sin.Agent, Task: sin.Task, Git: sin.Git,
+		Iteration: 1, MaxIterations: sin.Limits.MaxIterations,
+	}
+	if st, ok := runningStatus(ctx, cfg, workflows.SessionWorkflowID(sin.Workspace)); ok {
+		in.Iteration = st.Iteration + 1
+		if st.Running {
+			in.Iteration = st.Iteration // the next one is the one running now, or its retry
+		}
+		in.MaxIterations = st.Limits.MaxIterations
+		in.Guidance = st.Guidance
+		fmt.Fprintf(stderr, "The prompt of iteration %d of the running session %s:\n", in.Iteration, st.SessionID)
+	}
+	prompt, err := activities.Prompt(ctx, in)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(stdout, prompt)
+	return err
+}
+
+// runningStatus is the status of the session id when its server answers
+// and the session runs; it starts no server.
+func runningStatus(ctx context.Context, cfg config.Config, id string) (workflows.Status, bool) {
+	hostPort, namespace := "", ""
+	if cfg.Dev.Enabled {
+		hostPort, namespace = fmt.Sprintf("%s:%d", cfg.Dev.IP, cfg.Dev.Port), cfg.Dev.Namespace
+	}
+	cdc, err := ralph.LoadCodec(cfg)
+	if err != nil {
+		return workflows.Status{}, false
+	}
+	opts, err := ralph.ClientOptions(hostPort, namespace, cdc)
+	if err != nil || !ralph.Reachable(opts.HostPort) {
+		return workflows.Status{}, false
+	}
+	c, err := ralph.Dial(ctx, opts)
+	if err != nil {
+		return workflows.Status{}, false
+	}
+	defer c.Close()
+	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	st, err := queryStatus(qctx, c, id)
+	if err != nil || st.EndedAt != (time.Time{}) {
+		return workflows.Status{}, false
+	}
+	return st, true
+}
