@@ -37,7 +37,15 @@ func TestFollowShowsTheRunningAgent(t *testing.T) {
 	require.Less(t, strings.Index(out, "▸ says"), strings.Index(out, "▸ Bash"), "in the order the agent did them")
 
 	// --raw copies the agent's own stream (its log is on this machine).
-	raw := startProcIn(t, elsewhere, se.env, bins.starter, "run", "--dev", "--follow", "--raw", r.Dir)
+	// Session flags that differ from the running session's are said to be
+	// ignored.
+	raw := startProcIn(t, elsewhere, se.env, bins.starter, "run", "--dev", "--follow", "--raw", "--max-cost", "7", r.Dir)
+
+	// The same flags as the session's: nothing to say.
+	same := startProcIn(t, elsewhere, se.env, bins.starter, "run", "--dev", "--max-iterations", "1", r.Dir)
+	require.Equal(t, 0, same.wait(t, time.Minute), same.Output())
+	require.Contains(t, same.Output(), "Attached to running session")
+	require.NotContains(t, same.Output(), "ignored")
 
 	status := startProcIn(t, elsewhere, se.env, bins.starter, "status", "--dev", r.Dir)
 	require.Equal(t, 0, status.wait(t, time.Minute), status.Output())
@@ -53,6 +61,8 @@ func TestFollowShowsTheRunningAgent(t *testing.T) {
 
 	require.Equal(t, 2, raw.wait(t, time.Minute), raw.Output())
 	require.Contains(t, raw.Output(), "Attached to running session")
+	require.Contains(t, raw.Output(), "The session is already running with its own settings: --max-cost is ignored.\n"+
+		"Change its limits with: starter set-limits --dev ralph-")
 	require.Contains(t, raw.Output(), `"type":"system","subtype":"init"`)
 	require.Contains(t, raw.Output(), `"type":"result"`, "to the end of the attempt's stream")
 	require.Less(t, strings.Index(raw.Output(), `"type":"result"`), strings.Index(raw.Output(), "iteration 1: success"))

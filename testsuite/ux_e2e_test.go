@@ -128,9 +128,15 @@ func TestStartupErrorsSaidOnce(t *testing.T) {
 			require.NotContains(t, out, "level=")
 		})
 	}
-	code, out := starter(t, se, "list", "--dev")
-	require.Equal(t, 0, code, out)
-	require.NotContains(t, out, "ralph-")
+	for _, cmd := range []string{"list", "status"} {
+		code, out := starter(t, se, cmd, "--dev", good.Dir)
+		if cmd == "list" {
+			code, out = starter(t, se, cmd, "--dev")
+			require.Equal(t, 0, code, out)
+			require.NotContains(t, out, "ralph-", "no failed start left behind")
+		}
+		require.NotContains(t, out, "level=", "%s --dev logs to its file, not here", cmd)
+	}
 }
 
 // TestCtrlC: the first Ctrl-C on run --follow --dev says the session is
