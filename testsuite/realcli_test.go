@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -212,6 +213,23 @@ func TestRealCLICompletesThreeStories(t *testing.T) {
 			tokens += int64(ev["usage"].(map[string]any)[k].(float64))
 		}
 	}
+	// The live view's lines come out of the real CLI's stream: a tool
+	// call names its tool and what it works on.
+	sort.Strings(logs)
+	data, err := os.ReadFile(logs[0])
+	require.NoError(t, err)
+	parser := stream.NewParser()
+	var tools []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if ev, err := parser.Line([]byte(line)); err == nil && ev.ToolUses > 0 {
+			tools = append(tools, ev.ToolName+" "+ev.ToolSubject)
+		}
+	}
+	t.Logf("tool calls of iteration 1 as the live view shows them: %q", tools)
+	joined := strings.Join(tools, "\n")
+	require.Regexp(t, `(?m)^Write \S*story-US-001\.txt$`, joined)
+	require.Regexp(t, `(?m)^Bash .*progress\.txt`, joined)
+
 	require.Positive(t, res.Totals.CostUSD)
 	require.InDelta(t, cost, res.Totals.CostUSD, 1e-9)
 	require.Positive(t, res.Totals.Usage.Total())
