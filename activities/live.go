@@ -4,7 +4,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/durable-ralph/ralph/activities/redact"
 	"github.com/durable-ralph/ralph/activities/stream"
@@ -81,13 +80,5 @@ func liveText(s string, max int) string {
 			break
 		}
 	}
-	out := b.String()
-	if len(out) <= max {
-		return out
-	}
-	cut := max - len("…")
-	for cut > 0 && !utf8.RuneStart(out[cut]) {
-		cut--
-	}
-	return out[:cut] + "…"
+	return stream.Cut(b.String(), max)
 }

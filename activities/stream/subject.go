@@ -99,13 +99,18 @@ func subjectLine(s string) string {
 			break
 		}
 	}
-	out := b.String()
-	if len(out) <= maxSubjectLen {
-		return out
+	return Cut(b.String(), maxSubjectLen)
+}
+
+// Cut shortens s to at most n bytes, cutting between runes and ending
+// in "…" when it cut.
+func Cut(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	cut := maxSubjectLen - len("…")
-	for cut > 0 && !utf8.RuneStart(out[cut]) {
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return out[:cut] + "…"
+	return s[:max(cut, 0)] + "…"
 }
