@@ -128,15 +128,16 @@ func TestStartupErrorsSaidOnce(t *testing.T) {
 			require.NotContains(t, out, "level=")
 		})
 	}
-	for _, cmd := range []string{"list", "status"} {
-		code, out := starter(t, se, cmd, "--dev", good.Dir)
-		if cmd == "list" {
-			code, out = starter(t, se, cmd, "--dev")
-			require.Equal(t, 0, code, out)
-			require.NotContains(t, out, "ralph-", "no failed start left behind")
-		}
-		require.NotContains(t, out, "level=", "%s --dev logs to its file, not here", cmd)
-	}
+	code, out := starter(t, se, "list", "--dev")
+	require.Equal(t, 0, code, out)
+	require.NotContains(t, out, "ralph-", "no failed start left behind")
+	require.NotContains(t, out, "level=", "list --dev logs to its file, not here")
+	// status of a workspace without a session: one error, no log lines.
+	code, out = starter(t, se, "status", "--dev", good.Dir)
+	require.Equal(t, 1, code, out)
+	require.Contains(t, out, "starter: no session ralph-")
+	require.Contains(t, out, "here: start one with starter run --dev "+good.Dir+"\n")
+	require.NotContains(t, out, "level=", "status --dev logs to its file, not here")
 }
 
 // TestCtrlC: the first Ctrl-C on run --follow --dev says the session is

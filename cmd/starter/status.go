@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"go.temporal.io/api/serviceerror"
 	"io"
 	"os"
 	"path/filepath"
@@ -72,6 +74,13 @@ func newStatusCmd() *cobra.Command {
 				return queueStatus(cmd.Context(), conn, id, cfg.TaskQueue, started, out)
 			}
 			desc, err := conn.client.DescribeWorkflowExecution(cmd.Context(), id, "")
+			var notFound *serviceerror.NotFound
+			if errors.As(err, &notFound) {
+				if fi, err := os.Stat(orDot(args)); err == nil && fi.IsDir() {
+					return fmt.Errorf("no session %s here: start one with %s", id, suggest("run", orDot(args)))
+				}
+				return fmt.Errorf("no session %s here", id)
+			}
 			if err != nil {
 				return fmt.Errorf("session %s: %w", id, err)
 			}
@@ -343,4 +352,12 @@ func newStopCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why the session is stopped (recorded in its result)")
 	return cmd
+}
+
+// orDot is the workspace argument of args, or ".".
+func orDot(args []string) string {
+	if len(args) > 0 {
+		return args[0]
+	}
+	return "."
 }
