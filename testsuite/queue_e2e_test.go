@@ -69,7 +69,11 @@ func (qr *queueRig) startWorker(t *testing.T) *proc {
 
 func (qr *queueRig) starter(t *testing.T, args ...string) *proc {
 	t.Helper()
-	return startProc(t, qr.se.env, bins.starter, append(append(args[:1:1], qr.args...), args[1:]...)...)
+	flags := qr.args
+	if args[0] != "queue" {
+		flags = []string{"--dev", "--repo", "acme/app"} // the commands that act on a queue by --queue DIR
+	}
+	return startProc(t, qr.se.env, bins.starter, append(append(args[:1:1], flags...), args[1:]...)...)
 }
 
 func (qr *queueRig) client(t *testing.T) client.Client {

@@ -27,7 +27,7 @@ func TestFlagsPerCommand(t *testing.T) {
 	}{
 		{"run", []string{"--max-cost", "--model", "--follow", "--quiet", "--raw", "--dev", "--agent-env"}, []string{"--repo", "--label", "--queue "}},
 		{"queue", []string{"--max-cost", "--repo", "--label", "--until-idle", "--dev"}, []string{"--raw"}},
-		{"guide", []string{"--dev", "--namespace", "--queue", "--withdraw"}, []string{"--max-cost", "--model", "--repo", "--agent-env"}},
+		{"guide", []string{"--dev", "--namespace", "--queue", "--repo", "--withdraw"}, []string{"--max-cost", "--model", "--label", "--agent-env"}},
 		{"status", []string{"--dev", "--state-dir", "--queue"}, []string{"--max-iterations", "--model"}},
 		{"list", []string{"--dev", "--status", "--limit"}, []string{"--max-cost", "--queue"}},
 		{"set-limits", []string{"--max-iterations", "--max-runtime", "--max-cost", "--dev"}, []string{"--model", "--check-command"}},

@@ -136,9 +136,11 @@ func withFlags(cmd *cobra.Command, groups config.Group) *cobra.Command {
 	return cmd
 }
 
-// withQueueFlag gives cmd --queue DIR.
+// withQueueFlag gives cmd --queue DIR, and --repo for a clone whose
+// origin does not name its GitHub repository.
 func withQueueFlag(cmd *cobra.Command) *cobra.Command {
 	cmd.Flags().StringVar(&queueDir, "queue", "", "act on the issue queue of the clone in this directory")
+	cmd.Flags().String("repo", "", "with --queue: the queue's GitHub repository as owner/name (default: from the clone's origin URL) ($RALPH_GITHUB_REPO)")
 	return cmd
 }
 
