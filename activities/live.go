@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"fmt"
 	"strings"
 	"time"
 	"unicode"
@@ -81,4 +82,42 @@ func liveText(s string, max int) string {
 		}
 	}
 	return stream.Cut(b.String(), max)
+}
+
+// Line is how e reads for a person: the time since start, then the tool
+// and its subject, the message or the error.
+func (e LiveEvent) Line(start time.Time) string {
+	at := Elapsed(start, e.At)
+	switch e.Kind {
+	case LiveSays:
+		return fmt.Sprintf("%s ▸ says  %q", at, e.Text)
+	case LiveError:
+		return fmt.Sprintf("%s ▸ error %s", at, e.Text)
+	}
+	return strings.TrimRight(fmt.Sprintf("%s ▸ %-5s %s", at, e.Name, e.Text), " ")
+}
+
+// Elapsed is the time from start to at as m:ss, or h:mm:ss.
+func Elapsed(start, at time.Time) string {
+	d := at.Sub(start)
+	if start.IsZero() || d < 0 {
+		d = 0
+	}
+	s := int(d / time.Second)
+	if s >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+	}
+	return fmt.Sprintf("%d:%02d", s/60, s%60)
+}
+
+// tail is events as Lines.
+func tail(start time.Time, events []LiveEvent) []string {
+	if len(events) == 0 {
+		return nil
+	}
+	lines := make([]string, len(events))
+	for i, e := range events {
+		lines[i] = e.Line(start)
+	}
+	return lines
 }

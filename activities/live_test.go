@@ -27,6 +27,11 @@ func TestLiveLog(t *testing.T) {
 		{Seq: 2, At: now, Kind: LiveTool, Name: "Bash", Text: "TOKEN=[REDACTED:API_TOKEN] go test ./..."},
 		{Seq: 3, At: now, Kind: LiveError, Text: "API Error: 429"},
 	}, got)
+	require.Equal(t, []string{
+		`0:05 ▸ says  "Let me run the tests"`,
+		"0:05 ▸ Bash  TOKEN=[REDACTED:API_TOKEN] go test ./...",
+		"0:05 ▸ error API Error: 429",
+	}, tail(now.Add(-5*time.Second), got), "the lines the UI shows at the top of the heartbeat")
 
 	for i := range 3 * LiveLimit {
 		l.add(stream.Event{Type: stream.TypeAssistant, Text: fmt.Sprintf("message %d %s", i, strings.Repeat("é", 500))}, now)

@@ -113,6 +113,7 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, prompt string, 
 		}
 		p.CostUSD, p.Usage, p.Turns, p.Events, p.LastTool = s.CostUSD, s.Usage, s.Turns, s.Events, s.LastTool
 		p.Live = live.snapshot()
+		p.Tail = tail(p.StartedAt, p.Live)
 		p.UpdatedAt = time.Now()
 		return p
 	}

@@ -230,6 +230,9 @@ func (r IterationResult) Progressed() bool {
 // Progress is the heartbeat detail of a running iteration. A retried
 // attempt reads the last one to know what the dead attempt had done.
 type Progress struct {
+	// Tail is Live as lines for a person, first so that the Temporal
+	// UI's Pending Activities tab shows it at the top of the heartbeat.
+	Tail           []string     `json:"tail,omitempty"`
 	Attempt        int          `json:"attempt"`
 	StartHead      string       `json:"start_head"`
 	AgentSessionID string       `json:"agent_session_id,omitempty"`

@@ -349,3 +349,44 @@ func (b *browser) saveIfFailed() {
 	b.mu.Unlock()
 	t.Logf("the browser's screenshot, HTML and console are in %s", dir)
 }
+
+// TestBrowserShowsTheLiveViewInPendingActivities: while an iteration runs,
+// the Temporal UI's Pending Activities tab of the session shows what its
+// agent did last, from the iteration's heartbeat. With
+// BROWSER_TEST_ARTIFACTS set, the tab's screenshot is kept there.
+func TestBrowserShowsTheLiveViewInPendingActivities(t *testing.T) {
+	chromium := lookChromium(t)
+	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
+	se := newStarterEnv(t, scenario(t, map[string]any{"auto": true, "sleep_ms": 120000}))
+	id := workflows.SessionWorkflowID(r.Dir)
+	uiPort := envOf(se.env, "RALPH_DEV_UI_PORT")
+	require.NotEmpty(t, uiPort)
+
+	startDevWorker(t, se)
+	code, out := starter(t, se, "run", "--dev", r.Dir)
+	require.Equal(t, 0, code, out)
+	waitFor(t, time.Minute, "the live view in status", func() bool {
+		_, out := starter(t, se, "status", "--dev", r.Dir)
+		return strings.Contains(out, "▸ Bash  sleep 120")
+	})
+
+	b := startBrowser(t, chromium)
+	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
+	defer cancel()
+	b.do(ctx, "open the pending activities",
+		chromedp.Navigate(fmt.Sprintf("http://127.0.0.1:%s/namespaces/default/workflows/%s", uiPort, id)),
+		chromedp.Click(uiVisible(`#pending-activities-tab`)),
+	)
+	text := b.poll(ctx, "the agent's last events in the pending activity",
+		`document.body.innerText.includes("sleep 120") ? document.body.innerText : false`)
+	require.Contains(t, text, "RunIteration")
+	require.Contains(t, text, "Running the test suite; this takes a moment.")
+	if dir := os.Getenv("BROWSER_TEST_ARTIFACTS"); dir != "" {
+		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100: PNG
+		require.NoError(t, err)
+		path := filepath.Join(dir, t.Name(), "pending-activities.png")
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, shot, 0o644))
+		t.Logf("screenshot: %s", path)
+	}
+}

@@ -235,7 +235,7 @@ func (f *follower) liveView(pending []*workflowpb.PendingActivityInfo, workspace
 		return
 	}
 	if len(p.Live) > 0 && p.Live[0].Seq > f.live.seq+1 {
-		fmt.Fprintf(f.out, "  %s … %d more\n", elapsed(p.StartedAt, p.Live[0].At), p.Live[0].Seq-f.live.seq-1)
+		fmt.Fprintf(f.out, "  %s … %d more\n", activities.Elapsed(p.StartedAt, p.Live[0].At), p.Live[0].Seq-f.live.seq-1)
 	}
 	for _, e := range p.Live {
 		if e.Seq <= f.live.seq {
@@ -246,7 +246,7 @@ func (f *follower) liveView(pending []*workflowpb.PendingActivityInfo, workspace
 		f.live.lastLine = time.Now()
 	}
 	if time.Since(f.live.lastLine) >= quietAfter {
-		fmt.Fprintln(f.out, elide("  "+elapsed(p.StartedAt, p.UpdatedAt)+" … working: "+soFar(p), f.width))
+		fmt.Fprintln(f.out, elide("  "+activities.Elapsed(p.StartedAt, p.UpdatedAt)+" … working: "+soFar(p), f.width))
 		f.live.lastLine = time.Now()
 	}
 }
@@ -284,14 +284,7 @@ func (f *follower) flushRaw() {
 
 // liveLine is one line of the live view.
 func liveLine(start time.Time, e activities.LiveEvent) string {
-	at := elapsed(start, e.At)
-	switch e.Kind {
-	case activities.LiveSays:
-		return fmt.Sprintf("  %s ▸ says  %q", at, e.Text)
-	case activities.LiveError:
-		return fmt.Sprintf("  %s ▸ error %s", at, e.Text)
-	}
-	return strings.TrimRight(fmt.Sprintf("  %s ▸ %-5s %s", at, e.Name, e.Text), " ")
+	return "  " + e.Line(start)
 }
 
 // liveTail is the running iteration's live view for status: what its last
@@ -304,7 +297,7 @@ func liveTail(dc converter.DataConverter, pending []*workflowpb.PendingActivityI
 	var b strings.Builder
 	fmt.Fprintf(&b, "Running iteration (attempt %d", pa.GetAttempt())
 	if ok && !p.StartedAt.IsZero() {
-		fmt.Fprintf(&b, ", %s: %s", elapsed(p.StartedAt, p.UpdatedAt), soFar(p))
+		fmt.Fprintf(&b, ", %s: %s", activities.Elapsed(p.StartedAt, p.UpdatedAt), soFar(p))
 	}
 	b.WriteString("):\n")
 	if !ok || len(p.Live) == 0 {
@@ -334,19 +327,6 @@ func soFar(p activities.Progress) string {
 		s += ", last tool " + p.LastTool
 	}
 	return s + " so far"
-}
-
-// elapsed is the time from start to at as m:ss (or h:mm:ss).
-func elapsed(start, at time.Time) string {
-	d := at.Sub(start)
-	if start.IsZero() || d < 0 {
-		d = 0
-	}
-	s := int(d / time.Second)
-	if s >= 3600 {
-		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
-	}
-	return fmt.Sprintf("%d:%02d", s/60, s%60)
 }
 
 // elide cuts s to width columns (runes), ending in "…".
