@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -121,6 +119,11 @@ func (f *follower) poll(ctx context.Context) {
 	if desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		f.flushRaw()
 		f.iterations(qctx)
+		if f.noLog {
+			if st, err := queryStatus(qctx, f.c, f.id); err == nil {
+				f.print(st.Recent)
+			}
+		}
 		return
 	}
 	st, err := queryStatus(qctx, f.c, f.id)
@@ -147,8 +150,7 @@ func (f *follower) iterations(ctx context.Context) {
 	if err == nil {
 		err = val.Get(&its)
 	}
-	var bad *serviceerror.InvalidArgument
-	if errors.As(err, &bad) && strings.Contains(bad.Error(), "unknown queryType") {
+	if err != nil && strings.Contains(err.Error(), "unknown queryType") {
 		// A worker of an earlier version: the status's recent
 		// iterations are all it has.
 		f.noLog = true

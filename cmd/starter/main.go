@@ -1,7 +1,9 @@
 // Command starter is the command line people type to run and watch Durable
 // Ralph sessions:
 //
+//	starter init [DIR]                     a commented ralph.yaml and an example prd.json, committed
 //	starter run [DIR] [--follow] [--dev]   start (or attach to) the session for DIR
+//	starter prompt [DIR]                   the prompt the next iteration would get
 //	starter status [DIR|ID]                everything the session's status query knows
 //	starter list [--status STATE]          sessions and their state
 //	starter stop [DIR|ID]                  finish the current iteration, then end
