@@ -171,3 +171,41 @@ func TestCtrlC(t *testing.T) {
 	require.Contains(t, out, "ended: complete")
 	require.NotContains(t, out, "level=")
 }
+
+// TestFlagsPerCommand runs the real binaries: each command shows and
+// takes its own flags only, and both say what they are.
+func TestFlagsPerCommand(t *testing.T) {
+	se := newStarterEnv(t, "")
+	run := func(bin string, args ...string) (int, string) {
+		p := startProc(t, se.env, bin, args...)
+		return p.wait(t, time.Minute), p.Output()
+	}
+	code, out := run(bins.starter, "guide", "--help")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "--queue")
+	require.NotContains(t, out, "--max-cost")
+	code, out = run(bins.starter, "run", "--help")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "--max-cost")
+	for _, tc := range []struct {
+		bin  string
+		args []string
+		want string
+	}{
+		{bins.starter, []string{"status", "--model", "x"}, "starter: unknown flag: --model\n"},
+		{bins.worker, []string{"--max-iterations", "1"}, "worker: unknown flag: --max-iterations\n"},
+		{bins.starter, []string{"list", "--status", "bogus"}, "starter: invalid --status \"bogus\": valid states are starting, running, paused, rate_limited, awaiting_human, completed, stopped, limited, failed, idle, working\n"},
+	} {
+		code, out := run(tc.bin, tc.args...)
+		require.Equal(t, 1, code, out)
+		require.Equal(t, tc.want, out)
+	}
+	code, out = run(bins.worker, "help")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "Usage:\n  worker [flags]")
+	for _, bin := range []string{bins.starter, bins.worker} {
+		code, out := run(bin, "--version")
+		require.Equal(t, 0, code, out)
+		require.Regexp(t, `^(starter|worker) \S+ \(.+\), Temporal server v1\.\d+\.\d+, Temporal Go SDK v1\.\d+\.\d+, go1\.`, out)
+	}
+}
