@@ -247,7 +247,7 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 	var warnings []string
 	warn := func(err error) { warnings = append(warnings, err.Error()) }
 
-	progress := &Progress{Attempt: attempt}
+	progress := &Progress{Attempt: attempt, Iteration: in.Iteration}
 	if prev != nil && prev.StartHead != "" {
 		// A previous attempt died mid-run: measure this iteration from
 		// where it started, so its partial work is counted and committed.
@@ -332,6 +332,8 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 		RateLimitResetsAt: run.verdict.ResetsAt,
 		Resumed:           resumed,
 		Repair:            beforeErr != nil,
+		Live:              run.live,
+		LiveStartedAt:     run.started,
 	}
 	res.LogFile = progress.Log
 	if interrupted {

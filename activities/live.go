@@ -14,6 +14,8 @@ import (
 // heartbeats. It is not safe for concurrent use.
 type liveLog struct {
 	redact *redact.Redactor
+	// dir is the workspace: paths in it are shown relative to it.
+	dir    string
 	seq    int
 	events []LiveEvent
 }
@@ -34,7 +36,11 @@ func (l *liveLog) add(ev stream.Event, now time.Time) {
 			l.push(LiveEvent{At: now, Kind: LiveSays, Text: t})
 		}
 		if ev.ToolUses > 0 {
-			l.push(LiveEvent{At: now, Kind: LiveTool, Name: ev.ToolName, Text: ev.ToolSubject})
+			subject := ev.ToolSubject
+			if l.dir != "" {
+				subject = strings.TrimPrefix(subject, strings.TrimSuffix(l.dir, "/")+"/")
+			}
+			l.push(LiveEvent{At: now, Kind: LiveTool, Name: ev.ToolName, Text: subject})
 		}
 	}
 }

@@ -21,16 +21,23 @@ func TestLiveLog(t *testing.T) {
 
 	l.add(stream.Event{Type: stream.TypeAssistant, Text: "Let me run\n  the tests", ToolUses: 1, ToolName: "Bash", ToolSubject: "TOKEN=sk-live-0123456789 go test ./..."}, now)
 	l.add(stream.Event{Type: stream.TypeAssistant, APIError: "rate_limit", Text: "API Error: 429"}, now)
+	l.dir = "/work/app"
+	l.add(stream.Event{Type: stream.TypeAssistant, ToolUses: 1, ToolName: "Edit", ToolSubject: "/work/app/internal/db/store.go"}, now)
+	l.add(stream.Event{Type: stream.TypeAssistant, ToolUses: 1, ToolName: "Read", ToolSubject: "/etc/hosts"}, now)
 	got := l.snapshot()
 	require.Equal(t, []LiveEvent{
 		{Seq: 1, At: now, Kind: LiveSays, Text: "Let me run the tests"},
 		{Seq: 2, At: now, Kind: LiveTool, Name: "Bash", Text: "TOKEN=[REDACTED:API_TOKEN] go test ./..."},
 		{Seq: 3, At: now, Kind: LiveError, Text: "API Error: 429"},
-	}, got)
+		{Seq: 4, At: now, Kind: LiveTool, Name: "Edit", Text: "internal/db/store.go"},
+		{Seq: 5, At: now, Kind: LiveTool, Name: "Read", Text: "/etc/hosts"},
+	}, got, "paths in the workspace are relative")
 	require.Equal(t, []string{
 		`0:05 ▸ says  "Let me run the tests"`,
 		"0:05 ▸ Bash  TOKEN=[REDACTED:API_TOKEN] go test ./...",
 		"0:05 ▸ error API Error: 429",
+		"0:05 ▸ Edit  internal/db/store.go",
+		"0:05 ▸ Read  /etc/hosts",
 	}, tail(now.Add(-5*time.Second), got), "the lines the UI shows at the top of the heartbeat")
 
 	for i := range 3 * LiveLimit {
@@ -38,7 +45,7 @@ func TestLiveLog(t *testing.T) {
 	}
 	got = l.snapshot()
 	require.Len(t, got, LiveLimit)
-	require.Equal(t, 3+3*LiveLimit, got[len(got)-1].Seq)
+	require.Equal(t, 5+3*LiveLimit, got[len(got)-1].Seq)
 	require.Equal(t, got[0].Seq+LiveLimit-1, got[len(got)-1].Seq, "the last ones, in order")
 	for _, e := range got {
 		require.LessOrEqual(t, len(e.Text), LiveTextLimit)

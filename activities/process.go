@@ -33,6 +33,9 @@ const (
 type agentRun struct {
 	summary stream.Summary
 	verdict stream.Verdict
+	// live are the agent's last events, and started when it started.
+	live    []LiveEvent
+	started time.Time
 }
 
 // runAgent spawns the agent in its own process group, feeds it the
@@ -100,7 +103,7 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, prompt string, 
 	}()
 
 	parser := stream.NewParser()
-	live := &liveLog{redact: a.Redact}
+	live := &liveLog{redact: a.Redact, dir: in.Workspace}
 	progress.StartedAt = time.Now()
 	var mu sync.Mutex
 	snapshot := func() Progress {
@@ -176,14 +179,17 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, prompt string, 
 	}
 	mu.Lock()
 	sum := parser.Summary()
+	run := agentRun{summary: sum, live: live.snapshot(), started: progress.StartedAt}
 	mu.Unlock()
 	if runCtx.Err() != nil {
-		return agentRun{summary: sum, verdict: stream.Verdict{
+		run.verdict = stream.Verdict{
 			Outcome: stream.OutcomeTimeout,
 			Reason:  fmt.Sprintf("agent ran longer than the iteration timeout of %s and was killed", timeout),
-		}}, nil
+		}
+		return run, nil
 	}
-	return agentRun{summary: sum, verdict: stream.Classify(sum, waitErr, stderr.String(), time.Now())}, nil
+	run.verdict = stream.Classify(sum, waitErr, stderr.String(), time.Now())
+	return run, nil
 }
 
 // drain waits for a reader of a finished agent's output to reach the end,

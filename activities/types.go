@@ -137,8 +137,13 @@ func (in IterationInput) Key() string {
 // IterationResult is what one iteration did. Agent-level failures are
 // results, not errors: the workflow counts them.
 type IterationResult struct {
-	Iteration int            `json:"iteration"`
-	Outcome   stream.Outcome `json:"outcome"`
+	Iteration int `json:"iteration"`
+	// Live are the agent's last events (at most LiveLimit) and
+	// LiveStartedAt when it started: the end of the live view, which no
+	// heartbeat reports once the iteration is done.
+	Live          []LiveEvent    `json:"live,omitempty"`
+	LiveStartedAt time.Time      `json:"live_started_at,omitzero"`
+	Outcome       stream.Outcome `json:"outcome"`
 	// Reason explains a non-success outcome in one line.
 	Reason string `json:"reason,omitempty"`
 
@@ -232,8 +237,10 @@ func (r IterationResult) Progressed() bool {
 type Progress struct {
 	// Tail is Live as lines for a person, first so that the Temporal
 	// UI's Pending Activities tab shows it at the top of the heartbeat.
-	Tail           []string     `json:"tail,omitempty"`
-	Attempt        int          `json:"attempt"`
+	Tail    []string `json:"tail,omitempty"`
+	Attempt int      `json:"attempt"`
+	// Iteration is the number of the running iteration.
+	Iteration      int          `json:"iteration,omitempty"`
 	StartHead      string       `json:"start_head"`
 	AgentSessionID string       `json:"agent_session_id,omitempty"`
 	CostUSD        float64      `json:"cost_usd"`

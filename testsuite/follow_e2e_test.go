@@ -57,6 +57,13 @@ func TestFollowShowsTheRunningAgent(t *testing.T) {
 	require.Contains(t, out, "iteration 1: success")
 	require.Less(t, strings.Index(out, "▸ Bash  sleep 8"), strings.Index(out, "iteration 1: success"))
 	require.Equal(t, 1, strings.Count(out, "▸ Bash  sleep 8"), "each live event once")
+	// The events after the last heartbeat still show, before the
+	// iteration's line: they come with its result.
+	end := strings.Index(out, "iteration 1: success")
+	for _, want := range []string{"▸ Write story-US-001.txt", "▸ Write prd.json", `▸ says  "Implemented US-001`} {
+		require.Equal(t, 1, strings.Count(out, want), "%s once in:\n%s", want, out)
+		require.Less(t, strings.Index(out, want), end, want)
+	}
 	t.Logf("follow output:\n%s", out)
 
 	require.Equal(t, 2, raw.wait(t, time.Minute), raw.Output())

@@ -289,6 +289,11 @@ type IterationSummary struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Notices are what Ralph found and put right after the iteration.
 	Notices []string `json:"notices,omitempty"`
+	// Live are the agent's last events and LiveStartedAt when it
+	// started: only in the iterations query, for a follower to end the
+	// iteration's live view.
+	Live          []activities.LiveEvent `json:"live,omitempty"`
+	LiveStartedAt time.Time              `json:"live_started_at,omitzero"`
 }
 
 // Status is the answer of the status query.

@@ -21,7 +21,7 @@ const recentLimit = 10
 
 // logLimit bounds the iteration summaries a run keeps for the iterations
 // query: more than a run makes before it continues as new.
-const logLimit = 1000
+const logLimit = 200
 
 // defaultRateLimitWait is how long a session sleeps when the agent was rate
 // limited without saying when the limit resets.
@@ -628,9 +628,12 @@ func (s *session) record(ctx workflow.Context, res activities.IterationResult) d
 		Warnings:     res.Warnings,
 		Notices:      res.Notices,
 	}
+	sum.Live, sum.LiveStartedAt = res.Live, res.LiveStartedAt
 	defer func() {
+		full := sum
+		sum.Live, sum.LiveStartedAt = nil, time.Time{} // status and carry-over stay small
 		s.status.Recent = append(s.status.Recent, sum)
-		s.log = append(s.log, sum)
+		s.log = append(s.log, full)
 		if n := len(s.log); n > logLimit {
 			s.log = append([]IterationSummary(nil), s.log[n-logLimit:]...)
 		}

@@ -63,8 +63,10 @@ type follower struct {
 
 // liveState is what the live view printed of the running attempt.
 type liveState struct {
-	key      string
-	seq      int
+	key       string
+	iteration int
+	started   time.Time
+	seq       int
 	lastLine time.Time
 	raw      *os.File
 	rawMiss  bool
@@ -117,8 +119,8 @@ func (f *follower) poll(ctx context.Context) {
 		}
 	}
 	if desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		f.flushRaw()
 		f.iterations(qctx)
+		f.flushRaw()
 		if f.noLog {
 			if st, err := queryStatus(qctx, f.c, f.id); err == nil {
 				f.print(st.Recent)
@@ -133,10 +135,12 @@ func (f *follower) poll(ctx context.Context) {
 			f.print(st.Recent)
 		}
 	}
+	// The iterations first: a finished iteration's live view ends
+	// before the next one's begins.
+	f.iterations(qctx)
 	if f.view != ViewQuiet {
 		f.liveView(desc.GetPendingActivities(), st.Workspace)
 	}
-	f.iterations(qctx)
 }
 
 // iterations prints the iterations of the followed run that are not
@@ -171,6 +175,7 @@ func (f *follower) print(its []workflows.IterationSummary) {
 			f.printed = it.Iteration - 1
 		}
 		if it.Iteration > f.printed {
+			f.endLive(it)
 			fmt.Fprintln(f.out, iterationLine(it))
 			f.printed = it.Iteration
 			f.live.lastLine = time.Now()
@@ -228,7 +233,7 @@ func (f *follower) liveView(pending []*workflowpb.PendingActivityInfo, workspace
 	key := fmt.Sprintf("%s/%d/%s", pa.GetActivityId(), p.Attempt, p.StartedAt)
 	if key != f.live.key {
 		f.flushRaw()
-		f.live = liveState{key: key, lastLine: time.Now()}
+		f.live = liveState{key: key, iteration: p.Iteration, started: p.StartedAt, lastLine: time.Now()}
 		if p.Attempt > 1 {
 			fmt.Fprintf(f.out, "  (attempt %d of this iteration)\n", p.Attempt)
 		}
@@ -272,6 +277,28 @@ func (f *follower) rawView(p activities.Progress, workspace string) bool {
 	}
 	_, _ = io.Copy(f.out, f.live.raw)
 	return true
+}
+
+// endLive ends the live view of the finished iteration it, if it is the
+// one shown: the rest of its raw log, or the events of its end that no
+// heartbeat reported.
+func (f *follower) endLive(it workflows.IterationSummary) {
+	if f.live.iteration != it.Iteration || f.view == ViewQuiet {
+		return
+	}
+	if f.live.raw != nil {
+		f.flushRaw()
+		return
+	}
+	if !it.LiveStartedAt.Equal(f.live.started) {
+		return // another attempt than the one shown
+	}
+	for _, e := range it.Live {
+		if e.Seq > f.live.seq {
+			fmt.Fprintln(f.out, elide(liveLine(it.LiveStartedAt, e), f.width))
+			f.live.seq = e.Seq
+		}
+	}
 }
 
 // flushRaw copies the rest of a finished attempt's raw log and closes it.
