@@ -67,9 +67,9 @@ type liveState struct {
 	iteration int
 	started   time.Time
 	seq       int
-	lastLine time.Time
-	raw      *os.File
-	rawMiss  bool
+	lastLine  time.Time
+	raw       *os.File
+	rawMiss   bool
 }
 
 func newFollower(c client.Client, dc converter.DataConverter, id string, out io.Writer, view View) *follower {
