@@ -162,16 +162,15 @@ type connection struct {
 // server's address and, when nothing answers there, starts the server in
 // this process (reporting started).
 func connect(ctx context.Context, cfg config.Config, stderr io.Writer) (conn *connection, started bool, err error) {
-	hostPort, namespace, uiURL := "", "", ""
+	uiURL := ""
 	cdc, err := ralph.LoadCodec(cfg)
 	if err != nil {
 		return nil, false, err
 	}
+	hostPort, namespace := serverOf(cfg)
 	var stopServer func()
 	if cfg.Dev.Enabled {
 		devHint = " --dev"
-		hostPort = fmt.Sprintf("%s:%d", cfg.Dev.IP, cfg.Dev.Port)
-		namespace = cfg.Dev.Namespace
 		if !ralph.Reachable(hostPort) {
 			srv, err := ralph.StartDevServer(ctx, cfg.Dev, cfg.Codec.Server)
 			if err != nil {
@@ -227,6 +226,15 @@ func connect(ctx context.Context, cfg config.Config, stderr io.Writer) (conn *co
 		closeLog()
 	}
 	return conn, started, nil
+}
+
+// serverOf is the address and namespace cfg points at: the embedded
+// server's with --dev, else "" for the temporal CLI's settings.
+func serverOf(cfg config.Config) (hostPort, namespace string) {
+	if !cfg.Dev.Enabled {
+		return "", ""
+	}
+	return fmt.Sprintf("%s:%d", cfg.Dev.IP, cfg.Dev.Port), cfg.Dev.Namespace
 }
 
 // workflowURL links to a session in the Temporal UI, or is "" when the UI

@@ -62,10 +62,7 @@ func printPrompt(ctx context.Context, cfg config.Config, workspace string, stdou
 // runningStatus is the status of the session id when its server answers
 // and the session runs; it starts no server.
 func runningStatus(ctx context.Context, cfg config.Config, id string) (workflows.Status, bool) {
-	hostPort, namespace := "", ""
-	if cfg.Dev.Enabled {
-		hostPort, namespace = fmt.Sprintf("%s:%d", cfg.Dev.IP, cfg.Dev.Port), cfg.Dev.Namespace
-	}
+	hostPort, namespace := serverOf(cfg)
 	cdc, err := ralph.LoadCodec(cfg)
 	if err != nil {
 		return workflows.Status{}, false
