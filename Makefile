@@ -13,15 +13,16 @@ test: deps lint unit race e2e bench
 
 # Tools the tests need beyond Go and git, from Debian: docker-compose
 # validates docker-compose.yml offline; chromium runs the browser test
-# against the embedded Temporal UI. Versions are pinned to Debian 12's; a
-# security update that retires the pinned chromium falls back to the
-# current one rather than failing the run. Go tools are pinned above and
-# run with `go run`.
+# against the embedded Temporal UI; postgresql-15 backs the Temporal cluster
+# of testsuite/cluster. Versions are pinned to Debian 12's; a security
+# update that retires a pinned version falls back to the current one rather
+# than failing the run. Go tools are pinned above and run with `go run`.
 
 deps:
 	@missing=""; \
 	command -v docker-compose >/dev/null || missing="$$missing docker-compose=1.29.2-3"; \
 	command -v chromium >/dev/null || missing="$$missing chromium=156.0.8078.79-1~deb12u1"; \
+	test -x /usr/lib/postgresql/15/bin/initdb || missing="$$missing postgresql-15=15.20-0+deb12u1"; \
 	if [ -n "$$missing" ]; then \
 		apt-get update -qq && \
 		{ DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || \
@@ -35,9 +36,9 @@ lint: deps
 	go run $(WORKFLOWCHECK) ./workflows/...
 	docker-compose -f docker-compose.yml config -q
 
-# Everything but the end-to-end package.
+# Everything but the end-to-end packages.
 unit:
-	go test -count=1 $$(go list ./... | grep -v /testsuite$$)
+	go test -count=1 $$(go list ./... | grep -v /testsuite)
 
 # The deterministic and concurrent code under the race detector.
 race:
@@ -55,7 +56,7 @@ claude:
 
 # Real worker and starter processes, the fake agent and the embedded server.
 e2e: claude
-	go test -count=1 -timeout 30m -v ./testsuite/
+	go test -count=1 -timeout 40m -v ./testsuite/...
 
 # Orchestration overhead per iteration: Temporal session vs a plain loop.
 bench:

@@ -62,6 +62,22 @@ type Agent struct {
 	// MaxLineBytes is the longest stream line parsed; longer lines are
 	// counted as invalid and skipped. Default DefaultMaxLineBytes.
 	MaxLineBytes int
+	// Host is the host ID of the worker's machine (HostReady says it).
+	Host string
+	// Slots caps the agents the worker runs at once; nil is no cap.
+	Slots *Slots
+	// OnSlot is told when an iteration starts and stops waiting for a
+	// slot, so that its session can show it; nil tells nobody.
+	OnSlot func(ctx context.Context, ev SlotEvent)
+	// Observe is given the result of every iteration RunIteration ran
+	// (the worker's metrics); nil is nobody.
+	Observe func(IterationResult)
+}
+
+// HostReady answers on the task queue of this worker's host: a session
+// whose host was offline runs it to learn that the host is back.
+func (a *Agent) HostReady(ctx context.Context) (string, error) {
+	return a.Host, nil
 }
 
 // WorkspaceCheck is what CheckWorkspace found.
@@ -181,14 +197,73 @@ func (a *Agent) RunIteration(ctx context.Context, in IterationInput) (IterationR
 			prev = &p
 		}
 	}
+	if prev == nil && in.Resume != nil {
+		prev = in.Resume // an earlier try whose host went offline
+	}
 	beat := func(p Progress) { activity.RecordHeartbeat(ctx, p) }
 	info := activity.GetInfo(ctx)
+	if a.Slots != nil {
+		release, err := a.takeSlot(ctx, in, prev, beat)
+		if err != nil {
+			return IterationResult{}, err
+		}
+		defer release()
+	}
 	run := *a
 	// Beat well within the heartbeat timeout, whatever the session set.
 	if hb := info.HeartbeatTimeout; hb > 0 && run.heartbeatInterval() > hb/4 {
 		run.HeartbeatInterval = hb / 4
 	}
-	return run.Iterate(ctx, in, int(info.Attempt), prev, beat)
+	res, err := run.Iterate(ctx, in, int(info.Attempt), prev, beat)
+	if err == nil && a.Observe != nil {
+		a.Observe(res)
+	}
+	return res, err
+}
+
+// takeSlot takes one of the worker's agent slots for the iteration,
+// waiting while they are all taken. While it waits it heartbeats the
+// progress of a dead earlier attempt (so that the next attempt still
+// finds it) with a line that says what it waits for, and tells the
+// session through OnSlot.
+func (a *Agent) takeSlot(ctx context.Context, in IterationInput, prev *Progress, beat func(Progress)) (release func(), err error) {
+	if a.Slots.TryAcquire() {
+		return a.Slots.Release, nil
+	}
+	info := activity.GetInfo(ctx)
+	ev := SlotEvent{
+		WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID,
+		Iteration: in.Iteration, Waiting: true, Running: a.Slots.Running(), Max: a.Slots.Max(),
+	}
+	notify := func(ev SlotEvent) {
+		if a.OnSlot != nil {
+			a.OnSlot(ctx, ev)
+		}
+	}
+	notify(ev)
+	waiting := Progress{Attempt: int(info.Attempt), Iteration: in.Iteration}
+	if prev != nil {
+		waiting = *prev
+		waiting.Attempt, waiting.Live = int(info.Attempt), nil
+	}
+	since := time.Now()
+	tick := func() {
+		waiting.Tail = []string{fmt.Sprintf("waiting for an agent slot: %d of %d in use on this worker (%s so far)",
+			a.Slots.Running(), a.Slots.Max(), time.Since(since).Round(time.Second))}
+		waiting.UpdatedAt = time.Now()
+		beat(waiting)
+	}
+	tick()
+	interval := a.heartbeatInterval()
+	if hb := info.HeartbeatTimeout; hb > 0 && interval > hb/4 {
+		interval = hb / 4
+	}
+	if err := a.Slots.Acquire(ctx, interval, tick); err != nil {
+		return nil, err
+	}
+	ev.Waiting = false
+	notify(ev)
+	return a.Slots.Release, nil
 }
 
 func (a *Agent) heartbeatInterval() time.Duration {

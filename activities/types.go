@@ -124,6 +124,10 @@ type IterationInput struct {
 	// Notices are what Ralph found after the last iteration (a branch put
 	// back), for this iteration's prompt.
 	Notices []string `json:"notices,omitempty"`
+	// Resume is the last progress of an earlier try of this iteration
+	// whose worker went away (its host went offline): this try goes on
+	// from there, as a retry of the same activity would.
+	Resume *Progress `json:"resume,omitempty"`
 }
 
 // Key is the idempotency key of the iteration's session execution.

@@ -31,6 +31,7 @@ type Config struct {
 	Queue      QueueConfig      `mapstructure:"queue"`
 	Dev        DevConfig        `mapstructure:"dev"`
 	Codec      CodecConfig      `mapstructure:"codec"`
+	Worker     WorkerConfig     `mapstructure:"worker"`
 
 	// File is the config file that was read, "" if none: the one named by
 	// --config or RALPH_CONFIG, or else the workspace's ralph.yaml.
@@ -230,6 +231,21 @@ type CodecConfig struct {
 	Server string `mapstructure:"server"`
 }
 
+// WorkerConfig says how a worker serves its machine.
+type WorkerConfig struct {
+	// HostID is the stable ID of this machine; Load sets it to the
+	// hostname when it is not configured.
+	HostID string `mapstructure:"host-id"`
+	// HostTimeout is how long a session's workspace activity may wait for
+	// a worker of its host before the session shows host_offline.
+	HostTimeout time.Duration `mapstructure:"host-timeout"`
+	// MaxAgents is the most agent processes the worker runs at once.
+	MaxAgents int `mapstructure:"max-agents"`
+	// MetricsAddr is the host:port of the worker's Prometheus endpoint;
+	// "" is off.
+	MetricsAddr string `mapstructure:"metrics-addr"`
+}
+
 // AddFlags registers every configuration flag on fs, with its default, and
 // the --config flag. The starter and worker call it on their cobra
 // commands' flag sets. Like any pflag registration, it panics if fs already
@@ -378,6 +394,9 @@ func Load(fs *pflag.FlagSet, workspace string) (Config, error) {
 		return Config{}, err
 	}
 	if err := cfg.resolveKeyFile(); err != nil {
+		return Config{}, err
+	}
+	if err := cfg.resolveHostID(); err != nil {
 		return Config{}, err
 	}
 	if err := cfg.validate(); err != nil {
@@ -735,4 +754,18 @@ func defaultStateDir() (string, error) {
 		return "", err
 	}
 	return filepath.Join(home, ".local", "state", stateDirName), nil
+}
+
+// resolveHostID sets worker.host-id to the hostname when it is not set.
+func (c *Config) resolveHostID() error {
+	c.Worker.HostID = strings.TrimSpace(c.Worker.HostID)
+	if c.Worker.HostID != "" {
+		return nil
+	}
+	name, err := os.Hostname()
+	if err != nil || name == "" {
+		return fmt.Errorf("worker.host-id is not set and the hostname is unknown (%v): set --host-id or %s", err, lookupSpec("worker.host-id").env())
+	}
+	c.Worker.HostID = name
+	return nil
 }

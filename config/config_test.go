@@ -119,7 +119,20 @@ func defaults(state string) Config {
 			UIPort:    8233,
 			Namespace: "default",
 		},
+		Worker: WorkerConfig{
+			HostID:      hostname(),
+			HostTimeout: 2 * time.Minute,
+			MaxAgents:   4,
+		},
 	}
+}
+
+func hostname() string {
+	name, err := os.Hostname()
+	if err != nil {
+		panic(err)
+	}
+	return name
 }
 
 func TestLoadDefaults(t *testing.T) {
@@ -628,6 +641,26 @@ func TestLoadInvalid(t *testing.T) {
 			want: []string{`invalid codec.server (--codec-server, RALPH_CODEC_SERVER) = "127.0.0.1:0": must have a port between 1 and 65535`},
 		},
 		{
+			name: "host id with a slash",
+			args: []string{"--host-id=a/b"},
+			want: []string{`invalid worker.host-id (--host-id, RALPH_WORKER_HOST_ID) = "a/b": must be letters, digits, '.', '_' and '-' (at most 63), such as the hostname`},
+		},
+		{
+			name: "host timeout too short",
+			env:  map[string]string{"RALPH_WORKER_HOST_TIMEOUT": "500ms"},
+			want: []string{`invalid worker.host-timeout (--host-timeout, RALPH_WORKER_HOST_TIMEOUT) = 500ms: must be at least 1s`},
+		},
+		{
+			name: "no agents",
+			args: []string{"--max-agents=0"},
+			want: []string{`invalid worker.max-agents (--max-agents, RALPH_WORKER_MAX_AGENTS) = 0: must be at least 1`},
+		},
+		{
+			name: "metrics address without port",
+			args: []string{"--metrics-addr=localhost"},
+			want: []string{`invalid worker.metrics-addr (--metrics-addr, RALPH_WORKER_METRICS_ADDR) = "localhost": must be host:port, such as 127.0.0.1:9464`},
+		},
+		{
 			name: "flag repo without owner",
 			args: []string{"--repo=ralph"},
 			want: []string{`invalid github.repo (--repo, RALPH_GITHUB_REPO) = "ralph": ` + badRepo},
@@ -1097,19 +1130,22 @@ func TestLoadUserFile(t *testing.T) {
 func TestLoadTrusted(t *testing.T) {
 	// A valid value of every trusted key, as written in a file.
 	values := map[string]string{
-		"task-queue":       "q",
-		"agent.env":        "[GH_TOKEN]",
-		"dev.enabled":      "true",
-		"dev.state-dir":    "/tmp/ralph-state",
-		"dev.ip":           "0.0.0.0",
-		"dev.port":         "7000",
-		"dev.ui-port":      "7001",
-		"dev.namespace":    "ralph",
-		"codec.key-file":   "/etc/ralph/key",
-		"codec.key-env":    "RALPH_KEY",
-		"codec.server":     "127.0.0.1:8081",
-		"github.api-url":   "https://ghe.example/api/v3",
-		"github.token-env": "MY_GITHUB_TOKEN",
+		"task-queue":          "q",
+		"agent.env":           "[GH_TOKEN]",
+		"dev.enabled":         "true",
+		"dev.state-dir":       "/tmp/ralph-state",
+		"dev.ip":              "0.0.0.0",
+		"dev.port":            "7000",
+		"dev.ui-port":         "7001",
+		"dev.namespace":       "ralph",
+		"codec.key-file":      "/etc/ralph/key",
+		"codec.key-env":       "RALPH_KEY",
+		"codec.server":        "127.0.0.1:8081",
+		"github.api-url":      "https://ghe.example/api/v3",
+		"github.token-env":    "MY_GITHUB_TOKEN",
+		"worker.host-id":      "build-7",
+		"worker.max-agents":   "2",
+		"worker.metrics-addr": "127.0.0.1:9464",
 	}
 	var trusted []string
 	for _, k := range Keys() {

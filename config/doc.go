@@ -137,8 +137,19 @@
 //   - RALPH_CODEC_SERVER: host:port where the worker serves a Temporal codec
 //     server (HTTP /encode and /decode), so that the Temporal UI can show
 //     decrypted payloads (--codec-server, none: off).
+//   - RALPH_WORKER_HOST_ID: stable ID of this machine; its worker serves the
+//     task queue <task-queue>@<host-id> for the sessions of its workspaces,
+//     and it is part of their workflow IDs (--host-id, the hostname).
+//   - RALPH_WORKER_HOST_TIMEOUT: how long a session's work may wait for a
+//     worker on its workspace's host before the session shows host_offline
+//     and waits on (--host-timeout, 2m).
+//   - RALPH_WORKER_MAX_AGENTS: most agent processes one worker runs at once
+//     (--max-agents, 4).
+//   - RALPH_WORKER_METRICS_ADDR: host:port of the worker's Prometheus
+//     metrics at /metrics (--metrics-addr, none: off).
 //
-// The dev.* and codec.* settings are trusted too.
+// The dev.*, codec.* and worker.* settings except worker.host-timeout are
+// trusted too.
 //
 // Booleans are true or false (also 1 or 0). An empty environment variable is
 // treated as unset. Variables named after a group of settings, such as

@@ -115,8 +115,14 @@ const (
 // group is the Group of s.
 func (s *spec) group() Group {
 	switch s.key {
-	case "agent.env", "github.write-interval", "codec.server":
+	case "agent.env", "github.write-interval", "codec.server", "worker.max-agents", "worker.metrics-addr":
 		return WorkerFlags
+	case "worker.host-id":
+		// Every command needs it: it is part of the IDs of the sessions
+		// of this machine's workspaces.
+		return ConnectionFlags
+	case "worker.host-timeout":
+		return SessionFlags
 	case "workspace":
 		return SessionFlags
 	case "task-queue":
@@ -326,6 +332,17 @@ var specs = []spec{
 		usage: "dev server Web UI port (0 = no UI)"},
 	{key: "dev.namespace", flag: "namespace", kind: kindString, def: "default", trusted: true,
 		usage: "Temporal namespace (the dev server creates it)"},
+
+	{key: "worker.host-id", flag: "host-id", kind: kindString, def: "", trusted: true,
+		text:  `"" (the hostname)`,
+		usage: "stable ID of this machine: its worker serves the task queue <task-queue>@<host-id>, where the sessions of its workspaces run their activities, and it is part of their workflow IDs (default: the hostname)"},
+	{key: "worker.host-timeout", flag: "host-timeout", kind: kindDuration, def: 2 * time.Minute,
+		usage: "how long a session's work may wait for a worker on the workspace's host before the session shows host_offline (it waits on, without failing), at least 1s"},
+	{key: "worker.max-agents", flag: "max-agents", kind: kindInt, def: 4, trusted: true,
+		usage: "most agent processes this worker runs at once; more iterations wait, shown as waiting_for_agent_slot"},
+	{key: "worker.metrics-addr", flag: "metrics-addr", kind: kindString, def: "", trusted: true,
+		text:  `"" (off)`,
+		usage: "host:port where the worker serves Prometheus metrics at /metrics, such as 127.0.0.1:9464"},
 
 	{key: "codec.key-file", flag: "codec-key-file", kind: kindString, def: "", trusted: true,
 		text:  `"" (no encryption)`,

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -118,8 +119,28 @@ func (c *Config) validate() error {
 		}
 	}
 
+	w := &c.Worker
+	check("worker.host-id", !hostIDRE.MatchString(w.HostID), w.HostID,
+		"must be letters, digits, '.', '_' and '-' (at most 63), such as the hostname")
+	check("worker.host-timeout", w.HostTimeout < time.Second, w.HostTimeout, "must be at least 1s")
+	check("worker.max-agents", w.MaxAgents < 1, w.MaxAgents, atLeastOne)
+	if w.MetricsAddr != "" {
+		_, port, err := net.SplitHostPort(w.MetricsAddr)
+		n, perr := strconv.Atoi(port)
+		switch {
+		case err != nil:
+			check("worker.metrics-addr", true, w.MetricsAddr, "must be host:port, such as 127.0.0.1:9464")
+		case perr != nil || n < 0 || n > 65535:
+			check("worker.metrics-addr", true, w.MetricsAddr, "must have a port between 0 and 65535")
+		}
+	}
+
 	return errors.Join(errs...)
 }
+
+// hostIDRE matches a valid worker.host-id: it goes into task queue names
+// and workflow IDs as it is.
+var hostIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 
 // validRepo reports whether repo is owner/name, each of letters, digits, -,
 // _ and ".", and neither "." nor "..", which would change the meaning of an

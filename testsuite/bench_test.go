@@ -123,7 +123,7 @@ func benchSession(b *testing.B) time.Duration {
 	ctx := context.Background()
 	start := time.Now()
 	run, err := cl.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: workflows.SessionWorkflowID(dir), TaskQueue: workflows.TaskQueue,
+		ID: sessionIDOf(dir), TaskQueue: workflows.TaskQueue,
 	}, workflows.Session, in)
 	require.NoError(b, err)
 	var res workflows.SessionResult

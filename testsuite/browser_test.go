@@ -42,7 +42,7 @@ func TestBrowserAnswersCheckpointThroughUISignalForm(t *testing.T) {
 		},
 		"repeat": "auto",
 	}))
-	id := workflows.SessionWorkflowID(r.Dir)
+	id := sessionIDOf(r.Dir)
 	uiPort := envOf(se.env, "RALPH_DEV_UI_PORT")
 	require.NotEmpty(t, uiPort)
 
@@ -358,7 +358,7 @@ func TestBrowserShowsTheLiveViewInPendingActivities(t *testing.T) {
 	chromium := lookChromium(t)
 	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
 	se := newStarterEnv(t, scenario(t, map[string]any{"auto": true, "sleep_ms": 120000}))
-	id := workflows.SessionWorkflowID(r.Dir)
+	id := sessionIDOf(r.Dir)
 	uiPort := envOf(se.env, "RALPH_DEV_UI_PORT")
 	require.NotEmpty(t, uiPort)
 

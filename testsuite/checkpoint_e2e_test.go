@@ -14,8 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-
-	"github.com/durable-ralph/ralph/workflows"
 )
 
 // rawScenario writes a scenario file from a JSON document.
@@ -58,7 +56,7 @@ func TestCheckpointSurvivesWorkerAndServerRestart(t *testing.T) {
 		},
 		"repeat": "auto",
 	}))
-	id := workflows.SessionWorkflowID(r.Dir)
+	id := sessionIDOf(r.Dir)
 
 	w := startDevWorker(t, se)
 	// Two iterations per workflow run: the answer must survive
@@ -123,7 +121,7 @@ func TestCheckpointSurvivesWorkerAndServerRestart(t *testing.T) {
 func TestCLIControlCommands(t *testing.T) {
 	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
 	se := newStarterEnv(t, rawScenario(t, map[string]any{"steps": []any{map[string]any{"auto": true, "sleep_ms": 1500}}}))
-	id := workflows.SessionWorkflowID(r.Dir)
+	id := sessionIDOf(r.Dir)
 	startDevWorker(t, se)
 	code, out := starter(t, se, "run", "--dev", r.Dir)
 	require.Equal(t, 0, code, out)

@@ -24,7 +24,7 @@ func runSession(t *testing.T, cl *cluster, in workflows.SessionInput) (workflows
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	id := workflows.SessionWorkflowID(in.Workspace)
+	id := sessionIDOf(in.Workspace)
 	run, err := cl.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.Session, in)
 	require.NoError(t, err)
 	var res workflows.SessionResult
@@ -143,7 +143,7 @@ func TestSessionFailsOnceWhenAgentBinaryIsMissing(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, err.Error(), `agent binary "claude-does-not-exist" not found`)
 
-	hist := cl.client.GetWorkflowHistory(context.Background(), workflows.SessionWorkflowID(r.Dir), "", false, 0)
+	hist := cl.client.GetWorkflowHistory(context.Background(), sessionIDOf(r.Dir), "", false, 0)
 	h, err := collectHistory(hist)
 	require.NoError(t, err)
 	attempts := 0
@@ -188,7 +188,7 @@ func TestCLIWorkerRestartBetweenIterationsAndAttach(t *testing.T) {
 	})
 	start := startProc(t, se.env, bins.starter, "run", "--dev", r.Dir)
 	require.Equal(t, 0, start.wait(t, time.Minute), start.Output())
-	require.Contains(t, start.Output(), "Started session "+workflows.SessionWorkflowID(r.Dir))
+	require.Contains(t, start.Output(), "Started session "+sessionIDOf(r.Dir))
 	require.Contains(t, start.Output(), "Temporal UI: http://127.0.0.1:")
 
 	// Stop the worker once the first iteration has committed.
@@ -220,8 +220,8 @@ func TestCLIWorkerRestartBetweenIterationsAndAttach(t *testing.T) {
 
 	list := startProc(t, se.env, bins.starter, "list", "--dev", "--status", "completed")
 	require.Equal(t, 0, list.wait(t, time.Minute), list.Output())
-	require.Contains(t, list.Output(), workflows.SessionWorkflowID(r.Dir))
-	replayFrom(t, se, workflows.SessionWorkflowID(r.Dir))
+	require.Contains(t, list.Output(), sessionIDOf(r.Dir))
+	replayFrom(t, se, sessionIDOf(r.Dir))
 }
 
 // replayFrom replays a session's history from the server of a CLI test.

@@ -73,7 +73,7 @@ func TestWorkerKilledMidIterationRecovers(t *testing.T) {
 		"repeat": "auto",
 	}))
 	env := append(se.env, "TEMPORAL_ADDRESS="+srv.Address())
-	id := workflows.SessionWorkflowID(r.Dir)
+	id := sessionIDOf(r.Dir)
 
 	w1 := startProc(t, env, bins.worker)
 	p := startProc(t, env, bins.starter, "run", r.Dir)
@@ -211,7 +211,7 @@ func TestWorkspaceDeletedMidSession(t *testing.T) {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	err = c.GetWorkflow(ctx, workflows.SessionWorkflowID(r.Dir), "").Get(ctx, nil)
+	err = c.GetWorkflow(ctx, sessionIDOf(r.Dir), "").Get(ctx, nil)
 	require.Error(t, err)
 	// Depending on whether the agent, still running in the deleted
 	// directory, recreated it before it died, the workspace is gone or
@@ -220,7 +220,7 @@ func TestWorkspaceDeletedMidSession(t *testing.T) {
 	require.Regexp(t, "workspace "+regexp.QuoteMeta(r.Dir)+" is not (accessible|a git repository)", err.Error())
 	require.Contains(t, err.Error(), "retryable: false")
 
-	code, out = starter(t, se, "status", "--dev", workflows.SessionWorkflowID(r.Dir))
+	code, out = starter(t, se, "status", "--dev", sessionIDOf(r.Dir))
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "failed")
 }
@@ -253,5 +253,5 @@ func TestAgentHangsCrashesAndPrintsGarbage(t *testing.T) {
 		t.Fatalf("the worker exited: %s", w.Output())
 	default:
 	}
-	replayFrom(t, se, workflows.SessionWorkflowID(r.Dir))
+	replayFrom(t, se, sessionIDOf(r.Dir))
 }

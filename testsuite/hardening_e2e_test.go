@@ -16,7 +16,6 @@ import (
 
 	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/ralph"
-	"github.com/durable-ralph/ralph/workflows"
 )
 
 const oneStoryPRD = `{
@@ -93,7 +92,7 @@ exit 1
 	status := startProc(t, env, bins.starter, "status", "--dev", r.Dir)
 	status.wait(t, time.Minute)
 	require.NotContains(t, status.Output(), secret)
-	hist := exportHistory(t, se, workflows.SessionWorkflowID(r.Dir))
+	hist := exportHistory(t, se, sessionIDOf(r.Dir))
 	require.NotContains(t, hist, secret, "exported history")
 	require.Contains(t, hist, "REDACTED:ANTHROPIC_API_KEY", "the leak reached the history, redacted")
 
@@ -166,7 +165,7 @@ func TestEncryptedSessionStoresCiphertext(t *testing.T) {
 	require.Equal(t, 0, status.wait(t, time.Minute), status.Output())
 	require.Contains(t, status.Output(), "completed (complete)", "the starter decrypts")
 
-	hist := exportHistory(t, se, workflows.SessionWorkflowID(r.Dir))
+	hist := exportHistory(t, se, sessionIDOf(r.Dir))
 	require.Contains(t, hist, base64.StdEncoding.EncodeToString([]byte("binary/encrypted")))
 	require.NotContains(t, hist, "List widgets", "the story title is in results only as ciphertext")
 	require.NotContains(t, hist, r.Dir, "the workspace path is in the input only as ciphertext")

@@ -20,7 +20,6 @@ import (
 	"github.com/stretchr/testify/require"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/activities/github"
@@ -215,7 +214,7 @@ func calls(t *testing.T, env []string) []fakeCall {
 type cluster struct {
 	srv      *devserver.Server
 	client   client.Client
-	worker   worker.Worker
+	worker   *ralph.Worker
 	stopOnce sync.Once
 }
 
@@ -226,7 +225,7 @@ func startCluster(t testing.TB, stateDir string, agent *activities.Agent) *clust
 	require.NoError(t, err)
 	c, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quiet{}})
 	require.NoError(t, err)
-	w := ralph.NewWorker(c, workflows.TaskQueue, agent, &github.Activities{WriteInterval: -1})
+	w := ralph.NewWorker(c, ralph.WorkerOptions{TaskQueue: workflows.TaskQueue, HostID: testHost, MaxAgents: 8}, agent, &github.Activities{WriteInterval: -1})
 	require.NoError(t, w.Start())
 	cl := &cluster{srv: srv, client: c, worker: w}
 	t.Cleanup(cl.stop)
@@ -241,10 +240,25 @@ func (c *cluster) stop() {
 	})
 }
 
+// testHost is the host ID of this machine's workers: the default,
+// the hostname.
+var testHost = func() string {
+	name, err := os.Hostname()
+	if err != nil {
+		panic(err)
+	}
+	return name
+}()
+
+// sessionIDOf is the ID of the session of the workspace dir on this
+// machine.
+func sessionIDOf(dir string) string { return workflows.SessionWorkflowID(testHost, dir) }
+
 // input is a session input for a workspace with test-sized limits.
 func input(workspace string) workflows.SessionInput {
 	return workflows.SessionInput{
 		Workspace: workspace,
+		Host:      testHost,
 		Agent:     activities.AgentSettings{Command: []string{bins.claude}},
 		Git:       activities.GitSettings{AutoCommit: true},
 		Limits: workflows.Limits{

@@ -199,14 +199,14 @@ func TestIssueQueueEndToEnd(t *testing.T) {
 
 	// Each issue in its own queue run, through continue-as-new.
 	c := qr.client(t)
-	runs := workflowRuns(t, c, workflows.QueueWorkflowID("acme", "app"))
+	runs := workflowRuns(t, c, workflows.QueueWorkflowID(testHost, "acme", "app"))
 	require.GreaterOrEqual(t, len(runs), 3)
 	parents := map[string]bool{}
 	for _, n := range []int{n1, n3, n4} {
-		desc, err := c.DescribeWorkflowExecution(context.Background(), workflows.IssueSessionID("acme", "app", n), "")
+		desc, err := c.DescribeWorkflowExecution(context.Background(), workflows.IssueSessionID(testHost, "acme", "app", n), "")
 		require.NoError(t, err)
 		parent := desc.GetWorkflowExecutionInfo().GetParentExecution()
-		require.Equal(t, workflows.QueueWorkflowID("acme", "app"), parent.GetWorkflowId())
+		require.Equal(t, workflows.QueueWorkflowID(testHost, "acme", "app"), parent.GetWorkflowId())
 		parents[parent.GetRunId()] = true
 	}
 	require.Len(t, parents, 3, "each issue ran in a queue run of its own")
@@ -220,9 +220,9 @@ func TestIssueQueueEndToEnd(t *testing.T) {
 
 	// No token in any history of the queue or its sessions, nor in the
 	// worker's log.
-	ids := []string{workflows.QueueWorkflowID("acme", "app")}
+	ids := []string{workflows.QueueWorkflowID(testHost, "acme", "app")}
 	for _, n := range []int{n1, n3, n4} {
-		ids = append(ids, workflows.IssueSessionID("acme", "app", n))
+		ids = append(ids, workflows.IssueSessionID(testHost, "acme", "app", n))
 	}
 	// Every run replays on the current code (and is recorded when asked).
 	replayAs(t, c, ids[0], "queue")
@@ -391,7 +391,7 @@ func TestIssueQueueAttachesToARunningSession(t *testing.T) {
 	in.Git.AllowDirty = true
 	in.Task.Mode = "issue"
 	c := qr.client(t)
-	id := workflows.IssueSessionID("acme", "app", n)
+	id := workflows.IssueSessionID(testHost, "acme", "app", n)
 	_, err := c.SignalWithStartWorkflow(context.Background(), id, workflows.SignalPause, nil,
 		client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.Session, in)
 	require.NoError(t, err)
@@ -418,7 +418,7 @@ func TestIssueQueueAttachesToARunningSession(t *testing.T) {
 		}
 	}
 	require.Equal(t, 2, mine, "one agent per iteration of the one session")
-	replayAs(t, c, workflows.QueueWorkflowID("acme", "app"), "queue")
+	replayAs(t, c, workflows.QueueWorkflowID(testHost, "acme", "app"), "queue")
 
 	stop := qr.starter(t, "stop", "--queue", qr.clone.Dir)
 	require.Equal(t, 0, stop.wait(t, time.Minute), stop.Output())

@@ -435,7 +435,7 @@ func TestRealCLIWorkerKillResumes(t *testing.T) {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	id := workflows.SessionWorkflowID(r.Dir)
+	id := sessionIDOf(r.Dir)
 	in := input(r.Dir)
 	in.Agent.Command = []string{claude}
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.Session, in)

@@ -35,7 +35,27 @@ const (
 	// after the number given (an int), oldest first: a follower reads
 	// every iteration's line from it, however fast they come.
 	QueryIterations = "iterations"
+	// SignalAgentSlot is how a worker tells a session that its iteration
+	// waits for one of the worker's agent slots (worker.max-agents), and
+	// when it got one (an AgentSlot).
+	SignalAgentSlot = "agent-slot"
 )
+
+// AgentSlot is the payload of SignalAgentSlot.
+type AgentSlot struct {
+	// Iteration is the iteration that waits; a late signal about an
+	// earlier one is ignored.
+	Iteration int  `json:"iteration"`
+	Waiting   bool `json:"waiting"`
+	// Running and Max are the worker's agents when the iteration began
+	// to wait.
+	Running int `json:"running,omitempty"`
+	Max     int `json:"max,omitempty"`
+}
+
+// HostTaskQueue is the task queue of the worker on host that serves
+// base: every activity that touches a workspace on host runs there.
+func HostTaskQueue(base, host string) string { return base + "@" + host }
 
 // Search attributes the session keeps current, so the UI and
 // `temporal workflow list --query` can find sessions by state.
@@ -44,6 +64,8 @@ var (
 	SearchRalphIteration = temporal.NewSearchAttributeKeyInt64("RalphIteration")
 	SearchRalphCostUSD   = temporal.NewSearchAttributeKeyFloat64("RalphCostUSD")
 	SearchRalphRepo      = temporal.NewSearchAttributeKeyKeyword("RalphRepo")
+	// SearchRalphHost is the host that holds a session's workspace.
+	SearchRalphHost = temporal.NewSearchAttributeKeyKeyword("RalphHost")
 )
 
 // Reason says why a session ended.
@@ -98,13 +120,19 @@ const (
 	// StateLimited is a session that a limit stopped (max_iterations,
 	// max_runtime, max_cost): stopped by limit, not failed.
 	StateLimited State = "limited"
+	// StateHostOffline is a session whose host has had no worker for
+	// longer than its host timeout: it waits for that worker to come back.
+	StateHostOffline State = "host_offline"
+	// StateWaitingForAgentSlot is a session whose iteration waits for
+	// one of its worker's agent slots (worker.max-agents).
+	StateWaitingForAgentSlot State = "waiting_for_agent_slot"
 )
 
 // States lists every state of a session or a queue (the RalphStatus
 // search attribute), in the order a session meets them.
 func States() []State {
-	return []State{StateStarting, StateRunning, StatePaused, StateRateLimited, StateAwaitingHuman,
-		StateCompleted, StateStopped, StateLimited, StateFailed, StateIdle, StateWorking}
+	return []State{StateStarting, StateRunning, StateWaitingForAgentSlot, StateHostOffline, StatePaused,
+		StateRateLimited, StateAwaitingHuman, StateCompleted, StateStopped, StateLimited, StateFailed, StateIdle, StateWorking}
 }
 
 // Limits bound a session. A zero duration or cost means no limit.
@@ -145,7 +173,19 @@ type SessionInput struct {
 	// NotifyParent makes a child session signal its parent (an issue
 	// queue) after every iteration (SignalSessionProgress).
 	NotifyParent bool `json:"notify_parent,omitempty"`
+	// Host is the host ID of the worker that holds the workspace: the
+	// session's workspace activities run on HostTaskQueue(its task
+	// queue, Host). Empty for sessions started before hosts existed,
+	// whose activities run on the session's own task queue.
+	Host string `json:"host,omitempty"`
+	// HostTimeout is how long a workspace activity may wait for Host's
+	// worker before the session shows StateHostOffline; 0 is
+	// DefaultHostTimeout.
+	HostTimeout time.Duration `json:"host_timeout,omitempty"`
 }
+
+// DefaultHostTimeout is the host timeout of sessions that set none.
+const DefaultHostTimeout = 2 * time.Minute
 
 // What happens when nobody answers a checkpoint in time.
 const (
@@ -298,8 +338,10 @@ type IterationSummary struct {
 
 // Status is the answer of the status query.
 type Status struct {
-	SessionID string    `json:"session_id"`
-	Workspace string    `json:"workspace"`
+	SessionID string `json:"session_id"`
+	Workspace string `json:"workspace"`
+	// Host is the host ID of the machine that holds the workspace.
+	Host      string    `json:"host,omitempty"`
 	State     State     `json:"state"`
 	Reason    Reason    `json:"reason,omitempty"`
 	Iteration int       `json:"iteration"`
@@ -356,10 +398,22 @@ type StopSignal struct {
 
 var unsafeID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-// SessionWorkflowID is the workflow ID of the session for a workspace. It is
-// derived from the absolute path, so running the starter again on the same
-// workspace finds the same session.
-func SessionWorkflowID(workspace string) string {
+// SessionWorkflowID is the workflow ID of the session for a workspace on
+// host. It is derived from the host ID and the absolute path, so running
+// the starter again on the same workspace finds the same session, and the
+// same path on two machines makes two sessions. An empty host gives the
+// ID of sessions started before hosts existed (LegacySessionWorkflowID).
+func SessionWorkflowID(host, workspace string) string {
+	id := LegacySessionWorkflowID(workspace)
+	if host != "" {
+		id += "@" + idPart(host)
+	}
+	return id
+}
+
+// LegacySessionWorkflowID is the ID that sessions started before hosts
+// existed have: derived from the path alone.
+func LegacySessionWorkflowID(workspace string) string {
 	abs := filepath.Clean(workspace)
 	sum := sha256.Sum256([]byte(abs))
 	name := strings.Trim(unsafeID.ReplaceAllString(filepath.Base(abs), "-"), "-")

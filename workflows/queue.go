@@ -59,6 +59,10 @@ type queue struct {
 	sig     queueSignals
 	polls   int
 	pre     github.PreflightResult
+	// host routes the git activities to the clone's machine.
+	host host
+	// beforeOffline is the state to go back to when the host is back.
+	beforeOffline State
 }
 
 type queueSignals struct {
@@ -71,6 +75,7 @@ func newQueue(ctx workflow.Context, in QueueInput) (*queue, error) {
 	}
 	info := workflow.GetInfo(ctx)
 	q := &queue{in: in}
+	q.host = host{id: in.Session.Host, timeout: in.Session.HostTimeout, offline: q.hostOffline}
 	q.status = QueueStatus{
 		QueueID:   info.WorkflowExecution.ID,
 		Repo:      in.Settings.Repo.FullName(),
@@ -278,8 +283,9 @@ func (q *queue) githubOptions(ctx workflow.Context, summary string) workflow.Con
 	})
 }
 
-func (q *queue) gitOptions(ctx workflow.Context, summary string) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+// gitOptions are the options of the queue's git activities on its clone.
+func gitOptions(summary string) workflow.ActivityOptions {
+	return workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute,
 		Summary:             summary,
 		RetryPolicy: &temporal.RetryPolicy{
@@ -291,7 +297,7 @@ func (q *queue) gitOptions(ctx workflow.Context, summary string) workflow.Contex
 				activities.ErrTypeInvalidWorkspace, activities.ErrTypePushRejected,
 			},
 		},
-	})
+	}
 }
 
 func (q *queue) run(ctx workflow.Context) (QueueResult, error) {
@@ -413,7 +419,7 @@ func (q *queue) work(ctx workflow.Context, is github.Issue) {
 	s := q.in.Settings
 	cur := &CurrentIssue{
 		Number: is.Number, Title: is.Title, URL: is.URL, LabeledBy: is.LabeledBy,
-		SessionID: IssueSessionID(s.Repo.Owner, s.Repo.Name, is.Number),
+		SessionID: IssueSessionID(q.in.Session.Host, s.Repo.Owner, s.Repo.Name, is.Number),
 		Branch:    IssueBranch(is.Number), StartedAt: workflow.Now(ctx), Phase: "claiming",
 	}
 	q.status.Current = cur
@@ -469,9 +475,9 @@ func (q *queue) work(ctx workflow.Context, is github.Issue) {
 
 	cur.Phase = "preparing"
 	var wt activities.WorktreeResult
-	if err := workflow.ExecuteActivity(q.gitOptions(ctx, fmt.Sprintf("work tree of #%d", is.Number)), a.PrepareIssueWorktree, activities.WorktreeInput{
+	if err := q.host.execute(ctx, gitOptions(fmt.Sprintf("work tree of #%d", is.Number)), &wt, a.PrepareIssueWorktree, activities.WorktreeInput{
 		Clone: s.Clone, Number: is.Number, Branch: cur.Branch, Base: q.base(), Issue: text.Markdown, TokenEnv: s.Repo.TokenEnv,
-	}).Get(ctx, &wt); err != nil {
+	}); err != nil {
 		fail("prepare the work tree", err)
 		comment("Failed before starting: " + out.Message)
 		finalLabels(false)
@@ -497,9 +503,9 @@ func (q *queue) work(ctx workflow.Context, is github.Issue) {
 
 	cur.Phase = "pushing"
 	var push activities.PushResult
-	if err := workflow.ExecuteActivity(q.gitOptions(ctx, "push "+cur.Branch), a.PushBranch, activities.PushInput{
+	if err := q.host.execute(ctx, gitOptions("push "+cur.Branch), &push, a.PushBranch, activities.PushInput{
 		Clone: s.Clone, Branch: cur.Branch, BaseRef: wt.BaseRef, TokenEnv: s.Repo.TokenEnv,
-	}).Get(ctx, &push); err != nil {
+	}); err != nil {
 		if out.Reason == ReasonComplete {
 			fail("push", err)
 		} else {
@@ -572,10 +578,7 @@ func (q *queue) runSession(ctx workflow.Context, cur *CurrentIssue, wt activitie
 		// Stopping the queue lets the issue finish; terminating it
 		// cancels the issue's session, which kills its agent.
 		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			SearchRalphRepo.ValueSet(s.Repo.FullName()),
-			SearchRalphIssue.ValueSet(int64(cur.Number)),
-		),
+		TypedSearchAttributes: temporal.NewSearchAttributes(q.childAttributes(cur)...),
 		StaticSummary: fmt.Sprintf("#%d %s", cur.Number, clip(cur.Title, 60)),
 	})
 	child := workflow.ExecuteChildWorkflow(cctx, Session, in)
@@ -836,6 +839,31 @@ func (q *queue) cancelled(ctx workflow.Context, err error) (QueueResult, error) 
 	q.status.EndedAt = workflow.Now(ctx)
 	q.setState(dctx, StateStopped)
 	return QueueResult{}, err
+}
+
+// childAttributes are the search attributes an issue's session starts with.
+func (q *queue) childAttributes(cur *CurrentIssue) []temporal.SearchAttributeUpdate {
+	attrs := []temporal.SearchAttributeUpdate{
+		SearchRalphRepo.ValueSet(q.in.Settings.Repo.FullName()),
+		SearchRalphIssue.ValueSet(int64(cur.Number)),
+	}
+	if h := q.in.Session.Host; h != "" {
+		attrs = append(attrs, SearchRalphHost.ValueSet(h))
+	}
+	return attrs
+}
+
+// hostOffline shows the queue waiting for its clone's host (off) or back
+// to what it did before.
+func (q *queue) hostOffline(ctx workflow.Context, off bool) {
+	if off {
+		q.beforeOffline = q.status.State
+		q.event(ctx, 0, fmt.Sprintf("host %s is offline: waiting for its worker", q.in.Session.Host))
+		q.setState(ctx, StateHostOffline)
+		return
+	}
+	q.event(ctx, 0, fmt.Sprintf("host %s is back", q.in.Session.Host))
+	q.setState(ctx, q.beforeOffline)
 }
 
 func (q *queue) setState(ctx workflow.Context, st State) {

@@ -32,15 +32,25 @@ const (
 	StateWorking State = "working"
 )
 
-// QueueWorkflowID is the ID of the queue of owner/name.
-func QueueWorkflowID(owner, name string) string {
-	return "ralph-queue-" + idPart(owner) + "-" + idPart(name)
+// QueueWorkflowID is the ID of the queue of owner/name whose clone is on
+// host; an empty host gives the ID queues had before hosts existed.
+func QueueWorkflowID(host, owner, name string) string {
+	return withHost("ralph-queue-"+idPart(owner)+"-"+idPart(name), host)
 }
 
-// IssueSessionID is the ID of the session of an issue: the same for
-// every try of the issue, so a second start attaches to a running one.
-func IssueSessionID(owner, name string, number int) string {
-	return fmt.Sprintf("ralph-%s-%s-issue-%d", idPart(owner), idPart(name), number)
+// IssueSessionID is the ID of the session of an issue worked on host:
+// the same for every try of the issue there, so a second start attaches
+// to a running one. An empty host gives the ID from before hosts existed.
+func IssueSessionID(host, owner, name string, number int) string {
+	return withHost(fmt.Sprintf("ralph-%s-%s-issue-%d", idPart(owner), idPart(name), number), host)
+}
+
+// withHost is id on host.
+func withHost(id, host string) string {
+	if host == "" {
+		return id
+	}
+	return id + "@" + idPart(host)
 }
 
 // IssueBranch is the branch an issue's session works on.

@@ -88,6 +88,10 @@ type session struct {
 	// drains says whether this run takes pending signals itself before it
 	// decides (see drainSignals); runs recorded before it did not.
 	drains bool
+	// host routes the workspace activities to the workspace's machine.
+	host host
+	// beforeOffline is the state to go back to when the host is back.
+	beforeOffline State
 }
 
 // versionDrainSignals is the change ID of drainSignals and of waiting for
@@ -110,6 +114,7 @@ func newSession(ctx workflow.Context, in SessionInput) (*session, error) {
 	s.status = Status{
 		SessionID: workflow.GetInfo(ctx).WorkflowExecution.ID,
 		Workspace: in.Workspace,
+		Host:      in.Host,
 		State:     StateStarting,
 		StartedAt: workflow.Now(ctx),
 		Limits:    in.Limits,
@@ -175,6 +180,8 @@ func newSession(ctx workflow.Context, in SessionInput) (*session, error) {
 		return nil, err
 	}
 	s.signals = newSignals(ctx)
+	s.host = host{id: in.Host, timeout: in.HostTimeout, offline: s.hostOffline}
+	workflow.Go(ctx, s.listenAgentSlots)
 	s.drains = workflow.GetVersion(ctx, versionDrainSignals, workflow.DefaultVersion, 1) >= 1
 	if s.drains {
 		workflow.Go(ctx, s.listen)
@@ -424,7 +431,7 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 }
 
 func (s *session) prepare(ctx workflow.Context) error {
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	opts := workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,
 		Summary:             "prepare workspace",
 		RetryPolicy: &temporal.RetryPolicy{
@@ -432,14 +439,14 @@ func (s *session) prepare(ctx workflow.Context) error {
 			BackoffCoefficient: 2,
 			MaximumAttempts:    3,
 		},
-	})
+	}
 	var res activities.PrepareResult
-	err := workflow.ExecuteActivity(actx, a.PrepareWorkspace, activities.PrepareInput{
+	err := s.host.execute(ctx, opts, &res, a.PrepareWorkspace, activities.PrepareInput{
 		SessionID: s.status.SessionID,
 		Workspace: s.in.Workspace,
 		Task:      s.in.Task,
 		Git:       s.in.Git,
-	}).Get(ctx, &res)
+	})
 	if err != nil {
 		return err
 	}
@@ -448,8 +455,15 @@ func (s *session) prepare(ctx workflow.Context) error {
 	if repo == "" {
 		repo = res.Repo
 	}
+	var attrs []temporal.SearchAttributeUpdate
 	if repo != "" {
-		if err := workflow.UpsertTypedSearchAttributes(ctx, SearchRalphRepo.ValueSet(repo)); err != nil {
+		attrs = append(attrs, SearchRalphRepo.ValueSet(repo))
+	}
+	if s.in.Host != "" {
+		attrs = append(attrs, SearchRalphHost.ValueSet(s.in.Host))
+	}
+	if len(attrs) > 0 {
+		if err := workflow.UpsertTypedSearchAttributes(ctx, attrs...); err != nil {
 			return fmt.Errorf("upsert search attributes: %w", err)
 		}
 	}
@@ -492,7 +506,7 @@ func (s *session) runIteration(ctx workflow.Context) (res activities.IterationRe
 	consumed := len(s.guidance)
 
 	actCtx, cancel := workflow.WithCancel(ctx)
-	actCtx = workflow.WithActivityOptions(actCtx, workflow.ActivityOptions{
+	opts := s.host.options(ctx, workflow.ActivityOptions{
 		// The activity enforces IterationTimeout itself and reports a
 		// timeout as a result; StartToClose is the backstop for a worker
 		// that cannot.
@@ -514,30 +528,51 @@ func (s *session) runIteration(ctx workflow.Context) (res activities.IterationRe
 			},
 		},
 	})
-	fut := workflow.ExecuteActivity(actCtx, a.RunIteration, in)
-
-	done := false
-	for !done && !timedOut {
-		sel := workflow.NewSelector(ctx)
-		sel.AddFuture(fut, func(f workflow.Future) {
-			err = f.Get(ctx, &res)
-			done = true
-		})
-		if deadline := s.deadlineTimer; deadline != nil {
-			sel.AddFuture(deadline, func(f workflow.Future) {
-				// A timer that was cancelled (the deadline moved, or the
-				// session is cancelled) is not the runtime running out.
-				if f.Get(ctx, nil) == nil {
-					timedOut = true
-				}
+	var fut workflow.Future
+	for {
+		fut = workflow.ExecuteActivity(workflow.WithActivityOptions(actCtx, opts), a.RunIteration, in)
+		done := false
+		for !done && !timedOut {
+			sel := workflow.NewSelector(ctx)
+			sel.AddFuture(fut, func(f workflow.Future) {
+				err = f.Get(ctx, &res)
+				done = true
 			})
+			if deadline := s.deadlineTimer; deadline != nil {
+				sel.AddFuture(deadline, func(f workflow.Future) {
+					// A timer that was cancelled (the deadline moved, or the
+					// session is cancelled) is not the runtime running out.
+					if f.Get(ctx, nil) == nil {
+						timedOut = true
+					}
+				})
+			}
+			sel.Select(ctx)
+			if ctx.Err() != nil {
+				// The session itself was cancelled: the activity is being
+				// cancelled with it; wait until its agent is gone.
+				_ = fut.Get(ctx, nil)
+				return res, false, temporal.NewCanceledError()
+			}
 		}
-		sel.Select(ctx)
-		if ctx.Err() != nil {
-			// The session itself was cancelled: the activity is being
-			// cancelled with it; wait until its agent is gone.
-			_ = fut.Get(ctx, nil)
-			return res, false, temporal.NewCanceledError()
+		gone, last := isHostGone(err)
+		if timedOut || !gone || !s.host.routed() {
+			break
+		}
+		// No worker of the workspace's host took the iteration in time:
+		// wait for it, then run the same iteration again, from where a
+		// dead attempt of it left off. It is not a failed iteration.
+		if last != nil {
+			in.Resume = last
+		}
+		err = nil
+		expired, werr := s.host.awaitBack(ctx, func() workflow.Future { return s.deadlineTimer })
+		if werr != nil {
+			return res, false, werr
+		}
+		if expired {
+			cancel()
+			return res, true, nil
 		}
 	}
 	if timedOut {
@@ -550,6 +585,9 @@ func (s *session) runIteration(ctx workflow.Context) (res activities.IterationRe
 		return res, true, nil
 	}
 	cancel()
+	if s.status.State == StateWaitingForAgentSlot {
+		s.setState(ctx, StateRunning) // the slot's own signal was lost
+	}
 	if err == nil {
 		s.guidance = s.guidance[consumed:]
 		s.status.Guidance = s.guidance
@@ -1003,10 +1041,61 @@ func (s *session) details() string {
 			b.WriteString(fmt.Sprintf(" Times out at %s.", cp.Deadline.UTC().Format(time.RFC3339)))
 		}
 	}
+	switch st.State {
+	case StateHostOffline:
+		b.WriteString(fmt.Sprintf("\n\n**Host offline**: no worker of host `%s` has taken this session's work for %s. The session waits for it and loses nothing: start the worker on %s again (`worker --host-id %s`).",
+			st.Host, s.hostTimeout(), st.Host, st.Host))
+	case StateWaitingForAgentSlot:
+		b.WriteString(fmt.Sprintf("\n\nWaiting for an agent slot: the worker on `%s` already runs as many agents as its `worker.max-agents` allows.", st.Host))
+	}
 	if st.State == StatePaused {
 		b.WriteString(fmt.Sprintf("\n\nPaused: send the `%s` signal to continue.", SignalResume))
 	}
 	return b.String()
+}
+
+// hostTimeout is the session's host timeout.
+func (s *session) hostTimeout() time.Duration {
+	if s.in.HostTimeout > 0 {
+		return s.in.HostTimeout
+	}
+	return DefaultHostTimeout
+}
+
+// hostOffline shows the session waiting for its host's worker (off) or
+// back to what it did before.
+func (s *session) hostOffline(ctx workflow.Context, off bool) {
+	if off {
+		s.beforeOffline = s.status.State
+		s.logger.Warn("host offline: waiting for its worker", "host", s.in.Host)
+		s.setState(ctx, StateHostOffline)
+		return
+	}
+	s.logger.Info("host back", "host", s.in.Host)
+	s.setState(ctx, s.beforeOffline)
+}
+
+// listenAgentSlots shows when the running iteration waits for an agent
+// slot of its worker (worker.max-agents) and when it got one.
+func (s *session) listenAgentSlots(ctx workflow.Context) {
+	ch := workflow.GetSignalChannelWithOptions(ctx, SignalAgentSlot, workflow.SignalChannelOptions{
+		Description: "Sent by the worker: the running iteration waits for an agent slot, or got one",
+	})
+	for {
+		var slot AgentSlot
+		if !ch.Receive(ctx, &slot) {
+			return
+		}
+		if !s.status.Running || slot.Iteration != s.status.Iteration {
+			continue // about an iteration that has ended
+		}
+		switch {
+		case slot.Waiting && s.status.State == StateRunning:
+			s.setState(ctx, StateWaitingForAgentSlot)
+		case !slot.Waiting && s.status.State == StateWaitingForAgentSlot:
+			s.setState(ctx, StateRunning)
+		}
+	}
 }
 
 // isPermanent reports whether err is a failure that no retry can fix.

@@ -43,12 +43,12 @@ func dial(cmd *cobra.Command) (cfg config.Config, conn *connection, started bool
 
 // withSession dials and calls fn with the session named by args.
 func withSession(cmd *cobra.Command, args []string, fn func(ctx context.Context, c client.Client, id string, out io.Writer) error) error {
-	_, conn, _, err := dial(cmd)
+	cfg, conn, _, err := dial(cmd)
 	if err != nil {
 		return err
 	}
 	defer conn.close()
-	id, err := targetID(cmd, args)
+	id, err := targetID(cmd, conn.client, cfg.Worker.HostID, args)
 	if err != nil {
 		return err
 	}
@@ -61,14 +61,14 @@ var queueDir string
 
 // targetID is the workflow the command acts on: the queue of --queue DIR,
 // or the session (or queue) named by args.
-func targetID(cmd *cobra.Command, args []string) (string, error) {
+func targetID(cmd *cobra.Command, c client.Client, host string, args []string) (string, error) {
 	if queueDir != "" {
 		if len(args) > 0 {
 			return "", errors.New("give either --queue DIR or a session, not both")
 		}
-		return queueTarget(cmd, queueDir)
+		return queueTarget(cmd, c, queueDir)
 	}
-	return sessionID(args), nil
+	return sessionID(cmd.Context(), c, host, args), nil
 }
 
 func newRespondCmd() *cobra.Command {

@@ -52,7 +52,7 @@ func TestBadCommandLines(t *testing.T) {
 	}{
 		{[]string{"status", "--model", "x"}, "unknown flag: --model"},
 		{[]string{"guide", "--max-cost", "3", "hello"}, "unknown flag: --max-cost"},
-		{[]string{"list", "--status", "bogus"}, `invalid --status "bogus": valid states are starting, running, paused, rate_limited, awaiting_human, completed, stopped, limited, failed, idle, working`},
+		{[]string{"list", "--status", "bogus"}, `invalid --status "bogus": valid states are starting, running, waiting_for_agent_slot, host_offline, paused, rate_limited, awaiting_human, completed, stopped, limited, failed, idle, working`},
 		{[]string{"set-limits", "x"}, "give at least one of --max-iterations, --max-runtime, --max-cost"},
 		{[]string{"set-limits", "x", "--max-cost", "-1"}, "invalid --max-cost -1: must be positive"},
 		{[]string{"run", "--quiet", "--raw", "."}, "--quiet and --raw do not go together"},

@@ -42,7 +42,7 @@ func printPrompt(ctx context.Context, cfg config.Config, workspace string, stdou
 		Workspace: sin.Workspace, Agent: sin.Agent, Task: sin.Task, Git: sin.Git,
 		Iteration: 1, MaxIterations: sin.Limits.MaxIterations,
 	}
-	if st, ok := runningStatus(ctx, cfg, workflows.SessionWorkflowID(sin.Workspace)); ok {
+	if st, ok := runningStatus(ctx, cfg, sin); ok {
 		in.Iteration = st.Iteration + 1
 		if st.Running {
 			in.Iteration = st.Iteration // the next one is the one running now, or its retry
@@ -61,7 +61,7 @@ func printPrompt(ctx context.Context, cfg config.Config, workspace string, stdou
 
 // runningStatus is the status of the session id when its server answers
 // and the session runs; it starts no server.
-func runningStatus(ctx context.Context, cfg config.Config, id string) (workflows.Status, bool) {
+func runningStatus(ctx context.Context, cfg config.Config, sin workflows.SessionInput) (workflows.Status, bool) {
 	hostPort, namespace := serverOf(cfg)
 	cdc, err := ralph.LoadCodec(cfg)
 	if err != nil {
@@ -78,7 +78,7 @@ func runningStatus(ctx context.Context, cfg config.Config, id string) (workflows
 	defer c.Close()
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	st, err := queryStatus(qctx, c, id)
+	st, err := queryStatus(qctx, c, sessionOf(qctx, c, sin.Host, sin.Workspace, true))
 	if err != nil || st.EndedAt != (time.Time{}) {
 		return workflows.Status{}, false
 	}

@@ -126,7 +126,7 @@ func runQueue(ctx context.Context, cfg config.Config, in workflows.QueueInput, f
 	}
 	defer conn.close()
 	if startedServer {
-		w := ralph.NewWorker(conn.client, cfg.TaskQueue, ralph.NewAgent(cfg), ralph.NewGitHub(cfg))
+		w := ralph.NewWorker(conn.client, ralph.WorkerOptionsOf(cfg), ralph.NewAgent(cfg), ralph.NewGitHub(cfg))
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
@@ -138,7 +138,7 @@ func runQueue(ctx context.Context, cfg config.Config, in workflows.QueueInput, f
 		}
 	}
 	s := in.Settings
-	id := workflows.QueueWorkflowID(s.Repo.Owner, s.Repo.Name)
+	id := orLegacy(ctx, conn.client, workflows.QueueWorkflowID(cfg.Worker.HostID, s.Repo.Owner, s.Repo.Name), workflows.QueueWorkflowID("", s.Repo.Owner, s.Repo.Name), true)
 	_, err = conn.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                       id,
 		TaskQueue:                cfg.TaskQueue,
@@ -146,7 +146,8 @@ func runQueue(ctx context.Context, cfg config.Config, in workflows.QueueInput, f
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		StaticSummary:            "Ralph issue queue of " + s.Repo.FullName(),
 		StaticDetails:            fmt.Sprintf("Clone: `%s`; label `%s`", s.Clone, s.Label),
-		TypedSearchAttributes:    temporal.NewSearchAttributes(workflows.SearchRalphRepo.ValueSet(s.Repo.FullName())),
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			workflows.SearchRalphRepo.ValueSet(s.Repo.FullName()), workflows.SearchRalphHost.ValueSet(cfg.Worker.HostID)),
 	}, workflows.IssueQueue, in)
 	if err != nil {
 		return fmt.Errorf("start queue %s: %w", id, err)
@@ -230,7 +231,7 @@ func queueEnd(ctx context.Context, id string, res workflows.QueueResult, err err
 }
 
 // queueTarget is the queue ID for --queue DIR: the clone's repository.
-func queueTarget(cmd *cobra.Command, dir string) (string, error) {
+func queueTarget(cmd *cobra.Command, c client.Client, dir string) (string, error) {
 	cfg, err := config.Load(cmd.Flags(), dir)
 	if err != nil {
 		return "", err
@@ -243,7 +244,8 @@ func queueTarget(cmd *cobra.Command, dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return workflows.QueueWorkflowID(in.Settings.Repo.Owner, in.Settings.Repo.Name), nil
+	r := in.Settings.Repo
+	return orLegacy(cmd.Context(), c, workflows.QueueWorkflowID(cfg.Worker.HostID, r.Owner, r.Name), workflows.QueueWorkflowID("", r.Owner, r.Name), false), nil
 }
 
 // isQueueID reports whether id names an issue queue.

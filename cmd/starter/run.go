@@ -128,7 +128,7 @@ func runSession(ctx context.Context, cfg config.Config, workspace string, opts r
 	if startedServer {
 		// Nobody else serves this embedded server, so this process is the
 		// worker too, for as long as the session runs.
-		w := ralph.NewWorker(conn.client, cfg.TaskQueue, ralph.NewAgent(cfg), ralph.NewGitHub(cfg))
+		w := ralph.NewWorker(conn.client, ralph.WorkerOptionsOf(cfg), ralph.NewAgent(cfg), ralph.NewGitHub(cfg))
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
@@ -136,7 +136,9 @@ func runSession(ctx context.Context, cfg config.Config, workspace string, opts r
 		follow = true
 	}
 
-	id := workflows.SessionWorkflowID(in.Workspace)
+	// A session from before hosts were part of IDs that still runs here
+	// is attached to; a new one gets this host's ID.
+	id := sessionOf(ctx, conn.client, in.Host, in.Workspace, true)
 	check := func() error {
 		if !cfg.Dev.Enabled {
 			return nil // the worker may be on another machine, with another view of the workspace

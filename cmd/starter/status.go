@@ -7,7 +7,6 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -22,25 +21,6 @@ import (
 
 	"github.com/durable-ralph/ralph/workflows"
 )
-
-// sessionID resolves a command argument to a workflow ID: an existing
-// directory names its workspace's session, anything else is an ID.
-func sessionID(args []string) string {
-	target := "."
-	if len(args) > 0 {
-		target = args[0]
-	}
-	if fi, err := os.Stat(target); err == nil && fi.IsDir() {
-		abs, err := filepath.Abs(target)
-		if err == nil {
-			if resolved, err := filepath.EvalSymlinks(abs); err == nil {
-				abs = resolved
-			}
-			return workflows.SessionWorkflowID(abs)
-		}
-	}
-	return target
-}
 
 func queryStatus(ctx context.Context, c client.Client, id string) (workflows.Status, error) {
 	v, err := c.QueryWorkflow(ctx, id, "", workflows.QueryStatus)
@@ -65,7 +45,7 @@ func newStatusCmd() *cobra.Command {
 				return err
 			}
 			defer conn.close()
-			id, err := targetID(cmd, args)
+			id, err := targetID(cmd, conn.client, cfg.Worker.HostID, args)
 			if err != nil {
 				return err
 			}
@@ -126,8 +106,18 @@ func printStatus(out io.Writer, st workflows.Status, execStatus, url string) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...)) }
 	row("Session", "%s", st.SessionID)
-	row("Workspace", "%s", st.Workspace)
+	if st.Host != "" {
+		row("Workspace", "%s on host %s", st.Workspace, st.Host)
+	} else {
+		row("Workspace", "%s", st.Workspace)
+	}
 	state := stateText(st.State, st.Reason)
+	switch st.State {
+	case workflows.StateHostOffline:
+		state += fmt.Sprintf(": no worker of host %s takes its work; it waits, losing nothing, until one runs there again", st.Host)
+	case workflows.StateWaitingForAgentSlot:
+		state += ": its worker already runs worker.max-agents agents"
+	}
 	if st.Reason != "" {
 		state += " (" + string(st.Reason) + ")"
 	}

@@ -24,8 +24,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/durable-ralph/ralph/config"
+	"github.com/durable-ralph/ralph/internal/metrics"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/internal/version"
+	"github.com/durable-ralph/ralph/workflows"
 )
 
 func main() {
@@ -98,14 +100,33 @@ func run(ctx context.Context, cfg config.Config) error {
 	if err != nil {
 		return err
 	}
+	wopts := ralph.WorkerOptionsOf(cfg)
+	if cfg.Worker.MetricsAddr != "" {
+		m, err := metrics.New()
+		if err != nil {
+			return err
+		}
+		opts.MetricsHandler = m.SDKHandler()
+		wopts.Metrics = m
+	}
 	c, err := ralph.Dial(ctx, opts)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 
-	w := ralph.NewWorker(c, cfg.TaskQueue, ralph.NewAgent(cfg), ralph.NewGitHub(cfg))
-	fmt.Fprintf(os.Stderr, "Worker polling task queue %q on %s\n", cfg.TaskQueue, opts.HostPort)
+	w := ralph.NewWorker(c, wopts, ralph.NewAgent(cfg), ralph.NewGitHub(cfg))
+	if m := wopts.Metrics; m != nil {
+		m.WatchSessions(c, cfg.Worker.HostID, ralph.SessionsRefresh)
+		stop, addr, err := m.Serve(cfg.Worker.MetricsAddr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		fmt.Fprintf(os.Stderr, "Metrics:         http://%s/metrics\n", addr)
+	}
+	fmt.Fprintf(os.Stderr, "Worker polling task queues %q and %q on %s (host %s, at most %d agents at once)\n",
+		cfg.TaskQueue, workflows.HostTaskQueue(cfg.TaskQueue, cfg.Worker.HostID), opts.HostPort, cfg.Worker.HostID, cfg.Worker.MaxAgents)
 	if err := w.Run(interruptFrom(ctx)); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -29,6 +30,7 @@ import (
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/internal/codec"
 	"github.com/durable-ralph/ralph/internal/devserver"
+	"github.com/durable-ralph/ralph/internal/metrics"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
@@ -41,6 +43,7 @@ func SearchAttributes() map[string]enumspb.IndexedValueType {
 		workflows.SearchRalphCostUSD.GetName():   enumspb.INDEXED_VALUE_TYPE_DOUBLE,
 		workflows.SearchRalphRepo.GetName():      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 		workflows.SearchRalphIssue.GetName():     enumspb.INDEXED_VALUE_TYPE_INT,
+		workflows.SearchRalphHost.GetName():      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 	}
 }
 
@@ -146,13 +149,53 @@ func Reachable(hostPort string) bool {
 	return true
 }
 
-// NewWorker creates a worker that runs sessions, issue queues and their
-// activities on taskQueue.
-func NewWorker(c client.Client, taskQueue string, agent *activities.Agent, gh *github.Activities) worker.Worker {
-	w := worker.New(c, taskQueue, worker.Options{
-		// One agent per workspace at a time is the rule, and agents are
-		// heavy; a handful of concurrent iterations per worker is plenty.
-		MaxConcurrentActivityExecutionSize: 8,
+// WorkerOptions say what a machine's worker serves.
+type WorkerOptions struct {
+	// TaskQueue is the shared task queue (task-queue).
+	TaskQueue string
+	// HostID is the machine's ID (worker.host-id): the worker also serves
+	// workflows.HostTaskQueue(TaskQueue, HostID).
+	HostID string
+	// MaxAgents caps the agents running at once (worker.max-agents).
+	MaxAgents int
+	// Metrics, when not nil, is told about iterations and agent slots.
+	Metrics *metrics.Metrics
+}
+
+// WorkerOptionsOf are the worker options cfg configures.
+func WorkerOptionsOf(cfg config.Config) WorkerOptions {
+	return WorkerOptions{TaskQueue: cfg.TaskQueue, HostID: cfg.Worker.HostID, MaxAgents: cfg.Worker.MaxAgents}
+}
+
+// Worker is what runs sessions on one machine: a worker on the shared task
+// queue (workflows, GitHub, and the activities of sessions from before
+// hosts existed) and one on the host's own queue, where the sessions whose
+// workspaces are on this machine run everything that touches them.
+type Worker struct {
+	shared, host worker.Worker
+	// Slots are the machine's agent slots.
+	Slots *activities.Slots
+}
+
+// NewWorker creates the worker of a machine. It shares agent's slots
+// (worker.max-agents) between both queues and tells each session when its
+// iteration waits for one.
+func NewWorker(c client.Client, opts WorkerOptions, agent *activities.Agent, gh *github.Activities) *Worker {
+	agent.Host = opts.HostID
+	agent.Slots = activities.NewSlots(opts.MaxAgents)
+	agent.OnSlot = func(ctx context.Context, ev activities.SlotEvent) {
+		err := c.SignalWorkflow(ctx, ev.WorkflowID, ev.RunID, workflows.SignalAgentSlot, workflows.AgentSlot{
+			Iteration: ev.Iteration, Waiting: ev.Waiting, Running: ev.Running, Max: ev.Max,
+		})
+		if err != nil {
+			activity.GetLogger(ctx).Warn("tell the session about its agent slot", "error", err)
+		}
+	}
+	if m := opts.Metrics; m != nil {
+		agent.Observe = m.ObserveIteration
+		m.WatchAgents(agent.Slots)
+	}
+	base := worker.Options{
 		Interceptors: []interceptor.WorkerInterceptor{
 			&redactor{r: redact.New(append(os.Environ(), agent.Env...))},
 		},
@@ -163,14 +206,59 @@ func NewWorker(c client.Client, taskQueue string, agent *activities.Agent, gh *g
 		// agent: send it as often as the agent beats, not at 80% of the
 		// heartbeat timeout.
 		MaxHeartbeatThrottleInterval: activities.DefaultHeartbeatInterval,
-	})
-	w.RegisterWorkflow(workflows.Session)
-	w.RegisterWorkflow(workflows.IssueQueue)
-	w.RegisterActivity(agent)
-	w.RegisterActivity(gh)
-	w.RegisterActivityWithOptions((&sessionWaiter{c: c}).AwaitSession, activity.RegisterOptions{Name: workflows.ActivityAwaitSession})
-	return w
+	}
+	shared := worker.New(c, opts.TaskQueue, base)
+	shared.RegisterWorkflow(workflows.Session)
+	shared.RegisterWorkflow(workflows.IssueQueue)
+	shared.RegisterActivity(agent)
+	shared.RegisterActivity(gh)
+	shared.RegisterActivityWithOptions((&sessionWaiter{c: c}).AwaitSession, activity.RegisterOptions{Name: workflows.ActivityAwaitSession})
+
+	// The agents are capped by the slots, not by the worker: an iteration
+	// waiting for a slot must be taken from the queue, or its wait would
+	// look like a host that is gone (the schedule-to-start timeout).
+	hostOpts := base
+	hostOpts.MaxConcurrentActivityExecutionSize = 1000
+	host := worker.New(c, workflows.HostTaskQueue(opts.TaskQueue, opts.HostID), hostOpts)
+	host.RegisterActivity(agent)
+	return &Worker{shared: shared, host: host, Slots: agent.Slots}
 }
+
+// Start starts polling both queues.
+func (w *Worker) Start() error {
+	if err := w.host.Start(); err != nil {
+		return fmt.Errorf("start the host's worker: %w", err)
+	}
+	if err := w.shared.Start(); err != nil {
+		w.host.Stop()
+		return fmt.Errorf("start the shared worker: %w", err)
+	}
+	return nil
+}
+
+// Stop stops both, letting running iterations end (WorkerStopTimeout).
+func (w *Worker) Stop() {
+	var wg sync.WaitGroup
+	for _, x := range []worker.Worker{w.shared, w.host} {
+		wg.Add(1)
+		go func() { defer wg.Done(); x.Stop() }()
+	}
+	wg.Wait()
+}
+
+// Run starts the worker and stops it when interrupt delivers.
+func (w *Worker) Run(interrupt <-chan any) error {
+	if err := w.Start(); err != nil {
+		return err
+	}
+	<-interrupt
+	w.Stop()
+	return nil
+}
+
+// SessionsRefresh is how often a worker's metrics read the states of its
+// host's sessions from visibility, at most.
+const SessionsRefresh = 15 * time.Second
 
 // WorkerStopTimeout is how long a stopping worker lets its running
 // iterations finish before it cancels them, which kills their agents.
@@ -218,7 +306,9 @@ func SessionInput(cfg config.Config, workspace string) (workflows.SessionInput, 
 		abs = resolved
 	}
 	return workflows.SessionInput{
-		Workspace: abs,
+		Workspace:   abs,
+		Host:        cfg.Worker.HostID,
+		HostTimeout: cfg.Worker.HostTimeout,
 		Agent: activities.AgentSettings{
 			Command:          cfg.Agent.Command,
 			Model:            cfg.Agent.Model,

@@ -1,0 +1,123 @@
+package workflows
+
+import (
+	"errors"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-ralph/ralph/activities"
+)
+
+// host routes a workflow's workspace activities to the worker of the
+// machine that holds the workspace. The zero host (sessions and queues
+// started before hosts existed) leaves them on the workflow's own task
+// queue: what their histories recorded, so they replay unchanged.
+type host struct {
+	id      string
+	timeout time.Duration
+	// offline is called with true when the host's worker has not taken an
+	// activity within timeout, and with false when it is back.
+	offline func(ctx workflow.Context, off bool)
+}
+
+// routed reports whether h sends activities to a host's own queue.
+func (h host) routed() bool { return h.id != "" }
+
+// options are opts on h's queue: an activity that no worker of h starts
+// within the host timeout fails with a schedule-to-start timeout, which
+// is how a workflow learns that the host is gone (see awaitBack).
+func (h host) options(ctx workflow.Context, opts workflow.ActivityOptions) workflow.ActivityOptions {
+	if !h.routed() {
+		return opts
+	}
+	opts.TaskQueue = HostTaskQueue(workflow.GetInfo(ctx).TaskQueueName, h.id)
+	opts.ScheduleToStartTimeout = h.timeout
+	if opts.ScheduleToStartTimeout <= 0 {
+		opts.ScheduleToStartTimeout = DefaultHostTimeout
+	}
+	return opts
+}
+
+// isHostGone reports whether err is an activity that no worker of its
+// host started in time, and returns the last progress a dead attempt of
+// it reported (nil if none), so that the next try goes on from there.
+func isHostGone(err error) (bool, *activities.Progress) {
+	var timeout *temporal.TimeoutError
+	if !errors.As(err, &timeout) || timeout.TimeoutType() != enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START {
+		return false, nil
+	}
+	if !timeout.HasLastHeartbeatDetails() {
+		return true, nil
+	}
+	var p activities.Progress
+	if timeout.LastHeartbeatDetails(&p) != nil {
+		return true, nil
+	}
+	return true, &p
+}
+
+// execute runs activity on h's queue and waits for its result. When the
+// host's worker does not take it in time, the workflow shows the host
+// offline, waits for the worker to come back and schedules the activity
+// again: a host that goes away delays the work, it does not fail it.
+func (h host) execute(ctx workflow.Context, opts workflow.ActivityOptions, result any, activity any, args ...any) error {
+	for {
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, h.options(ctx, opts)), activity, args...).Get(ctx, result)
+		if gone, _ := isHostGone(err); !gone || !h.routed() {
+			return err
+		}
+		if _, err := h.awaitBack(ctx, nil); err != nil {
+			return err
+		}
+	}
+}
+
+// awaitBack shows h offline and waits until a worker of h takes a probe
+// activity, then shows it back. When the timer deadline returns fires
+// first (the session's runtime ran out), the wait ends with expired true.
+func (h host) awaitBack(ctx workflow.Context, deadline func() workflow.Future) (expired bool, err error) {
+	if h.offline != nil {
+		h.offline(ctx, true)
+	}
+	probe := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue: HostTaskQueue(workflow.GetInfo(ctx).TaskQueueName, h.id),
+		// No schedule-to-start limit: it waits in the host's queue for
+		// as long as the host is away.
+		StartToCloseTimeout: time.Minute,
+		Summary:             "wait for host " + h.id + " to come back",
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Minute,
+		},
+	}), a.HostReady)
+	back := false
+	for !back && !expired {
+		sel := workflow.NewSelector(ctx)
+		sel.AddFuture(probe, func(f workflow.Future) {
+			err = f.Get(ctx, nil)
+			back = true
+		})
+		if deadline != nil {
+			if d := deadline(); d != nil {
+				sel.AddFuture(d, func(f workflow.Future) {
+					// A cancelled timer is a deadline that moved.
+					if f.Get(ctx, nil) == nil {
+						expired = true
+					}
+				})
+			}
+		}
+		sel.Select(ctx)
+		if ctx.Err() != nil {
+			return false, temporal.NewCanceledError()
+		}
+	}
+	if h.offline != nil {
+		h.offline(ctx, false)
+	}
+	return expired, err
+}
