@@ -83,9 +83,10 @@
 // FAKE_CLAUDE_STATE_DIR, or <workspace>/.ralph/fake-claude without it.
 // Every run appends one JSON object to calls.jsonl:
 //
-//	{"n": 1, "time": "...", "cwd": "...", "argv": [...], "prompt": "...", "session_id": "..."}
+//	{"n": 1, "time": "...", "cwd": "...", "argv": [...], "prompt": "...", "session_id": "...", "host": "..."}
 //
-// so that tests can check what prompt each iteration got. Invocations that
+// so that tests can check what prompt each iteration got; host is
+// FAKE_CLAUDE_HOST, the machine a test says the agent ran on. Invocations that
 // fail on their command line or prompt, or --resume an unknown session,
 // play no step and are not recorded.
 package main

@@ -186,6 +186,8 @@ type call struct {
 	Argv      []string  `json:"argv"`
 	Prompt    string    `json:"prompt"`
 	SessionID string    `json:"session_id"`
+	// Host is FAKE_CLAUDE_HOST: which worker's machine ran the agent.
+	Host string `json:"host,omitempty"`
 }
 
 // begin counts an invocation and records it in calls.jsonl, under the
@@ -214,6 +216,7 @@ func (s state) begin(c call) (int, error) {
 	}
 
 	c.N = n
+	c.Host = os.Getenv("FAKE_CLAUDE_HOST")
 	line, err := json.Marshal(c)
 	if err != nil {
 		return 0, fmt.Errorf("encode call: %w", err)

@@ -1,0 +1,421 @@
+package testsuite_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/activities/stream"
+	"github.com/durable-ralph/ralph/internal/devserver"
+	"github.com/durable-ralph/ralph/internal/ralph"
+	"github.com/durable-ralph/ralph/workflows"
+)
+
+// BenchmarkScale runs N sessions at once on one worker with the embedded
+// server, each of scaleIterations iterations of an agent that thinks for
+// scaleThink (a Bash tool call that sleeps, no CPU) and then bumps a
+// counter that the iteration commits. Beside them, in the same run, N
+// plain loops do the same spawn, parse and commit concurrently without
+// Temporal. For each N (RALPH_BENCH_SCALE, a comma list, default
+// 10,50,200) it prints the wall-time ratio sessions / plain loops and the
+// resident memory per session of the worker and of the server.
+//
+// # Measuring memory
+//
+// The worker and the server must not share a process, or neither's memory
+// can be told apart. The server is embedded in this test process, as
+// `worker --dev` embeds it; the worker is the real worker binary in a
+// process of its own, pointed at the server by TEMPORAL_ADDRESS, with
+// worker.max-agents N and the fake agent's scenario passed by agent.env.
+//
+//   - Worker: its VmRSS (from /proc/<pid>/status) sampled every 100 ms while
+//     the sessions run, and its VmHWM at the end, whichever is higher,
+//     minus its VmRSS when idle (polling, before the first session starts).
+//     The agents are processes of their own and count in neither figure.
+//   - Server: this process's VmRSS, sampled alike, minus its VmRSS once the
+//     server is up and idle (after a GC that returns the plain loops' freed
+//     heap to the OS). This process also holds the test's client with its N
+//     long polls for the results, a few KiB per session, which counts
+//     against the server. VmHWM cannot be used: it includes the plain loops.
+//
+// Both are Go processes: their RSS follows the Go heap's GC cycle (about
+// twice the live heap with GOGC=100), which is what a user sees.
+//
+// The plain loops run first, then the sessions, for each N in turn, with
+// a fresh server and worker per N.
+func BenchmarkScale(b *testing.B) {
+	var ns []int
+	for _, f := range strings.Split(envOr("RALPH_BENCH_SCALE", "10,50,200"), ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		require.NoError(b, err, "RALPH_BENCH_SCALE=%q", os.Getenv("RALPH_BENCH_SCALE"))
+		require.Positive(b, n)
+		ns = append(ns, n)
+	}
+	sc := &scaleBench{
+		iterations: envInt("RALPH_BENCH_SCALE_ITERATIONS", 5),
+		think:      time.Duration(envInt("RALPH_BENCH_SCALE_THINK_MS", 1000)) * time.Millisecond,
+	}
+	sc.template = sc.templateRepo(b)
+	sc.scenario = filepath.Join(b.TempDir(), "scenario.json")
+	data, err := json.Marshal(map[string]any{"steps": []any{
+		map[string]any{"sleep_ms": sc.think.Milliseconds(), "counter_file": scaleCounter},
+	}})
+	require.NoError(b, err)
+	require.NoError(b, os.WriteFile(sc.scenario, data, 0o644))
+
+	for _, n := range ns {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			for range b.N {
+				plain := sc.plainLoops(b, n)
+				s := sc.sessions(b, n)
+				ratio := float64(s.elapsed) / float64(plain)
+				const mib = 1 << 20
+				workerMiB := float64(s.workerPeak-s.workerIdle) / mib
+				serverMiB := float64(s.serverPeak-s.serverIdle) / mib
+				fmt.Printf("scale N=%d: plain loops %.1f s, sessions %.1f s, ratio %.2f; worker +%.1f MiB (%.2f MiB/session), server +%.1f MiB (%.2f MiB/session)\n",
+					n, plain.Seconds(), s.elapsed.Seconds(), ratio,
+					workerMiB, workerMiB/float64(n), serverMiB, serverMiB/float64(n))
+				fmt.Printf("scale N=%d: worker RSS idle %.1f MiB, peak %.1f MiB; test process (server) RSS idle %.1f MiB, peak %.1f MiB\n",
+					n, float64(s.workerIdle)/mib, float64(s.workerPeak)/mib, float64(s.serverIdle)/mib, float64(s.serverPeak)/mib)
+				b.ReportMetric(plain.Seconds(), "plain-s")
+				b.ReportMetric(s.elapsed.Seconds(), "sessions-s")
+				b.ReportMetric(ratio, "ratio")
+				b.ReportMetric(workerMiB/float64(n), "worker-MiB/session")
+				b.ReportMetric(serverMiB/float64(n), "server-MiB/session")
+			}
+		})
+	}
+}
+
+// scaleCounter is the file the fake agent bumps each iteration.
+const scaleCounter = "counter.txt"
+
+type scaleBench struct {
+	iterations int
+	think      time.Duration
+	template   string // a repository the workspaces are copies of
+	scenario   string // the fake agent's scenario
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// templateRepo is the repository every workspace starts as: a PROMPT.md
+// and one commit.
+func (sc *scaleBench) templateRepo(b *testing.B) string {
+	b.Helper()
+	dir := filepath.Join(b.TempDir(), "template")
+	require.NoError(b, os.Mkdir(dir, 0o755))
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"config", "user.email", "bench@example.com"},
+		{"config", "user.name", "Bench"},
+	} {
+		gitIn(b, dir, args...)
+	}
+	require.NoError(b, os.WriteFile(filepath.Join(dir, "PROMPT.md"), []byte("# Objective\n\nKeep a counter in counter.txt.\n"), 0o644))
+	gitIn(b, dir, "add", "-A")
+	gitIn(b, dir, "commit", "-q", "-m", "initial")
+	return dir
+}
+
+// workspaces copies the template into n workspaces of their own: copying
+// is much cheaper than n times git init and commit, and git refreshes
+// the copied index's stat data on its first status.
+func (sc *scaleBench) workspaces(b *testing.B, n int) []string {
+	b.Helper()
+	parent := b.TempDir()
+	if resolved, err := filepath.EvalSymlinks(parent); err == nil {
+		parent = resolved
+	}
+	dirs := make([]string, n)
+	for i := range dirs {
+		dirs[i] = filepath.Join(parent, fmt.Sprintf("ws-%03d", i))
+		require.NoError(b, os.CopyFS(dirs[i], os.DirFS(sc.template)))
+	}
+	return dirs
+}
+
+// input is the session of one workspace: scaleIterations iterations, each
+// of which commits, and no other limit in the way.
+func (sc *scaleBench) input(dir string) workflows.SessionInput {
+	in := input(dir)
+	in.Task = activities.TaskSettings{Mode: "prompt"}
+	in.Limits.MaxIterations = sc.iterations
+	in.Limits.MaxNoProgress = sc.iterations
+	in.Limits.MaxRuntime = time.Hour
+	in.Limits.MaxCostUSD = 0
+	return in
+}
+
+// checkCounter requires that the workspace's counter reached the
+// iteration count and that every iteration committed.
+func (sc *scaleBench) checkCounter(b *testing.B, dir string) {
+	b.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, scaleCounter))
+	require.NoError(b, err)
+	require.Equal(b, strconv.Itoa(sc.iterations), strings.TrimSpace(string(data)), "counter of %s", dir)
+	cmd := exec.Command("git", "rev-list", "--count", "HEAD")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	require.NoError(b, err)
+	require.Equal(b, strconv.Itoa(sc.iterations+1), strings.TrimSpace(string(out)), "commits of %s (with the initial one)", dir)
+}
+
+// plainLoops runs n loops at once, each doing sc.iterations iterations in
+// its own workspace with the same Agent code the worker runs, and returns
+// the wall time from the start of the first to the end of the last.
+func (sc *scaleBench) plainLoops(b *testing.B, n int) time.Duration {
+	b.Helper()
+	dirs := sc.workspaces(b, n)
+	errs := make([]error, n)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i, dir := range dirs {
+		wg.Go(func() {
+			// The fake agent keeps its state in the workspace's .ralph,
+			// as it does for the worker's agents, whose environment is
+			// the worker's.
+			agent := &activities.Agent{Env: []string{"FAKE_CLAUDE_SCENARIO=" + sc.scenario}}
+			in := sc.input(dir)
+			for it := 1; it <= sc.iterations; it++ {
+				res, err := agent.Iterate(ctx, activities.IterationInput{
+					SessionID: fmt.Sprintf("plain-%d", i), Iteration: it, MaxIterations: sc.iterations,
+					Workspace: dir, Agent: in.Agent, Task: in.Task, Git: in.Git,
+				}, 1, nil, nil)
+				switch {
+				case err != nil:
+					errs[i] = fmt.Errorf("loop %d iteration %d: %w", i, it, err)
+				case res.Outcome != stream.OutcomeSuccess:
+					errs[i] = fmt.Errorf("loop %d iteration %d: %s: %s", i, it, res.Outcome, res.Reason)
+				case res.Commit == "":
+					errs[i] = fmt.Errorf("loop %d iteration %d committed nothing", i, it)
+				}
+				if errs[i] != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	for _, err := range errs {
+		require.NoError(b, err)
+	}
+	for _, dir := range dirs {
+		sc.checkCounter(b, dir)
+	}
+	return elapsed
+}
+
+// scaleRun is what the sessions of one N measured.
+type scaleRun struct {
+	elapsed                time.Duration
+	workerIdle, workerPeak int64 // bytes
+	serverIdle, serverPeak int64 // bytes, of this process
+}
+
+// sessions runs n sessions at once on one worker process with a fresh
+// embedded server in this process; see BenchmarkScale for the memory.
+func (sc *scaleBench) sessions(b *testing.B, n int) scaleRun {
+	b.Helper()
+	dirs := sc.workspaces(b, n)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+
+	srv, err := devserver.Start(ctx, devserver.Options{StateDir: b.TempDir(), SearchAttributes: ralph.SearchAttributes(), LogLevel: "error"})
+	require.NoError(b, err)
+	defer srv.Stop()
+	c, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quiet{}})
+	require.NoError(b, err)
+	defer c.Close()
+
+	w := startScaleWorker(b, srv, n, sc.scenario)
+	defer w.stop(b)
+	// Let the worker settle (its pollers connected, startup garbage
+	// collected) before its idle memory is taken.
+	time.Sleep(2 * time.Second)
+	var run scaleRun
+	run.workerIdle, err = procMem(w.cmd.Process.Pid, "VmRSS")
+	require.NoError(b, err)
+	runtime.GC()
+	debug.FreeOSMemory()
+	run.serverIdle, err = procMem(os.Getpid(), "VmRSS")
+	require.NoError(b, err)
+
+	// Sample both processes' RSS until the sessions are done.
+	stopSampling := make(chan struct{})
+	sampled := make(chan struct{})
+	var workerPeak, serverPeak int64
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if v, err := procMem(w.cmd.Process.Pid, "VmRSS"); err == nil {
+				workerPeak = max(workerPeak, v)
+			}
+			if v, err := procMem(os.Getpid(), "VmRSS"); err == nil {
+				serverPeak = max(serverPeak, v)
+			}
+			select {
+			case <-stopSampling:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+
+	results := make([]workflows.SessionResult, n)
+	errs := make([]error, n)
+	ends := make([]time.Time, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i, dir := range dirs {
+		wg.Go(func() {
+			r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+				ID: sessionIDOf(dir), TaskQueue: workflows.TaskQueue,
+			}, workflows.Session, sc.input(dir))
+			if err == nil {
+				err = r.Get(ctx, &results[i])
+			}
+			errs[i], ends[i] = err, time.Now()
+		})
+	}
+	wg.Wait()
+	close(stopSampling)
+	<-sampled
+
+	var last time.Time
+	for i := range dirs {
+		require.NoError(b, errs[i], "session %d; worker output:\n%s", i, w.output())
+		require.Equal(b, workflows.ReasonMaxIterations, results[i].Reason, "session %d: %s", i, results[i].Message)
+		require.Equal(b, sc.iterations, results[i].Totals.Commits, "session %d", i)
+		sc.checkCounter(b, dirs[i])
+		if ends[i].After(last) {
+			last = ends[i]
+		}
+	}
+	run.elapsed = last.Sub(start)
+	hwm, err := procMem(w.cmd.Process.Pid, "VmHWM")
+	require.NoError(b, err)
+	run.workerPeak = max(workerPeak, hwm)
+	run.serverPeak = serverPeak
+	return run
+}
+
+// scaleWorker is a worker process.
+type scaleWorker struct {
+	cmd *exec.Cmd
+	mu  sync.Mutex
+	out bytes.Buffer
+	end chan struct{}
+}
+
+func (w *scaleWorker) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.out.Write(p)
+}
+
+func (w *scaleWorker) output() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.out.String()
+}
+
+// startScaleWorker starts the worker binary against srv, allowed n agents
+// at once, and waits until it polls. Its agents get the fake agent's
+// scenario by agent.env; their state stays in their workspaces.
+func startScaleWorker(b *testing.B, srv *devserver.Server, n int, scenario string) *scaleWorker {
+	b.Helper()
+	home := b.TempDir()
+	w := &scaleWorker{cmd: exec.Command(bins.worker), end: make(chan struct{})}
+	w.cmd.Dir = home // no ralph.yaml of the caller's directory
+	w.cmd.Env = append(os.Environ(),
+		"HOME="+home,
+		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"TEMPORAL_ADDRESS="+srv.Address(),
+		"TEMPORAL_NAMESPACE="+srv.Namespace(),
+		"TEMPORAL_PROFILE=",
+		"RALPH_CONFIG=",
+		"RALPH_WORKER_MAX_AGENTS="+strconv.Itoa(n),
+		"RALPH_AGENT_ENV=FAKE_CLAUDE_SCENARIO",
+		"FAKE_CLAUDE_SCENARIO="+scenario,
+		"FAKE_CLAUDE_STATE_DIR=",
+	)
+	w.cmd.Stdout, w.cmd.Stderr = w, w
+	require.NoError(b, w.cmd.Start())
+	go func() {
+		_ = w.cmd.Wait()
+		close(w.end)
+	}()
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(w.output(), "Worker polling") {
+		select {
+		case <-w.end:
+			b.Fatalf("the worker exited: %s", w.output())
+		default:
+		}
+		if time.Now().After(deadline) {
+			w.stop(b)
+			b.Fatalf("the worker did not poll within a minute: %s", w.output())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return w
+}
+
+// stop stops the worker as a user does, by SIGINT, and kills it if it
+// does not exit in time.
+func (w *scaleWorker) stop(b *testing.B) {
+	select {
+	case <-w.end:
+		return
+	default:
+	}
+	_ = w.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-w.end:
+	case <-time.After(ralph.WorkerStopTimeout + 5*time.Second):
+		_ = w.cmd.Process.Kill()
+		<-w.end
+		b.Logf("the worker did not stop on SIGINT; killed")
+	}
+}
+
+// procMem is a memory figure of /proc/<pid>/status (VmRSS, VmHWM), in
+// bytes.
+func procMem(pid int, field string) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
+}
