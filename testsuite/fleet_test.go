@@ -296,3 +296,69 @@ func storySubjects(subjects []string) []string {
 	return out
 }
 
+
+// TestAgentSlotsCapAWorker runs two sessions on a worker with one agent
+// slot (worker.max-agents 1, on the embedded server of worker --dev):
+// one session shows waiting_for_agent_slot while the other's agent runs,
+// no two agents ever run at once, and both complete. The worker's
+// metrics say the same.
+func TestAgentSlotsCapAWorker(t *testing.T) {
+	const think = 3 * time.Second
+	se := newStarterEnv(t, rawScenario(t, map[string]any{"steps": []any{map[string]any{"auto": true, "sleep_ms": think.Milliseconds()}}}))
+	w := startProc(t, se.env, bins.worker, "--dev", "--max-agents", "1", "--metrics-addr", "127.0.0.1:0")
+	waitFor(t, time.Minute, "the worker", func() bool { return strings.Contains(w.Output(), "Worker polling") })
+	require.Contains(t, w.Output(), "at most 1 agents at once")
+	metricsURL := regexp.MustCompile(`Metrics: +(http://\S+/metrics)`).FindStringSubmatch(w.Output())
+	require.NotNil(t, metricsURL, w.Output())
+
+	var repos []*repo
+	for range 2 {
+		r := newRepo(t, map[string]string{"prd.json": oneStoryPRD, "progress.txt": ""})
+		repos = append(repos, r)
+		code, out := starter(t, se, "run", "--dev", r.Dir)
+		require.Equal(t, 0, code, out)
+	}
+	c, err := client.Dial(client.Options{HostPort: fmt.Sprintf("127.0.0.1:%d", se.port), Logger: quiet{}})
+	require.NoError(t, err)
+	defer c.Close()
+
+	var waiting string
+	waitFor(t, time.Minute, "a session waiting for the agent slot", func() bool {
+		for _, r := range repos {
+			code, out := starter(t, se, "status", "--dev", r.Dir)
+			if code == 0 && strings.Contains(out, "waiting_for_agent_slot: its worker already runs worker.max-agents agents") {
+				waiting = out
+				return true
+			}
+		}
+		return false
+	})
+	require.Contains(t, waiting, "on host "+testHost)
+	m := scrape(t, metricsURL[1])
+	require.Equal(t, float64(1), m["ralph_agents_max"])
+	require.Equal(t, float64(1), m["ralph_agents_running"])
+	require.Equal(t, float64(1), m["ralph_agents_waiting"])
+	require.Equal(t, float64(1), m[`ralph_sessions{state="waiting_for_agent_slot"}`], "sessions by state from visibility")
+
+	for _, r := range repos {
+		var res workflows.SessionResult
+		require.NoError(t, c.GetWorkflow(context.Background(), sessionIDOf(r.Dir), "").Get(context.Background(), &res))
+		require.Equal(t, workflows.ReasonComplete, res.Reason, res.Message)
+		require.Equal(t, 0, res.Totals.Failures, "waiting for a slot is not a failure")
+	}
+	// One agent at a time: each run starts after the one before has
+	// thought for its whole time.
+	starts := make([]time.Time, 0, 4)
+	for _, c := range calls(t, se.env) {
+		starts = append(starts, c.Time)
+	}
+	require.Len(t, starts, 4, "a story and a completion claim per session")
+	slices.SortFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
+	for i := 1; i < len(starts); i++ {
+		require.GreaterOrEqual(t, starts[i].Sub(starts[i-1]), think, "agents %d and %d overlapped", i, i+1)
+	}
+	m = scrape(t, metricsURL[1])
+	require.Equal(t, float64(4), m[`ralph_iterations_total{outcome="success"}`])
+	require.Equal(t, float64(0), m["ralph_agents_running"])
+	require.True(t, hasSeries(m, "temporal_"), "the SDK's worker metrics")
+}
