@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -23,9 +24,11 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/durable-ralph/ralph/internal/ralph"
 	tcluster "github.com/durable-ralph/ralph/testsuite/cluster"
+	"github.com/durable-ralph/ralph/testsuite/fakegithub"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
@@ -156,6 +159,7 @@ func TestFleetOnPostgres(t *testing.T) {
 			"RALPH_WORKER_MAX_AGENTS=10",
 			"RALPH_WORKER_METRICS_ADDR=127.0.0.1:0",
 			"RALPH_AGENT_ENV=FAKE_CLAUDE_SCENARIO FAKE_CLAUDE_HOST="+h.id,
+			"GITHUB_TOKEN="+ghToken, "RALPH_GITHUB_WRITE_INTERVAL=200ms",
 		)
 		h.start(t)
 	}
@@ -239,7 +243,7 @@ func TestFleetOnPostgres(t *testing.T) {
 				require.Equal(t, h.id, call.Host, "%s: an iteration ran on another host", id)
 				require.Equal(t, r.Dir, call.CWD, "%s", id)
 			}
-			replayAs(t, c, id, "")
+			replayAs(t, c, id, h.id)
 		}
 	}
 	// At least one of host-a's sessions went offline mid-iteration and
@@ -254,6 +258,8 @@ func TestFleetOnPostgres(t *testing.T) {
 	}
 	require.Positive(t, resumedAgents, "no agent session was resumed after the host came back")
 	replayAs(t, c, ids[a.repos[0]], "host-offline")
+
+	fleetQueue(t, c, base, b)
 
 	t.Logf("kill -9 of host-a's worker → all %d open sessions host_offline: %.1f s (heartbeat timeout 3s + host timeout 4s); worker back → first session resumed: %.1f s; → all done: %.1f s",
 		open, offline.Seconds(), resumed.Seconds(), done.Seconds())
@@ -295,7 +301,6 @@ func storySubjects(subjects []string) []string {
 	}
 	return out
 }
-
 
 // TestAgentSlotsCapAWorker runs two sessions on a worker with one agent
 // slot (worker.max-agents 1, on the embedded server of worker --dev):
@@ -361,4 +366,48 @@ func TestAgentSlotsCapAWorker(t *testing.T) {
 	require.Equal(t, float64(4), m[`ralph_iterations_total{outcome="success"}`])
 	require.Equal(t, float64(0), m["ralph_agents_running"])
 	require.True(t, hasSeries(m, "temporal_"), "the SDK's worker metrics")
+}
+
+// fleetQueue runs an issue queue whose clone is on host h: its issue's
+// session runs there (GitHub calls may run on any host).
+func fleetQueue(t *testing.T, c client.Client, env []string, h *fleetHost) {
+	t.Helper()
+	gh := fakegithub.New("acme", "app", ghToken, ghBot)
+	t.Cleanup(gh.Close)
+	gh.SetPermission("alice", "write")
+	n := gh.AddIssue(fakegithub.IssueSpec{Title: "Add a greeting", Author: "alice", Labels: []string{"ralph-ready"}})
+	clone := newRepo(t, map[string]string{"README.md": "# app\n"})
+	origin := filepath.Join(t.TempDir(), "origin.git")
+	out, err := exec.Command("git", "init", "-q", "--bare", "-b", "main", origin).CombinedOutput()
+	require.NoError(t, err, string(out))
+	clone.git("remote", "add", "origin", origin)
+	clone.git("push", "-q", "origin", "main")
+
+	code, text := runStarter(t, env, "queue", clone.Dir, "--host-id", h.id, "--repo", "acme/app",
+		"--github-api-url", gh.URL(), "--until-idle", "--poll-interval", "1h")
+	require.Equal(t, 0, code, text)
+	qid := workflows.QueueWorkflowID(h.id, "acme", "app")
+	require.Contains(t, text, qid)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var res workflows.QueueResult
+	require.NoError(t, c.GetWorkflow(ctx, qid, "").Get(ctx, &res))
+	require.Len(t, gh.Pulls(), 1)
+
+	sid := workflows.IssueSessionID(h.id, "acme", "app", n)
+	desc, err := c.DescribeWorkflowExecution(ctx, sid, "")
+	require.NoError(t, err)
+	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, desc.GetWorkflowExecutionInfo().GetStatus())
+	var host string
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(
+		desc.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()[workflows.SearchRalphHost.GetName()], &host))
+	require.Equal(t, h.id, host)
+	wt := &repo{t: t, Dir: filepath.Join(clone.Dir, ".ralph", "worktrees", fmt.Sprintf("issue-%d", n))}
+	agentRuns := workspaceCalls(t, wt)
+	require.NotEmpty(t, agentRuns)
+	for _, call := range agentRuns {
+		require.Equal(t, h.id, call.Host, "the issue's agent ran on another host")
+	}
+	replayAs(t, c, qid, "queue")
+	replayAs(t, c, sid, "issue")
 }
