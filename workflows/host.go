@@ -69,7 +69,7 @@ func (h host) execute(ctx workflow.Context, opts workflow.ActivityOptions, resul
 		if gone, _ := isHostGone(err); !gone || !h.routed() {
 			return err
 		}
-		if _, err := h.awaitBack(ctx, nil); err != nil {
+		if _, _, err := h.awaitBack(ctx, nil, nil); err != nil {
 			return err
 		}
 	}
@@ -77,8 +77,10 @@ func (h host) execute(ctx workflow.Context, opts workflow.ActivityOptions, resul
 
 // awaitBack shows h offline and waits until a worker of h takes a probe
 // activity, then shows it back. When the timer deadline returns fires
-// first (the session's runtime ran out), the wait ends with expired true.
-func (h host) awaitBack(ctx workflow.Context, deadline func() workflow.Future) (expired bool, err error) {
+// first (the session's runtime ran out), the wait ends with expired true;
+// when stop delivers first (a person gave up on the host), with stopped
+// true. Either may be nil.
+func (h host) awaitBack(ctx workflow.Context, deadline func() workflow.Future, stop workflow.ReceiveChannel) (expired, stopped bool, err error) {
 	if h.offline != nil {
 		h.offline(ctx, true)
 	}
@@ -95,7 +97,7 @@ func (h host) awaitBack(ctx workflow.Context, deadline func() workflow.Future) (
 		},
 	}), a.HostReady)
 	back := false
-	for !back && !expired {
+	for !back && !expired && !stopped {
 		sel := workflow.NewSelector(ctx)
 		sel.AddFuture(probe, func(f workflow.Future) {
 			err = f.Get(ctx, nil)
@@ -111,13 +113,19 @@ func (h host) awaitBack(ctx workflow.Context, deadline func() workflow.Future) (
 				})
 			}
 		}
+		if stop != nil {
+			sel.AddReceive(stop, func(c workflow.ReceiveChannel, _ bool) {
+				c.Receive(ctx, nil)
+				stopped = true
+			})
+		}
 		sel.Select(ctx)
 		if ctx.Err() != nil {
-			return false, temporal.NewCanceledError()
+			return false, false, temporal.NewCanceledError()
 		}
 	}
-	if h.offline != nil {
+	if h.offline != nil && back {
 		h.offline(ctx, false)
 	}
-	return expired, err
+	return expired, stopped, err
 }

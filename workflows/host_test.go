@@ -134,3 +134,32 @@ func TestWorkflowIDs(t *testing.T) {
 	require.NotEqual(t, workflows.SessionWorkflowID("box-1", "/work/app"), workflows.SessionWorkflowID("box-2", "/work/app"),
 		"the same path on two machines is two sessions")
 }
+
+func TestSessionStoppedWhileItsHostIsOffline(t *testing.T) {
+	env := newEnv(t)
+	var ran int
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.IterationInput) (activities.IterationResult, error) {
+			ran++
+			if ran == 1 {
+				return progressed(in.Iteration, 1), nil
+			}
+			return activities.IterationResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+		})
+	// The host never comes back.
+	env.OnActivity(a.HostReady, mock.Anything).Return("box-1", nil).After(1000 * time.Hour)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(workflows.SignalStop, workflows.StopSignal{Reason: "box-1 is gone"})
+	}, time.Hour)
+
+	in := baseInput()
+	in.Host = "box-1"
+	in.Limits.MaxRuntime = 0
+	env.ExecuteWorkflow(workflows.Session, in)
+	var res workflows.SessionResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, workflows.ReasonStopped, res.Reason)
+	require.Equal(t, "stop requested: box-1 is gone while host box-1 was offline (iteration 2 did not run)", res.Message)
+	require.Equal(t, 1, res.Iterations, "the iteration that never ran is not counted")
+	require.Equal(t, 0, res.Totals.Failures)
+}

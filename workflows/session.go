@@ -92,6 +92,9 @@ type session struct {
 	host host
 	// beforeOffline is the state to go back to when the host is back.
 	beforeOffline State
+	// stopped delivers when a stop is requested, to end a wait for a host
+	// that may never come back.
+	stopped workflow.Channel
 }
 
 // versionDrainSignals is the change ID of drainSignals and of waiting for
@@ -181,6 +184,7 @@ func newSession(ctx workflow.Context, in SessionInput) (*session, error) {
 	}
 	s.signals = newSignals(ctx)
 	s.host = host{id: in.Host, timeout: in.HostTimeout, offline: s.hostOffline}
+	s.stopped = workflow.NewBufferedChannel(ctx, 1)
 	workflow.Go(ctx, s.listenAgentSlots)
 	s.drains = workflow.GetVersion(ctx, versionDrainSignals, workflow.DefaultVersion, 1) >= 1
 	if s.drains {
@@ -330,6 +334,7 @@ func (s *session) drainSignals() {
 }
 
 func (s *session) onStop(sig StopSignal) {
+	s.stopped.SendAsync(true)
 	s.stopReason = "stop requested"
 	if sig.Reason != "" {
 		s.stopReason = "stop requested: " + sig.Reason
@@ -389,6 +394,13 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 		}
 
 		res, timedOut, err := s.runIteration(ctx)
+		if errors.Is(err, errStoppedOffline) {
+			// The iteration never ran: its host went away and a person
+			// gave up waiting for it.
+			s.status.Iteration--
+			return s.finish(ctx, ReasonStopped, fmt.Sprintf("%s while host %s was offline (iteration %d did not run)",
+				s.stopReason, s.in.Host, s.status.Iteration+1))
+		}
 		if err != nil {
 			if temporal.IsCanceledError(err) || ctx.Err() != nil {
 				return s.cancelled(ctx, err)
@@ -566,9 +578,16 @@ func (s *session) runIteration(ctx workflow.Context) (res activities.IterationRe
 			in.Resume = last
 		}
 		err = nil
-		expired, werr := s.host.awaitBack(ctx, func() workflow.Future { return s.deadlineTimer })
+		var stop workflow.ReceiveChannel = s.stopped
+		if s.stopReason != "" {
+			return res, false, errStoppedOffline // stopped before the host went away
+		}
+		expired, stopped, werr := s.host.awaitBack(ctx, func() workflow.Future { return s.deadlineTimer }, stop)
 		if werr != nil {
 			return res, false, werr
+		}
+		if stopped {
+			return res, false, errStoppedOffline
 		}
 		if expired {
 			cancel()
@@ -1053,6 +1072,10 @@ func (s *session) details() string {
 	}
 	return b.String()
 }
+
+// errStoppedOffline ends an iteration whose host is offline when a stop is
+// requested.
+var errStoppedOffline = errors.New("stopped while the host was offline")
 
 // hostTimeout is the session's host timeout.
 func (s *session) hostTimeout() time.Duration {
