@@ -81,7 +81,7 @@ func BenchmarkScale(b *testing.B) {
 	for _, n := range ns {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			for range b.N {
-				plain := sc.plainLoops(b, n)
+				plain, plainCPU := sc.plainLoops(b, n)
 				s := sc.sessions(b, n)
 				ratio := float64(s.elapsed) / float64(plain)
 				const mib = 1 << 20
@@ -92,6 +92,8 @@ func BenchmarkScale(b *testing.B) {
 					workerMiB, workerMiB/float64(n), serverMiB, serverMiB/float64(n))
 				fmt.Printf("scale N=%d: worker RSS idle %.1f MiB, peak %.1f MiB; test process (server) RSS idle %.1f MiB, peak %.1f MiB\n",
 					n, float64(s.workerIdle)/mib, float64(s.workerPeak)/mib, float64(s.serverIdle)/mib, float64(s.serverPeak)/mib)
+				fmt.Printf("scale N=%d: CPU plain loops %.1f s in the loops + %.1f s in agents and git; sessions %.1f s in the server (and client) + %.1f s in the worker + %.1f s in agents and git\n",
+					n, plainCPU.self, plainCPU.children, s.serverCPU.self, s.workerCPU.self, s.workerCPU.children)
 				b.ReportMetric(plain.Seconds(), "plain-s")
 				b.ReportMetric(s.elapsed.Seconds(), "sessions-s")
 				b.ReportMetric(ratio, "ratio")
@@ -184,12 +186,14 @@ func (sc *scaleBench) checkCounter(b *testing.B, dir string) {
 // plainLoops runs n loops at once, each doing sc.iterations iterations in
 // its own workspace with the same Agent code the worker runs, and returns
 // the wall time from the start of the first to the end of the last.
-func (sc *scaleBench) plainLoops(b *testing.B, n int) time.Duration {
+func (sc *scaleBench) plainLoops(b *testing.B, n int) (time.Duration, cpuTimes) {
 	b.Helper()
 	dirs := sc.workspaces(b, n)
 	errs := make([]error, n)
 	ctx := context.Background()
 	var wg sync.WaitGroup
+	cpu0, err := procCPU(os.Getpid())
+	require.NoError(b, err)
 	start := time.Now()
 	for i, dir := range dirs {
 		wg.Go(func() {
@@ -219,13 +223,15 @@ func (sc *scaleBench) plainLoops(b *testing.B, n int) time.Duration {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu, err := procCPU(os.Getpid())
+	require.NoError(b, err)
 	for _, err := range errs {
 		require.NoError(b, err)
 	}
 	for _, dir := range dirs {
 		sc.checkCounter(b, dir)
 	}
-	return elapsed
+	return elapsed, cpu.sub(cpu0)
 }
 
 // scaleRun is what the sessions of one N measured.
@@ -233,6 +239,7 @@ type scaleRun struct {
 	elapsed                time.Duration
 	workerIdle, workerPeak int64 // bytes
 	serverIdle, serverPeak int64 // bytes, of this process
+	serverCPU, workerCPU   cpuTimes
 }
 
 // sessions runs n sessions at once on one worker process with a fresh
@@ -290,6 +297,10 @@ func (sc *scaleBench) sessions(b *testing.B, n int) scaleRun {
 	errs := make([]error, n)
 	ends := make([]time.Time, n)
 	var wg sync.WaitGroup
+	serverCPU0, err := procCPU(os.Getpid())
+	require.NoError(b, err)
+	workerCPU0, err := procCPU(w.cmd.Process.Pid)
+	require.NoError(b, err)
 	start := time.Now()
 	for i, dir := range dirs {
 		wg.Go(func() {
@@ -305,6 +316,11 @@ func (sc *scaleBench) sessions(b *testing.B, n int) scaleRun {
 	wg.Wait()
 	close(stopSampling)
 	<-sampled
+	serverCPU, err := procCPU(os.Getpid())
+	require.NoError(b, err)
+	workerCPU, err := procCPU(w.cmd.Process.Pid)
+	require.NoError(b, err)
+	run.serverCPU, run.workerCPU = serverCPU.sub(serverCPU0), workerCPU.sub(workerCPU0)
 
 	var last time.Time
 	for i := range dirs {
@@ -317,6 +333,15 @@ func (sc *scaleBench) sessions(b *testing.B, n int) scaleRun {
 		}
 	}
 	run.elapsed = last.Sub(start)
+	if os.Getenv("SCALE_DEBUG") != "" {
+		h, err := collectHistory(c.GetWorkflowHistory(ctx, sessionIDOf(dirs[0]), "", false, 0))
+		require.NoError(b, err)
+		counts := map[string]int{}
+		for _, e := range h.Events {
+			counts[e.GetEventType().String()]++
+		}
+		fmt.Printf("DEBUG history %d events: %v\n", len(h.Events), counts)
+	}
 	hwm, err := procMem(w.cmd.Process.Pid, "VmHWM")
 	require.NoError(b, err)
 	run.workerPeak = max(workerPeak, hwm)
@@ -402,6 +427,40 @@ func (w *scaleWorker) stop(b *testing.B) {
 		<-w.end
 		b.Logf("the worker did not stop on SIGINT; killed")
 	}
+}
+
+// cpuTimes are the CPU seconds of a process, from /proc/<pid>/stat: its
+// own (user and system) and those of its children it waited for.
+type cpuTimes struct{ self, children float64 }
+
+func (c cpuTimes) sub(d cpuTimes) cpuTimes {
+	return cpuTimes{self: c.self - d.self, children: c.children - d.children}
+}
+
+// procCPU reads pid's CPU times; the kernel counts them in ticks of
+// 1/100 s (USER_HZ, 100 on Linux).
+func procCPU(pid int) (cpuTimes, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return cpuTimes{}, err
+	}
+	// The fields after the command name, which is in parentheses and may
+	// hold spaces: state is field 3, utime 14, stime 15, cutime 16,
+	// cstime 17.
+	i := bytes.LastIndexByte(data, ')')
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 15 {
+		return cpuTimes{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	var ticks [4]float64
+	for k := range ticks {
+		v, err := strconv.ParseFloat(f[11+k], 64)
+		if err != nil {
+			return cpuTimes{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		ticks[k] = v / 100
+	}
+	return cpuTimes{self: ticks[0] + ticks[1], children: ticks[2] + ticks[3]}, nil
 }
 
 // procMem is a memory figure of /proc/<pid>/status (VmRSS, VmHWM), in

@@ -577,9 +577,9 @@ func (q *queue) runSession(ctx workflow.Context, cur *CurrentIssue, wt activitie
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		// Stopping the queue lets the issue finish; terminating it
 		// cancels the issue's session, which kills its agent.
-		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 		TypedSearchAttributes: temporal.NewSearchAttributes(q.childAttributes(cur)...),
-		StaticSummary: fmt.Sprintf("#%d %s", cur.Number, clip(cur.Title, 60)),
+		StaticSummary:         fmt.Sprintf("#%d %s", cur.Number, clip(cur.Title, 60)),
 	})
 	child := workflow.ExecuteChildWorkflow(cctx, Session, in)
 	var fut workflow.Future = child
