@@ -259,6 +259,10 @@ func TestFleetOnPostgres(t *testing.T) {
 	require.Positive(t, resumedAgents, "no agent session was resumed after the host came back")
 	replayAs(t, c, ids[a.repos[0]], "host-offline")
 
+	code, out = runStarter(t, base, "list", "--limit", "100")
+	require.Equal(t, 0, code, out)
+	require.Regexp(t, regexp.MustCompile(regexp.QuoteMeta(ids[a.repos[0]])+`\s+session\s+completed\s+completed\s+4\s+\S+\s+\S+\s+host-a\s`), out)
+
 	fleetQueue(t, c, base, b)
 
 	t.Logf("kill -9 of host-a's worker → all %d open sessions host_offline: %.1f s (heartbeat timeout 3s + host timeout 4s); worker back → first session resumed: %.1f s; → all done: %.1f s",

@@ -254,14 +254,14 @@ func newListCmd() *cobra.Command {
 			return listSessions(cmd.Context(), conn.client, query, limit, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&status, "status", "", "only those in this state (starting, running, paused, rate_limited, awaiting_human, completed, stopped, limited, failed; queues: idle, working)")
+	cmd.Flags().StringVar(&status, "status", "", "only those in this state (starting, running, waiting_for_agent_slot, host_offline, paused, rate_limited, awaiting_human, completed, stopped, limited, failed; queues: idle, working)")
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many sessions")
 	return cmd
 }
 
 func listSessions(ctx context.Context, c client.Client, query string, limit int, out io.Writer) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tKIND\tEXECUTION\tSTATE\tITERATION\tCOST\tREPO\tSTARTED")
+	fmt.Fprintln(tw, "ID\tKIND\tEXECUTION\tSTATE\tITERATION\tCOST\tREPO\tHOST\tSTARTED")
 	var token []byte
 	n := 0
 	for n < limit {
@@ -277,13 +277,14 @@ func listSessions(ctx context.Context, c client.Client, query string, limit int,
 			} else if n := attr[int64](fields, workflows.SearchRalphIssue.GetName(), 0); n > 0 {
 				kind = fmt.Sprintf("issue #%d", n)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 				e.GetExecution().GetWorkflowId(), kind,
 				executionStatus(e.GetStatus()),
 				stateText(workflows.State(attr[string](fields, workflows.SearchRalphStatus.GetName(), "-")), ""),
 				fmt.Sprint(attr[int64](fields, workflows.SearchRalphIteration.GetName(), 0)),
 				fmt.Sprintf("$%.4f", attr[float64](fields, workflows.SearchRalphCostUSD.GetName(), 0)),
 				attr[string](fields, workflows.SearchRalphRepo.GetName(), "-"),
+				attr[string](fields, workflows.SearchRalphHost.GetName(), "-"),
 				e.GetStartTime().AsTime().Local().Format(time.DateTime))
 			n++
 		}
