@@ -264,6 +264,7 @@ func TestFleetOnPostgres(t *testing.T) {
 	require.Regexp(t, regexp.MustCompile(regexp.QuoteMeta(ids[a.repos[0]])+`\s+session\s+completed\s+completed\s+4\s+\S+\s+\S+\s+host-a\s`), out)
 
 	fleetQueue(t, c, base, b)
+	fleetGoneHost(t, c, base)
 
 	t.Logf("kill -9 of host-a's worker → all %d open sessions host_offline: %.1f s (heartbeat timeout 3s + host timeout 4s); worker back → first session resumed: %.1f s; → all done: %.1f s",
 		open, offline.Seconds(), resumed.Seconds(), done.Seconds())
@@ -414,4 +415,28 @@ func fleetQueue(t *testing.T, c client.Client, env []string, h *fleetHost) {
 	}
 	replayAs(t, c, qid, "queue")
 	replayAs(t, c, sid, "issue")
+}
+
+// fleetGoneHost starts a session for a host that has no worker: the
+// starter warns, the session shows host_offline, and a stop ends it,
+// which is what a person does when a machine is gone for good.
+func fleetGoneHost(t *testing.T, c client.Client, env []string) {
+	t.Helper()
+	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
+	id := workflows.SessionWorkflowID("host-gone", r.Dir)
+	code, out := runStarter(t, env, "run", r.Dir, "--host-id", "host-gone", "--host-timeout", "2s")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "warning: no worker of host host-gone polls the task queue ralph@host-gone")
+	waitFor(t, time.Minute, "the session to show host_offline", func() bool {
+		return countSessions(t, c, "host-gone", workflows.StateHostOffline) == 1
+	})
+	code, out = runStarter(t, env, "stop", id, "--reason", "the machine is gone")
+	require.Equal(t, 0, code, out)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var res workflows.SessionResult
+	require.NoError(t, c.GetWorkflow(ctx, id, "").Get(ctx, &res))
+	require.Equal(t, workflows.ReasonStopped, res.Reason)
+	require.Contains(t, res.Message, "while host host-gone was offline")
+	require.Equal(t, 0, res.Iterations)
 }

@@ -21,7 +21,14 @@ type host struct {
 	// offline is called with true when the host's worker has not taken an
 	// activity within timeout, and with false when it is back.
 	offline func(ctx workflow.Context, off bool)
+	// stop, when not nil, delivers when a person gives up waiting for
+	// the host: the wait ends with errStoppedOffline.
+	stop workflow.ReceiveChannel
 }
+
+// errStoppedOffline ends a wait for an offline host when a stop is
+// requested.
+var errStoppedOffline = errors.New("stopped while the host was offline")
 
 // routed reports whether h sends activities to a host's own queue.
 func (h host) routed() bool { return h.id != "" }
@@ -69,8 +76,12 @@ func (h host) execute(ctx workflow.Context, opts workflow.ActivityOptions, resul
 		if gone, _ := isHostGone(err); !gone || !h.routed() {
 			return err
 		}
-		if _, _, err := h.awaitBack(ctx, nil, nil); err != nil {
+		_, stopped, err := h.awaitBack(ctx, nil)
+		if err != nil {
 			return err
+		}
+		if stopped {
+			return errStoppedOffline
 		}
 	}
 }
@@ -78,9 +89,9 @@ func (h host) execute(ctx workflow.Context, opts workflow.ActivityOptions, resul
 // awaitBack shows h offline and waits until a worker of h takes a probe
 // activity, then shows it back. When the timer deadline returns fires
 // first (the session's runtime ran out), the wait ends with expired true;
-// when stop delivers first (a person gave up on the host), with stopped
-// true. Either may be nil.
-func (h host) awaitBack(ctx workflow.Context, deadline func() workflow.Future, stop workflow.ReceiveChannel) (expired, stopped bool, err error) {
+// when h.stop delivers first (a person gave up on the host), with stopped
+// true.
+func (h host) awaitBack(ctx workflow.Context, deadline func() workflow.Future) (expired, stopped bool, err error) {
 	if h.offline != nil {
 		h.offline(ctx, true)
 	}
@@ -113,8 +124,8 @@ func (h host) awaitBack(ctx workflow.Context, deadline func() workflow.Future, s
 				})
 			}
 		}
-		if stop != nil {
-			sel.AddReceive(stop, func(c workflow.ReceiveChannel, _ bool) {
+		if h.stop != nil {
+			sel.AddReceive(h.stop, func(c workflow.ReceiveChannel, _ bool) {
 				c.Receive(ctx, nil)
 				stopped = true
 			})

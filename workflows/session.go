@@ -183,8 +183,8 @@ func newSession(ctx workflow.Context, in SessionInput) (*session, error) {
 		return nil, err
 	}
 	s.signals = newSignals(ctx)
-	s.host = host{id: in.Host, timeout: in.HostTimeout, offline: s.hostOffline}
 	s.stopped = workflow.NewBufferedChannel(ctx, 1)
+	s.host = host{id: in.Host, timeout: in.HostTimeout, offline: s.hostOffline, stop: s.stopped}
 	workflow.Go(ctx, s.listenAgentSlots)
 	s.drains = workflow.GetVersion(ctx, versionDrainSignals, workflow.DefaultVersion, 1) >= 1
 	if s.drains {
@@ -361,7 +361,9 @@ func (s *session) onCheckpoint(ans Answer) {
 
 func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 	if s.in.CarryOver == nil {
-		if err := s.prepare(ctx); err != nil {
+		if err := s.prepare(ctx); errors.Is(err, errStoppedOffline) {
+			return s.finish(ctx, ReasonStopped, fmt.Sprintf("%s while host %s was offline (no iteration ran)", s.stopReason, s.in.Host))
+		} else if err != nil {
 			return s.fail(ctx, err)
 		}
 		if t := s.prepared.Task; t.Complete && workflow.GetVersion(ctx, versionCompleteAtPrepare, workflow.DefaultVersion, 1) >= 1 {
@@ -578,11 +580,10 @@ func (s *session) runIteration(ctx workflow.Context) (res activities.IterationRe
 			in.Resume = last
 		}
 		err = nil
-		var stop workflow.ReceiveChannel = s.stopped
 		if s.stopReason != "" {
 			return res, false, errStoppedOffline // stopped before the host went away
 		}
-		expired, stopped, werr := s.host.awaitBack(ctx, func() workflow.Future { return s.deadlineTimer }, stop)
+		expired, stopped, werr := s.host.awaitBack(ctx, func() workflow.Future { return s.deadlineTimer })
 		if werr != nil {
 			return res, false, werr
 		}
@@ -1072,10 +1073,6 @@ func (s *session) details() string {
 	}
 	return b.String()
 }
-
-// errStoppedOffline ends an iteration whose host is offline when a stop is
-// requested.
-var errStoppedOffline = errors.New("stopped while the host was offline")
 
 // hostTimeout is the session's host timeout.
 func (s *session) hostTimeout() time.Duration {

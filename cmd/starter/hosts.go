@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -55,4 +58,21 @@ func sessionID(ctx context.Context, c client.Client, host string, args []string)
 		}
 	}
 	return target
+}
+
+// warnNoHostWorker says so when no worker polls host's task queue: the
+// session would wait, shown host_offline, until one does.
+func warnNoHostWorker(ctx context.Context, c client.Client, taskQueue, host string, stderr io.Writer) {
+	if host == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	q := workflows.HostTaskQueue(taskQueue, host)
+	resp, err := c.DescribeTaskQueue(ctx, q, enumspb.TASK_QUEUE_TYPE_ACTIVITY)
+	if err != nil || len(resp.GetPollers()) > 0 {
+		return
+	}
+	fmt.Fprintf(stderr, "warning: no worker of host %s polls the task queue %s: the session waits (host_offline) until one runs there.\n"+
+		"Start it on the machine that holds the workspace with: worker --host-id %s   (or give run the --host-id of the machine that does)\n", host, q, host)
 }

@@ -157,6 +157,9 @@ func runSession(ctx context.Context, cfg config.Config, workspace string, opts r
 		verb = "Started a new session (the last one on this workspace ended " + previous + ")"
 	}
 	fmt.Fprintf(stdout, "%s %s for %s\n", verb, id, in.Workspace)
+	if !startedServer {
+		warnNoHostWorker(ctx, conn.client, cfg.TaskQueue, in.Host, stderr)
+	}
 	if attached && len(opts.changed) > 0 {
 		if differ, err := settingsDiffer(ctx, conn, id, in); err == nil && differ {
 			fmt.Fprintf(stderr, "The session is already running with its own settings: %s %s ignored.\n"+
@@ -211,7 +214,8 @@ func startOrAttach(ctx context.Context, c client.Client, taskQueue, id string, i
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		StaticSummary:            "Ralph session on " + filepath.Base(in.Workspace),
-		StaticDetails:            "Workspace: `" + in.Workspace + "`",
+		StaticDetails:            "Workspace: `" + in.Workspace + "`" + onHost(in.Host),
+		TypedSearchAttributes:    sessionAttributes(in),
 	}, workflows.Session, in)
 	if err != nil {
 		return false, previous, fmt.Errorf("start session %s: %w", id, err)
@@ -371,4 +375,21 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// onHost is the host part of a session's static details.
+func onHost(host string) string {
+	if host == "" {
+		return ""
+	}
+	return " on host `" + host + "`"
+}
+
+// sessionAttributes are the search attributes a session starts with: its
+// host, so that it is found by host before its first activity runs.
+func sessionAttributes(in workflows.SessionInput) temporal.SearchAttributes {
+	if in.Host == "" {
+		return temporal.SearchAttributes{}
+	}
+	return temporal.NewSearchAttributes(workflows.SearchRalphHost.ValueSet(in.Host))
 }
