@@ -258,13 +258,34 @@ func (a *Agent) takeSlot(ctx context.Context, in IterationInput, prev *Progress,
 	if hb := info.HeartbeatTimeout; hb > 0 && interval > hb/4 {
 		interval = hb / 4
 	}
-	if err := a.Slots.Acquire(ctx, interval, tick); err != nil {
-		return nil, err
+	// Wait no longer than leaves the attempt time for its agent: its
+	// start-to-close timeout counts the wait too.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if deadline := info.Deadline; !deadline.IsZero() {
+		budget := max(time.Until(deadline)-in.Agent.Timeout-slotWaitMargin, minSlotWait)
+		wctx, cancel = context.WithTimeout(ctx, budget)
+		defer cancel()
+	}
+	if err := a.Slots.Acquire(wctx, interval, tick); err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, temporal.NewApplicationErrorWithOptions(
+			fmt.Sprintf("all %d agent slots of this worker stayed in use for %s", a.Slots.Max(), time.Since(since).Round(time.Second)),
+			ErrTypeAgentSlotBusy, temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{waiting}})
 	}
 	ev.Waiting = false
 	notify(ev)
 	return a.Slots.Release, nil
 }
+
+// Bounds of an attempt's wait for an agent slot: it ends slotWaitMargin
+// before the time the agent needs, and lasts at least minSlotWait.
+const (
+	slotWaitMargin = 30 * time.Second
+	minSlotWait    = 10 * time.Second
+)
 
 func (a *Agent) heartbeatInterval() time.Duration {
 	if a.HeartbeatInterval > 0 {

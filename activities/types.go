@@ -15,6 +15,11 @@ const (
 	ErrTypeDirtyWorkspace     = "DirtyWorkspace"
 	ErrTypeInvalidTaskFile    = "InvalidTaskFile"
 	ErrTypeInvalidAgentConfig = "InvalidAgentConfig"
+	// ErrTypeAgentSlotBusy: every agent slot of the worker stayed taken
+	// for as long as one attempt may wait. Not a failure: the session
+	// runs the same iteration again (its details carry the Progress to
+	// go on from).
+	ErrTypeAgentSlotBusy = "AgentSlotBusy"
 )
 
 // AgentSettings says which agent to run and how.

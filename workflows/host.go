@@ -66,6 +66,21 @@ func isHostGone(err error) (bool, *activities.Progress) {
 	return true, &p
 }
 
+// isSlotBusy reports whether err is an iteration that waited for one of
+// its worker's agent slots as long as one attempt may, and returns the
+// progress it carried (nil if none).
+func isSlotBusy(err error) (bool, *activities.Progress) {
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) || appErr.Type() != activities.ErrTypeAgentSlotBusy {
+		return false, nil
+	}
+	var p activities.Progress
+	if !appErr.HasDetails() || appErr.Details(&p) != nil {
+		return true, nil
+	}
+	return true, &p
+}
+
 // execute runs activity on h's queue and waits for its result. When the
 // host's worker does not take it in time, the workflow shows the host
 // offline, waits for the worker to come back and schedules the activity

@@ -163,3 +163,32 @@ func TestSessionStoppedWhileItsHostIsOffline(t *testing.T) {
 	require.Equal(t, 1, res.Iterations, "the iteration that never ran is not counted")
 	require.Equal(t, 0, res.Totals.Failures)
 }
+
+func TestSessionWaitsOnWhenAgentSlotsStayBusy(t *testing.T) {
+	env := newEnv(t)
+	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){
+		func(activities.IterationInput) (activities.IterationResult, error) {
+			return activities.IterationResult{}, temporal.NewApplicationErrorWithOptions("all 4 agent slots of this worker stayed in use for 1m30s",
+				activities.ErrTypeAgentSlotBusy, temporal.ApplicationErrorOptions{NonRetryable: true,
+					Details: []any{activities.Progress{Iteration: 1, StartHead: "abc123", AgentSessionID: "agent-1"}}})
+		},
+		func(in activities.IterationInput) (activities.IterationResult, error) {
+			r := progressed(in.Iteration, 3)
+			r.CompletionClaimed = true
+			return r, nil
+		},
+	}}
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run)
+	in := baseInput()
+	in.Host = "box-1"
+	env.ExecuteWorkflow(workflows.Session, in)
+	var res workflows.SessionResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, workflows.ReasonComplete, res.Reason, res.Message)
+	require.Equal(t, 1, res.Iterations)
+	require.Equal(t, 0, res.Totals.Failures, "busy slots are not a failed iteration")
+	require.Len(t, s.inputs, 2)
+	require.Equal(t, 1, s.inputs[1].Iteration)
+	require.NotNil(t, s.inputs[1].Resume)
+	require.Equal(t, "agent-1", s.inputs[1].Resume.AgentSessionID)
+}

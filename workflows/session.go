@@ -569,6 +569,15 @@ func (s *session) runIteration(ctx workflow.Context) (res activities.IterationRe
 				return res, false, temporal.NewCanceledError()
 			}
 		}
+		if busy, last := isSlotBusy(err); busy && !timedOut {
+			// Its worker's agents were all busy: the same iteration
+			// waits on in a new attempt, as it would have in this one.
+			if last != nil && last.StartHead != "" {
+				in.Resume = last
+			}
+			err = nil
+			continue
+		}
 		gone, last := isHostGone(err)
 		if timedOut || !gone || !s.host.routed() {
 			break
