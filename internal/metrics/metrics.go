@@ -41,7 +41,7 @@ type Metrics struct {
 // own metrics.
 func New() (*Metrics, error) {
 	reg := prometheus.NewRegistry()
-	exp, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithoutScopeInfo())
+	exp, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithoutScopeInfo(), otelprom.WithoutTargetInfo())
 	if err != nil {
 		return nil, fmt.Errorf("metrics: prometheus exporter: %w", err)
 	}
