@@ -27,13 +27,20 @@ import (
 )
 
 // BenchmarkScale runs N sessions at once on one worker with the embedded
-// server, each of scaleIterations iterations of an agent that thinks for
-// scaleThink (a Bash tool call that sleeps, no CPU) and then bumps a
-// counter that the iteration commits. Beside them, in the same run, N
-// plain loops do the same spawn, parse and commit concurrently without
-// Temporal. For each N (RALPH_BENCH_SCALE, a comma list, default
-// 10,50,200) it prints the wall-time ratio sessions / plain loops and the
-// resident memory per session of the worker and of the server.
+// server, each of 5 iterations (RALPH_BENCH_SCALE_ITERATIONS) of an agent
+// that thinks for 1 s (RALPH_BENCH_SCALE_THINK_MS; a Bash tool call that
+// sleeps, no CPU) and then bumps a counter, which the iteration commits.
+// Beside them, in the same run, N plain loops do the same spawn, parse and
+// commit concurrently without Temporal. For each N (RALPH_BENCH_SCALE, a
+// comma list, default 10,50,200) it prints the wall-time ratio sessions /
+// plain loops and the resident memory per session of the worker and of
+// the server; then, to show what limits the ratio, the CPU time of each
+// part and where the sessions' time went (see scaleWaits).
+//
+// Each session and each loop has a git repository of its own. The
+// sessions' time runs from the first start to the last completion; every
+// session must end at its iteration limit with one commit per iteration,
+// and every loop must commit each iteration.
 //
 // # Measuring memory
 //
@@ -94,6 +101,8 @@ func BenchmarkScale(b *testing.B) {
 					n, float64(s.workerIdle)/mib, float64(s.workerPeak)/mib, float64(s.serverIdle)/mib, float64(s.serverPeak)/mib)
 				fmt.Printf("scale N=%d: CPU plain loops %.1f s in the loops + %.1f s in agents and git; sessions %.1f s in the server (and client) + %.1f s in the worker + %.1f s in agents and git\n",
 					n, plainCPU.self, plainCPU.children, s.serverCPU.self, s.workerCPU.self, s.workerCPU.children)
+				fmt.Printf("scale N=%d: sessions per iteration: activities %.0f ms running, %.0f ms queued; workflow tasks %.0f ms queued, %.0f ms running\n",
+					n, 1000*s.waits.activity, 1000*s.waits.activityQueue, 1000*s.waits.workflowQueue, 1000*s.waits.workflowTask)
 				b.ReportMetric(plain.Seconds(), "plain-s")
 				b.ReportMetric(s.elapsed.Seconds(), "sessions-s")
 				b.ReportMetric(ratio, "ratio")
@@ -240,6 +249,7 @@ type scaleRun struct {
 	workerIdle, workerPeak int64 // bytes
 	serverIdle, serverPeak int64 // bytes, of this process
 	serverCPU, workerCPU   cpuTimes
+	waits                  scaleWaits
 }
 
 // sessions runs n sessions at once on one worker process with a fresh
@@ -333,20 +343,62 @@ func (sc *scaleBench) sessions(b *testing.B, n int) scaleRun {
 		}
 	}
 	run.elapsed = last.Sub(start)
-	if os.Getenv("SCALE_DEBUG") != "" {
-		h, err := collectHistory(c.GetWorkflowHistory(ctx, sessionIDOf(dirs[0]), "", false, 0))
-		require.NoError(b, err)
-		counts := map[string]int{}
-		for _, e := range h.Events {
-			counts[e.GetEventType().String()]++
-		}
-		fmt.Printf("DEBUG history %d events: %v\n", len(h.Events), counts)
-	}
+	run.waits = sessionWaits(b, c, dirs)
 	hwm, err := procMem(w.cmd.Process.Pid, "VmHWM")
 	require.NoError(b, err)
 	run.workerPeak = max(workerPeak, hwm)
 	run.serverPeak = serverPeak
 	return run
+}
+
+// scaleWaits say where the sessions' time went, from their histories: the
+// sums over all sessions divided by the iterations, in seconds. The
+// preparation activity and the first workflow task of each session count
+// too, spread over its iterations.
+type scaleWaits struct {
+	// activity is the time from an activity's start (taken by the
+	// worker) to its completion: the work the plain loop does too.
+	activity float64
+	// activityQueue is the time from an activity's scheduling to its
+	// start: the activity task waiting in its task queue for a poll.
+	activityQueue float64
+	// workflowQueue is the same for workflow tasks, and workflowTask the
+	// time from their start to their completion (the worker running the
+	// workflow code and the round trip of its answer).
+	workflowQueue, workflowTask float64
+}
+
+// sessionWaits reads the histories of the sessions of dirs.
+func sessionWaits(b *testing.B, c client.Client, dirs []string) scaleWaits {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var w scaleWaits
+	var iterations int
+	for _, dir := range dirs {
+		h, err := collectHistory(c.GetWorkflowHistory(ctx, sessionIDOf(dir), "", false, 0))
+		require.NoError(b, err)
+		at := map[int64]time.Time{}
+		for _, e := range h.Events {
+			at[e.GetEventId()] = e.GetEventTime().AsTime()
+			since := func(id int64) float64 { return e.GetEventTime().AsTime().Sub(at[id]).Seconds() }
+			switch {
+			case e.GetActivityTaskStartedEventAttributes() != nil:
+				w.activityQueue += since(e.GetActivityTaskStartedEventAttributes().GetScheduledEventId())
+			case e.GetActivityTaskCompletedEventAttributes() != nil:
+				w.activity += since(e.GetActivityTaskCompletedEventAttributes().GetStartedEventId())
+				iterations++
+			case e.GetWorkflowTaskStartedEventAttributes() != nil:
+				w.workflowQueue += since(e.GetWorkflowTaskStartedEventAttributes().GetScheduledEventId())
+			case e.GetWorkflowTaskCompletedEventAttributes() != nil:
+				w.workflowTask += since(e.GetWorkflowTaskCompletedEventAttributes().GetStartedEventId())
+			}
+		}
+	}
+	// The activities are the iterations and one preparation each.
+	iterations -= len(dirs)
+	n := float64(iterations)
+	return scaleWaits{activity: w.activity / n, activityQueue: w.activityQueue / n, workflowQueue: w.workflowQueue / n, workflowTask: w.workflowTask / n}
 }
 
 // scaleWorker is a worker process.
@@ -377,17 +429,21 @@ func startScaleWorker(b *testing.B, srv *devserver.Server, n int, scenario strin
 	home := b.TempDir()
 	w := &scaleWorker{cmd: exec.Command(bins.worker), end: make(chan struct{})}
 	w.cmd.Dir = home // no ralph.yaml of the caller's directory
-	w.cmd.Env = append(os.Environ(),
+	// None of the caller's settings: another host ID, say, would leave
+	// the sessions' iterations to a worker that does not exist.
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "RALPH_") && !strings.HasPrefix(kv, "TEMPORAL_") && !strings.HasPrefix(kv, "FAKE_CLAUDE_") {
+			w.cmd.Env = append(w.cmd.Env, kv)
+		}
+	}
+	w.cmd.Env = append(w.cmd.Env,
 		"HOME="+home,
 		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"TEMPORAL_ADDRESS="+srv.Address(),
 		"TEMPORAL_NAMESPACE="+srv.Namespace(),
-		"TEMPORAL_PROFILE=",
-		"RALPH_CONFIG=",
 		"RALPH_WORKER_MAX_AGENTS="+strconv.Itoa(n),
 		"RALPH_AGENT_ENV=FAKE_CLAUDE_SCENARIO",
 		"FAKE_CLAUDE_SCENARIO="+scenario,
-		"FAKE_CLAUDE_STATE_DIR=",
 	)
 	w.cmd.Stdout, w.cmd.Stderr = w, w
 	require.NoError(b, w.cmd.Start())
