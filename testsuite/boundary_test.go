@@ -72,7 +72,8 @@ func TestSignalsInTheTaskOfTheLastResultBeforeContinueAsNew(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			queue := "boundary-" + tc.name
 			fake := &boundaryAgent{t: t, c: c, signal: tc.signal, arg: tc.arg}
-			acts := worker.New(c, queue, worker.Options{DisableWorkflowWorker: true})
+			// The session's workspace activities run on its host's queue.
+			acts := worker.New(c, workflows.HostTaskQueue(queue, testHost), worker.Options{DisableWorkflowWorker: true})
 			acts.RegisterActivityWithOptions(fake.prepare, activity.RegisterOptions{Name: "PrepareWorkspace"})
 			acts.RegisterActivityWithOptions(fake.iterate, activity.RegisterOptions{Name: "RunIteration"})
 			require.NoError(t, acts.Start())
