@@ -126,6 +126,9 @@ func TestCLIControlCommands(t *testing.T) {
 	code, out := starter(t, se, "run", "--dev", r.Dir)
 	require.Equal(t, 0, code, out)
 
+	// Pause once the first iteration runs: it finishes, then the
+	// session pauses with its cost spent.
+	waitFor(t, time.Minute, "the first iteration to start", func() bool { return len(calls(t, se.env)) >= 1 })
 	code, out = starter(t, se, "pause", "--dev", r.Dir)
 	require.Equal(t, 0, code, out)
 	waitFor(t, time.Minute, "the pause", func() bool {
