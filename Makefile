@@ -54,9 +54,11 @@ claude:
 	  test -x .cache/claude-code/node_modules/.bin/claude || \
 	  npm install --no-audit --no-fund --prefix .cache/claude-code @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
 
-# Real worker and starter processes, the fake agent and the embedded server.
+# Real worker and starter processes, the fake agent, the embedded server and
+# the PostgreSQL-backed cluster. One package at a time (-p 1): their servers
+# pick free ports, and two packages at once could race for one.
 e2e: claude
-	go test -count=1 -timeout 40m -v ./testsuite/...
+	go test -p 1 -count=1 -timeout 40m -v ./testsuite/...
 
 # Orchestration overhead per iteration: Temporal session vs a plain loop.
 bench:
