@@ -39,7 +39,13 @@ func startDevWorker(t *testing.T, se *starterEnv) *proc {
 // starter runs the starter to its end and returns its exit code and output.
 func starter(t *testing.T, se *starterEnv, args ...string) (int, string) {
 	t.Helper()
-	p := startProc(t, se.env, bins.starter, args...)
+	return runStarter(t, se.env, args...)
+}
+
+// runStarter runs the starter with env to its end.
+func runStarter(t *testing.T, env []string, args ...string) (int, string) {
+	t.Helper()
+	p := startProc(t, env, bins.starter, args...)
 	code := p.wait(t, 3*time.Minute)
 	return code, p.Output()
 }

@@ -4,12 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -52,47 +49,21 @@ func (h *fleetHost) start(t *testing.T) {
 	h.metrics = m[1]
 }
 
-// fleetCall is one agent run as the fake agent recorded it in its
-// workspace.
-type fleetCall struct {
-	Time time.Time `json:"time"`
-	CWD  string    `json:"cwd"`
-	Host string    `json:"host"`
-	Argv []string  `json:"argv"`
-}
-
-// workspaceCalls reads the fake agent's record of the runs in r.
-func workspaceCalls(t *testing.T, r *repo) []fleetCall {
+// workspaceCalls reads the fake agent's record of the runs in r, kept in
+// the workspace when no FAKE_CLAUDE_STATE_DIR is set.
+func workspaceCalls(t *testing.T, r *repo) []fakeCall {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(r.Dir, ".ralph", "fake-claude", "calls.jsonl"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	require.NoError(t, err)
-	var out []fleetCall
-	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
-		var c fleetCall
-		if json.Unmarshal(line, &c) == nil {
-			out = append(out, c)
-		}
-	}
-	return out
+	return readCalls(t, filepath.Join(r.Dir, ".ralph", "fake-claude", "calls.jsonl"))
 }
 
 // countSessions counts the open sessions of host in state, from
-// visibility.
+// visibility; every open session of host when state is "".
 func countSessions(t *testing.T, c client.Client, host string, state workflows.State) int {
 	t.Helper()
-	q := fmt.Sprintf("WorkflowType = 'Session' AND ExecutionStatus = 'Running' AND RalphHost = '%s' AND RalphStatus = '%s'", host, state)
-	resp, err := c.CountWorkflow(context.Background(), &workflowservice.CountWorkflowExecutionsRequest{Query: q})
-	require.NoError(t, err)
-	return int(resp.GetCount())
-}
-
-// openSessions counts the sessions of host that have not ended.
-func openSessions(t *testing.T, c client.Client, host string) int {
-	t.Helper()
 	q := fmt.Sprintf("WorkflowType = 'Session' AND ExecutionStatus = 'Running' AND RalphHost = '%s'", host)
+	if state != "" {
+		q += fmt.Sprintf(" AND RalphStatus = '%s'", state)
+	}
 	resp, err := c.CountWorkflow(context.Background(), &workflowservice.CountWorkflowExecutionsRequest{Query: q})
 	require.NoError(t, err)
 	return int(resp.GetCount())
@@ -191,7 +162,7 @@ func TestFleetOnPostgres(t *testing.T) {
 	require.NoError(t, a.worker.cmd.Process.Signal(syscall.SIGKILL))
 	killed := time.Now()
 	a.worker.wait(t, time.Minute)
-	open := openSessions(t, c, a.id)
+	open := countSessions(t, c, a.id, "")
 	require.Positive(t, open, "host-a still has sessions to finish")
 
 	waitFor(t, time.Minute, "host-a's sessions to show host_offline", func() bool {
@@ -206,7 +177,7 @@ func TestFleetOnPostgres(t *testing.T) {
 
 	// The other host is not affected: its sessions all finish while
 	// host-a is down, and none of them ever waited for a host.
-	waitFor(t, 3*time.Minute, "host-b's sessions to finish", func() bool { return openSessions(t, c, b.id) == 0 })
+	waitFor(t, 3*time.Minute, "host-b's sessions to finish", func() bool { return countSessions(t, c, b.id, "") == 0 })
 	require.Equal(t, open, countSessions(t, c, a.id, workflows.StateHostOffline), "host-a's sessions wait, they do not fail")
 	for _, r := range b.repos {
 		require.Equal(t, 0, countEvents(t, c, ids[r], "HostReady"), "session %s of host-b waited for a host", ids[r])
@@ -227,7 +198,7 @@ func TestFleetOnPostgres(t *testing.T) {
 		return countSessions(t, c, a.id, workflows.StateHostOffline) < open
 	})
 	resumed := time.Since(restarted)
-	waitFor(t, 3*time.Minute, "host-a's sessions to finish", func() bool { return openSessions(t, c, a.id) == 0 })
+	waitFor(t, 3*time.Minute, "host-a's sessions to finish", func() bool { return countSessions(t, c, a.id, "") == 0 })
 	done := time.Since(restarted)
 
 	for _, h := range hosts {
@@ -270,14 +241,6 @@ func TestFleetOnPostgres(t *testing.T) {
 		open, offline.Seconds(), resumed.Seconds(), done.Seconds())
 	fmt.Printf("FIGURE host_offline_after_kill_seconds %.1f\n", offline.Seconds())
 	fmt.Printf("FIGURE resumed_after_worker_back_seconds %.1f\n", resumed.Seconds())
-}
-
-// runStarter runs the starter with env to its end.
-func runStarter(t *testing.T, env []string, args ...string) (int, string) {
-	t.Helper()
-	p := startProc(t, env, bins.starter, args...)
-	code := p.wait(t, time.Minute)
-	return code, p.Output()
 }
 
 // countEvents counts the activities of type name that a workflow's

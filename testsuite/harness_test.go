@@ -180,6 +180,8 @@ func fakeEnv(t *testing.T, scenarioPath string) []string {
 // fakeCall is one invocation of the fake agent, from its calls.jsonl.
 type fakeCall struct {
 	Time   time.Time `json:"time"`
+	CWD    string    `json:"cwd"`
+	Host   string    `json:"host"`
 	Argv   []string  `json:"argv"`
 	Prompt string    `json:"prompt"`
 }
@@ -194,7 +196,14 @@ func calls(t *testing.T, env []string) []fakeCall {
 			dir = v
 		}
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "calls.jsonl"))
+	return readCalls(t, filepath.Join(dir, "calls.jsonl"))
+}
+
+// readCalls reads a calls.jsonl of the fake agent; none when it is not
+// there yet.
+func readCalls(t *testing.T, path string) []fakeCall {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

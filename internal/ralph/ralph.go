@@ -173,8 +173,6 @@ func WorkerOptionsOf(cfg config.Config) WorkerOptions {
 // workspaces are on this machine run everything that touches them.
 type Worker struct {
 	shared, host worker.Worker
-	// Slots are the machine's agent slots.
-	Slots *activities.Slots
 }
 
 // NewWorker creates the worker of a machine. It shares agent's slots
@@ -221,7 +219,7 @@ func NewWorker(c client.Client, opts WorkerOptions, agent *activities.Agent, gh 
 	hostOpts.MaxConcurrentActivityExecutionSize = 1000
 	host := worker.New(c, workflows.HostTaskQueue(opts.TaskQueue, opts.HostID), hostOpts)
 	host.RegisterActivity(agent)
-	return &Worker{shared: shared, host: host, Slots: agent.Slots}
+	return &Worker{shared: shared, host: host}
 }
 
 // Start starts polling both queues.
