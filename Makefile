@@ -54,10 +54,25 @@ claude:
 	  test -x .cache/claude-code/node_modules/.bin/claude || \
 	  npm install --no-audit --no-fund --prefix .cache/claude-code @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
 
+# The real Codex and Gemini CLIs, pinned, for testsuite/codex_test.go and
+# testsuite/gemini_test.go (each against a scripted local API server).
+CODEX_VERSION  := 0.169.0
+GEMINI_VERSION := 0.61.0
+.PHONY: codex gemini agents
+codex:
+	@grep -qs '"version": "$(CODEX_VERSION)"' .cache/codex/node_modules/@openai/codex/package.json && \
+	  test -x .cache/codex/node_modules/.bin/codex || \
+	  npm install --no-audit --no-fund --prefix .cache/codex @openai/codex@$(CODEX_VERSION)
+gemini:
+	@grep -qs '"version": "$(GEMINI_VERSION)"' .cache/gemini-cli/node_modules/@google/gemini-cli/package.json && \
+	  test -x .cache/gemini-cli/node_modules/.bin/gemini || \
+	  npm install --no-audit --no-fund --prefix .cache/gemini-cli @google/gemini-cli@$(GEMINI_VERSION)
+agents: claude codex gemini
+
 # Real worker and starter processes, the fake agent, the embedded server and
 # the PostgreSQL-backed cluster. One package at a time (-p 1): their servers
 # pick free ports, and two packages at once could race for one.
-e2e: claude
+e2e: agents
 	go test -p 1 -count=1 -timeout 40m -v ./testsuite/...
 
 # Orchestration overhead per iteration: Temporal session vs a plain loop.

@@ -22,9 +22,9 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/durable-ralph/ralph/activities/agent"
 	"github.com/durable-ralph/ralph/activities/git"
 	"github.com/durable-ralph/ralph/activities/redact"
-	"github.com/durable-ralph/ralph/activities/stream"
 	"github.com/durable-ralph/ralph/activities/tasks"
 )
 
@@ -321,6 +321,10 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 	if len(in.Agent.Command) == 0 || in.Agent.Command[0] == "" {
 		return IterationResult{}, temporal.NewNonRetryableApplicationError("agent command is empty", ErrTypeInvalidAgentConfig, nil)
 	}
+	backend, err := BackendOf(in.Agent.Backend)
+	if err != nil {
+		return IterationResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidAgentConfig, err)
+	}
 	repo, err := openWorkspace(ctx, in.Workspace)
 	if err != nil {
 		return IterationResult{}, err
@@ -398,17 +402,17 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 		// The agent's own session survived its worker: continue it, so
 		// the work of the dead attempt is not done twice.
 		progress.AgentSessionID = prev.AgentSessionID
-		run, err = a.runAgent(ctx, in, resumePrompt, []string{"--resume", prev.AgentSessionID}, logw, progress, beat)
+		run, err = a.runAgent(ctx, in, backend, resumePrompt, prev.AgentSessionID, logw, progress, beat)
 		if err != nil {
 			return IterationResult{}, err
 		}
-		resumed = !noConversation(run.summary)
+		resumed = !run.resumeFailed
 		if !resumed {
 			progress.AgentSessionID = ""
 		}
 	}
 	if !resumed {
-		run, err = a.runAgent(ctx, in, prompt, nil, logw, progress, beat)
+		run, err = a.runAgent(ctx, in, backend, prompt, "", logw, progress, beat)
 		if err != nil {
 			return IterationResult{}, err
 		}
@@ -421,10 +425,11 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 		AgentSessionID:    run.summary.SessionID,
 		Model:             run.summary.Model,
 		CostUSD:           run.summary.CostUSD,
+		CostNote:          costNote(run.summary),
 		Usage:             run.summary.Usage,
-		NumTurns:          run.summary.NumTurns,
+		NumTurns:          run.summary.Turns,
 		Duration:          time.Since(started),
-		ResultText:        truncate(resultText(run.summary), 2000),
+		ResultText:        truncate(run.summary.FinalText, 2000),
 		RateLimitResetsAt: run.verdict.ResetsAt,
 		Resumed:           resumed,
 		Repair:            beforeErr != nil,
@@ -439,14 +444,14 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 		res.CostUSD += prev.CostUSD
 		res.Usage = res.Usage.Add(prev.Usage)
 	}
-	if res.Outcome == stream.OutcomePermanent {
+	if res.Outcome == agent.OutcomePermanent {
 		return IterationResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("agent failed permanently: %s", res.Reason), ErrTypeAgentPermanent, nil)
 	}
 	if err := a.guardHistory(ctx, repo, in, progress.StartHead, &res); err != nil {
 		return IterationResult{}, err
 	}
-	if err := a.inspect(ctx, repo, in, mode, promise, before, progress.StartHead, resultText(run.summary), &res); err != nil {
+	if err := a.inspect(ctx, repo, in, mode, promise, before, progress.StartHead, run.summary.FinalText, &res); err != nil {
 		return IterationResult{}, err
 	}
 	if interrupted && progress.StoryID != "" {
@@ -461,7 +466,7 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 			res.Notices = append(res.Notices, checkNotice(*res.Check))
 		}
 	}
-	if res.Outcome == stream.OutcomeRateLimited {
+	if res.Outcome == agent.OutcomeRateLimited {
 		// Nothing to record: the workflow runs this iteration again after
 		// the limit resets.
 		return res, nil
@@ -521,8 +526,8 @@ func (a *Agent) inspect(ctx context.Context, repo *git.Repo, in IterationInput, 
 		// The agent broke the task file. The iteration failed; the next
 		// prompt shows the error so the agent can repair it.
 		res.TaskFileError = err.Error()
-		if res.Outcome == stream.OutcomeSuccess {
-			res.Outcome = stream.OutcomeAgentError
+		if res.Outcome == agent.OutcomeSuccess {
+			res.Outcome = agent.OutcomeAgentError
 			res.Reason = "task file unreadable after the iteration: " + err.Error()
 		}
 		res.Task = taskState(before)
@@ -530,7 +535,7 @@ func (a *Agent) inspect(ctx context.Context, repo *git.Repo, in IterationInput, 
 		res.Task = taskState(after)
 		res.StoryID, res.StoryTitle = workedOn(before, after)
 	}
-	if res.Outcome == stream.OutcomeSuccess && !res.Repair {
+	if res.Outcome == agent.OutcomeSuccess && !res.Repair {
 		res.CompletionClaimed = tasks.ClaimsCompletion(finalText, promise)
 	}
 
@@ -773,12 +778,6 @@ const resumePrompt = "You were interrupted: the process running you stopped befo
 	"Continue the task from where you left off, following the instructions you were given at the start of this conversation. " +
 	"Check the working tree first (git status, git diff): some of your edits may already be on disk."
 
-// noConversation reports whether a resumed run failed because the agent
-// had no saved session to resume.
-func noConversation(s stream.Summary) bool {
-	return s.IsError && strings.Contains(s.ResultText, "No conversation found")
-}
-
 // interruptedNote tells a fresh agent what the dead attempt of its
 // iteration left in the working tree.
 func interruptedNote(ctx context.Context, repo *git.Repo, startHead string) (string, error) {
@@ -799,19 +798,6 @@ func interruptedNote(ctx context.Context, repo *git.Repo, startHead string) (str
 	}
 	return fmt.Sprintf("An earlier attempt at this iteration was interrupted (the process running it stopped). It left changes in: %s. "+
 		"Review them with git status and git diff, keep what is sound, fix or revert the rest, and finish the task.", strings.Join(files, ", ")), nil
-}
-
-// agentArgs is the Claude Code command line for one iteration.
-func agentArgs(s AgentSettings) []string {
-	args := append([]string(nil), s.Command[1:]...)
-	args = append(args, "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions")
-	if s.Model != "" {
-		args = append(args, "--model", s.Model)
-	}
-	if s.MaxTurns > 0 {
-		args = append(args, "--max-turns", fmt.Sprint(s.MaxTurns))
-	}
-	return append(args, s.ExtraArgs...)
 }
 
 func (a *Agent) prompt(in IterationInput, mode tasks.Mode, promise string, st tasks.State, loadErr error) (string, error) {
@@ -942,11 +928,12 @@ func workedOn(before, after tasks.State) (id, title string) {
 	return "", ""
 }
 
-func resultText(s stream.Summary) string {
-	if s.ResultText != "" {
-		return s.ResultText
+// costNote says why s's cost is not the run's, "" when it is.
+func costNote(s agent.Summary) string {
+	if s.CostKnown {
+		return ""
 	}
-	return s.LastText
+	return s.CostNote
 }
 
 func union(a, b []string) []string {

@@ -20,7 +20,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/stream"
+	"github.com/durable-ralph/ralph/activities/agent"
 )
 
 // fakeClaude is the fake agent binary, built once from testsuite/fakeclaude.
@@ -111,14 +111,14 @@ func iterationInput(dir string, n int) activities.IterationInput {
 	}
 }
 
-func runActivity(t *testing.T, agent *activities.Agent, in activities.IterationInput) (res activities.IterationResult, beats int, err error) {
+func runActivity(t *testing.T, ag *activities.Agent, in activities.IterationInput) (res activities.IterationResult, beats int, err error) {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	var n atomic.Int32
 	env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) { n.Add(1) })
-	env.RegisterActivity(agent)
-	val, err := env.ExecuteActivity(agent.RunIteration, in)
+	env.RegisterActivity(ag)
+	val, err := env.ExecuteActivity(ag.RunIteration, in)
 	if err == nil {
 		require.NoError(t, val.Get(&res))
 	}
@@ -129,11 +129,11 @@ func TestRunIterationCommitsOneStory(t *testing.T) {
 	dir := newRepo(t, map[string]string{"prd.json": prd, "progress.txt": ""})
 	// The agent works for a while, so the iteration heartbeats.
 	env, state := scenarioEnv(t, map[string]any{"auto": true, "sleep_ms": 300})
-	agent := &activities.Agent{Env: env, HeartbeatInterval: 50 * time.Millisecond}
+	ag := &activities.Agent{Env: env, HeartbeatInterval: 50 * time.Millisecond}
 
-	res, beats, err := runActivity(t, agent, iterationInput(dir, 1))
+	res, beats, err := runActivity(t, ag, iterationInput(dir, 1))
 	require.NoError(t, err)
-	require.Equal(t, stream.OutcomeSuccess, res.Outcome, res.Reason)
+	require.Equal(t, agent.OutcomeSuccess, res.Outcome, res.Reason)
 	require.GreaterOrEqual(t, beats, 1)
 	require.Equal(t, "US-001", res.StoryID)
 	require.Equal(t, "List widgets", res.StoryTitle)
@@ -166,7 +166,7 @@ func TestRunIterationCommitsOneStory(t *testing.T) {
 	// The same iteration again (a retry after the worker lost the
 	// result) returns the recorded result: no second agent run, no
 	// second commit.
-	again, _, err := runActivity(t, agent, iterationInput(dir, 1))
+	again, _, err := runActivity(t, ag, iterationInput(dir, 1))
 	require.NoError(t, err)
 	require.Equal(t, res.Commit, again.Commit)
 	require.Equal(t, res.CostUSD, again.CostUSD)
@@ -177,10 +177,10 @@ func TestRunIterationCommitsOneStory(t *testing.T) {
 func TestRunIterationCommitsAfterCrashBeforeCommit(t *testing.T) {
 	dir := newRepo(t, map[string]string{"prd.json": prd})
 	env, state := scenarioEnv(t)
-	agent := &activities.Agent{Env: env}
+	ag := &activities.Agent{Env: env}
 	in := iterationInput(dir, 1)
 	in.Git.AutoCommit = false
-	res, _, err := runActivity(t, agent, in)
+	res, _, err := runActivity(t, ag, in)
 	require.NoError(t, err)
 	require.Empty(t, res.Commit)
 	require.NotEmpty(t, strings.TrimSpace(gitRun(t, dir, "status", "--porcelain")))
@@ -188,11 +188,11 @@ func TestRunIterationCommitsAfterCrashBeforeCommit(t *testing.T) {
 	// As if the first attempt died between recording its result and
 	// committing: the retry commits once, without running the agent.
 	in.Git.AutoCommit = true
-	res, _, err = runActivity(t, agent, in)
+	res, _, err = runActivity(t, ag, in)
 	require.NoError(t, err)
 	require.NotEmpty(t, res.Commit)
 	require.Equal(t, 1, countCalls(t, state))
-	res2, _, err := runActivity(t, agent, in)
+	res2, _, err := runActivity(t, ag, in)
 	require.NoError(t, err)
 	require.Equal(t, res.Commit, res2.Commit)
 	require.Equal(t, "2", strings.TrimSpace(gitRun(t, dir, "rev-list", "--count", "HEAD")))
@@ -203,14 +203,14 @@ func TestRunIterationClassifiesAgentEnds(t *testing.T) {
 		name    string
 		step    map[string]any
 		timeout time.Duration
-		want    stream.Outcome
+		want    agent.Outcome
 		reason  string
 	}{
-		{name: "garbage", step: map[string]any{"garbage": true}, want: stream.OutcomeAgentError, reason: "not stream-json"},
-		{name: "crash", step: map[string]any{"crash": true}, want: stream.OutcomeAgentError, reason: "without a result"},
-		{name: "error_result", step: map[string]any{"is_error": true, "error_text": "tool loop failed"}, want: stream.OutcomeAgentError, reason: "tool loop failed"},
-		{name: "rate_limited", step: map[string]any{"rate_limit": 3600}, want: stream.OutcomeRateLimited},
-		{name: "hang_times_out", step: map[string]any{"hang": true}, timeout: 2 * time.Second, want: stream.OutcomeTimeout, reason: "iteration timeout"},
+		{name: "garbage", step: map[string]any{"garbage": true}, want: agent.OutcomeAgentError, reason: "not stream-json"},
+		{name: "crash", step: map[string]any{"crash": true}, want: agent.OutcomeAgentError, reason: "without a result"},
+		{name: "error_result", step: map[string]any{"is_error": true, "error_text": "tool loop failed"}, want: agent.OutcomeAgentError, reason: "tool loop failed"},
+		{name: "rate_limited", step: map[string]any{"rate_limit": 3600}, want: agent.OutcomeRateLimited},
+		{name: "hang_times_out", step: map[string]any{"hang": true}, timeout: 2 * time.Second, want: agent.OutcomeTimeout, reason: "iteration timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -225,7 +225,7 @@ func TestRunIterationClassifiesAgentEnds(t *testing.T) {
 			require.NoError(t, err, "agent failures are results, not activity errors")
 			require.Equal(t, tt.want, res.Outcome, res.Reason)
 			require.Contains(t, res.Reason, tt.reason)
-			if tt.want == stream.OutcomeRateLimited {
+			if tt.want == agent.OutcomeRateLimited {
 				require.WithinDuration(t, time.Now().Add(time.Hour), res.RateLimitResetsAt, time.Minute)
 			}
 			if tt.timeout > 0 {
@@ -238,11 +238,11 @@ func TestRunIterationClassifiesAgentEnds(t *testing.T) {
 func TestCancelKillsTheAgentProcessGroup(t *testing.T) {
 	dir := newRepo(t, map[string]string{"prd.json": prd})
 	env, _ := scenarioEnv(t, map[string]any{"hang": true})
-	agent := &activities.Agent{Env: env}
+	ag := &activities.Agent{Env: env}
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(time.Second, cancel)
 	started := time.Now()
-	_, err := agent.Iterate(ctx, iterationInput(dir, 1), 1, nil, nil)
+	_, err := ag.Iterate(ctx, iterationInput(dir, 1), 1, nil, nil)
 	require.ErrorIs(t, err, context.Canceled)
 	require.Less(t, time.Since(started), 10*time.Second)
 
@@ -305,10 +305,10 @@ func TestRunIterationClaimVerifiedAgainstTaskFile(t *testing.T) {
 
 func TestPrepareWorkspace(t *testing.T) {
 	ctx := context.Background()
-	agent := &activities.Agent{}
+	ag := &activities.Agent{}
 	t.Run("checks_out_prd_branch", func(t *testing.T) {
 		dir := newRepo(t, map[string]string{"prd.json": prd})
-		res, err := agent.PrepareWorkspace(ctx, activities.PrepareInput{SessionID: "s", Workspace: dir})
+		res, err := ag.PrepareWorkspace(ctx, activities.PrepareInput{SessionID: "s", Workspace: dir})
 		require.NoError(t, err)
 		require.Equal(t, "prd", res.Mode)
 		require.Equal(t, "<promise>COMPLETE</promise>", res.CompletionPromise)
@@ -370,7 +370,7 @@ func TestPrepareWorkspace(t *testing.T) {
 			dir := tt.setup(t)
 			in := tt.in
 			in.SessionID, in.Workspace = "s", dir
-			_, err := agent.PrepareWorkspace(ctx, in)
+			_, err := ag.PrepareWorkspace(ctx, in)
 			require.Error(t, err)
 			var appErr *temporal.ApplicationError
 			require.ErrorAs(t, err, &appErr)
@@ -387,21 +387,21 @@ func TestPrepareWorkspace(t *testing.T) {
 		require.Equal(t, "prd.json", check.UncommittedTaskFile)
 		require.Contains(t, gitRun(t, dir, "status", "--porcelain"), "prd.json", "the check changes nothing")
 
-		res, err := agent.PrepareWorkspace(ctx, activities.PrepareInput{SessionID: "s", Workspace: dir, Git: activities.GitSettings{AutoCommit: true}})
+		res, err := ag.PrepareWorkspace(ctx, activities.PrepareInput{SessionID: "s", Workspace: dir, Git: activities.GitSettings{AutoCommit: true}})
 		require.NoError(t, err)
 		require.Equal(t, "ralph/widgets", res.Branch)
 		require.Empty(t, gitRun(t, dir, "status", "--porcelain"))
 		require.Contains(t, gitRun(t, dir, "log", "-1", "--format=%B"), "ralph: add the task file prd.json\n\nprd.json was not committed when the session started")
 		// A retry finds it committed and changes nothing more.
 		head := gitRun(t, dir, "rev-parse", "HEAD")
-		_, err = agent.PrepareWorkspace(ctx, activities.PrepareInput{SessionID: "s", Workspace: dir, Git: activities.GitSettings{AutoCommit: true}})
+		_, err = ag.PrepareWorkspace(ctx, activities.PrepareInput{SessionID: "s", Workspace: dir, Git: activities.GitSettings{AutoCommit: true}})
 		require.NoError(t, err)
 		require.Equal(t, head, gitRun(t, dir, "rev-parse", "HEAD"))
 	})
 	t.Run("dirty_tree_allowed", func(t *testing.T) {
 		dir := newRepo(t, map[string]string{"prd.json": prd})
 		write(t, dir, "wip.txt")
-		_, err := agent.PrepareWorkspace(ctx, activities.PrepareInput{SessionID: "s", Workspace: dir, Git: activities.GitSettings{AllowDirty: true}})
+		_, err := ag.PrepareWorkspace(ctx, activities.PrepareInput{SessionID: "s", Workspace: dir, Git: activities.GitSettings{AllowDirty: true}})
 		require.NoError(t, err)
 	})
 }
@@ -414,14 +414,14 @@ func write(t *testing.T, dir, name string) {
 func TestRetryResumesTheAgentSession(t *testing.T) {
 	dir := newRepo(t, map[string]string{"prd.json": prd, "progress.txt": ""})
 	env, state := scenarioEnv(t, map[string]any{"hang": true}, map[string]any{"auto": true})
-	agent := &activities.Agent{Env: env, HeartbeatInterval: 100 * time.Millisecond}
+	ag := &activities.Agent{Env: env, HeartbeatInterval: 100 * time.Millisecond}
 	in := iterationInput(dir, 1)
 
 	// Attempt 1 hangs; its worker "dies" (the context ends) after it
 	// reported the agent's session in a heartbeat.
 	var last activities.Progress
 	ctx, cancel := context.WithCancel(context.Background())
-	_, err := agent.Iterate(ctx, in, 1, nil, func(p activities.Progress) {
+	_, err := ag.Iterate(ctx, in, 1, nil, func(p activities.Progress) {
 		last = p
 		if p.AgentSessionID != "" {
 			cancel()
@@ -432,9 +432,9 @@ func TestRetryResumesTheAgentSession(t *testing.T) {
 	require.NotEmpty(t, last.StartHead)
 	require.Equal(t, "US-001", last.StoryID)
 
-	res, err := agent.Iterate(context.Background(), in, 2, &last, nil)
+	res, err := ag.Iterate(context.Background(), in, 2, &last, nil)
 	require.NoError(t, err)
-	require.Equal(t, stream.OutcomeSuccess, res.Outcome, res.Reason)
+	require.Equal(t, agent.OutcomeSuccess, res.Outcome, res.Reason)
 	require.True(t, res.Resumed)
 	require.Equal(t, last.AgentSessionID, res.AgentSessionID)
 	require.Equal(t, "US-001", res.StoryID)
@@ -466,7 +466,7 @@ func TestRetryWithoutSessionKeepsOrResetsPartialWork(t *testing.T) {
 			prev := &activities.Progress{Attempt: 1, StartHead: head, StoryID: "US-001", StoryTitle: "List widgets"}
 			res, err := (&activities.Agent{Env: env}).Iterate(context.Background(), in, 2, prev, nil)
 			require.NoError(t, err)
-			require.Equal(t, stream.OutcomeSuccess, res.Outcome, res.Reason)
+			require.Equal(t, agent.OutcomeSuccess, res.Outcome, res.Reason)
 			require.False(t, res.Resumed)
 
 			data, err := os.ReadFile(filepath.Join(state, "calls.jsonl"))

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/stream"
+	"github.com/durable-ralph/ralph/activities/agent"
 )
 
 // wrapped is an agent command line: a shell script that runs first, then
@@ -55,7 +55,7 @@ func TestAgentBackgroundProcessEndsWithTheAgent(t *testing.T) {
 			started := time.Now()
 			res, _, err := runActivity(t, &activities.Agent{Env: env}, in)
 			require.NoError(t, err)
-			require.Equal(t, stream.OutcomeSuccess, res.Outcome, "the iteration ends when the agent exits, not at its timeout: %s", res.Reason)
+			require.Equal(t, agent.OutcomeSuccess, res.Outcome, "the iteration ends when the agent exits, not at its timeout: %s", res.Reason)
 			require.Less(t, time.Since(started), 20*time.Second)
 			require.NotEmpty(t, res.Commit)
 
@@ -97,7 +97,7 @@ func TestBrokenTaskFileGetsARepairIteration(t *testing.T) {
 	res, _, err := runActivity(t, &activities.Agent{Env: env}, in)
 	require.NoError(t, err, "an unreadable task file is the agent's to repair, not an activity failure")
 	require.True(t, res.Repair)
-	require.Equal(t, stream.OutcomeSuccess, res.Outcome, res.Reason)
+	require.Equal(t, agent.OutcomeSuccess, res.Outcome, res.Reason)
 	require.Empty(t, res.TaskFileError, "the repair worked")
 	require.Equal(t, 2, res.Task.Total)
 
@@ -114,7 +114,7 @@ func TestBrokenTaskFileAfterTheIterationIsReported(t *testing.T) {
 	env, _ := scenarioEnv(t, map[string]any{"write": map[string]string{"prd.json": brokenPRD}, "commit": true})
 	res, _, err := runActivity(t, &activities.Agent{Env: env}, iterationInput(dir, 1))
 	require.NoError(t, err)
-	require.Equal(t, stream.OutcomeAgentError, res.Outcome)
+	require.Equal(t, agent.OutcomeAgentError, res.Outcome)
 	require.Contains(t, res.TaskFileError, "prd.json:4:")
 }
 
@@ -149,12 +149,12 @@ func TestAgentRewritingGitIsPutRight(t *testing.T) {
 			// after their rewrite of git.
 			env, _ := scenarioEnv(t, map[string]any{"auto": true}, map[string]any{"write": map[string]string{"notes.md": "what I found\n"}})
 			env = append(env, "FAKE_AGENT="+fakeClaude)
-			agent := &activities.Agent{Env: env}
+			ag := &activities.Agent{Env: env}
 
 			in := iterationInput(dir, 1)
 			in.ExecutionKey = "ralph-test-0001.run-1"
 			in.Branch = "main"
-			first, _, err := runActivity(t, agent, in)
+			first, _, err := runActivity(t, ag, in)
 			require.NoError(t, err)
 			require.NotEmpty(t, first.Commit)
 			require.Equal(t, "refs/ralph/ralph-test-0001-run-1/1", first.Ref)
@@ -164,7 +164,7 @@ func TestAgentRewritingGitIsPutRight(t *testing.T) {
 			in.ExecutionKey = "ralph-test-0001.run-1"
 			in.Branch = "main"
 			in.Agent.Command = wrapped(tt.script)
-			second, _, err := runActivity(t, agent, in)
+			second, _, err := runActivity(t, ag, in)
 			require.NoError(t, err)
 			if tt.halt {
 				require.Contains(t, second.Halt, "rewrote git history")
@@ -186,7 +186,7 @@ func TestAgentRewritingGitIsPutRight(t *testing.T) {
 			in.ExecutionKey = "ralph-test-0001.run-1"
 			in.Branch = "main"
 			in.Notices = second.Notices
-			_, _, err = runActivity(t, agent, in)
+			_, _, err = runActivity(t, ag, in)
 			require.NoError(t, err)
 			prompt, err := os.ReadFile(filepath.Join(dir, ".ralph/logs/ralph-test-0001.run-1/iteration-0003.prompt.md"))
 			require.NoError(t, err)
@@ -204,11 +204,11 @@ func TestWorkspaceInASubdirectoryKeepsRalphFilesOutOfGit(t *testing.T) {
 	gitRun(t, root, "commit", "-q", "-m", "api prd")
 
 	env, _ := scenarioEnv(t)
-	agent := &activities.Agent{Env: env}
-	_, err := agent.PrepareWorkspace(t.Context(), activities.PrepareInput{SessionID: "s", Workspace: sub, Git: activities.GitSettings{}})
+	ag := &activities.Agent{Env: env}
+	_, err := ag.PrepareWorkspace(t.Context(), activities.PrepareInput{SessionID: "s", Workspace: sub, Git: activities.GitSettings{}})
 	require.NoError(t, err)
 	for i := 1; i <= 2; i++ {
-		res, _, err := runActivity(t, agent, iterationInput(sub, i))
+		res, _, err := runActivity(t, ag, iterationInput(sub, i))
 		require.NoError(t, err)
 		require.NotEmpty(t, res.Commit)
 	}
@@ -243,14 +243,14 @@ func readOnly(t *testing.T, dir string) {
 func TestResultThatCannotBeRecordedStillCommitsAndCounts(t *testing.T) {
 	dir := newRepo(t, map[string]string{"prd.json": prd})
 	env, _ := scenarioEnv(t)
-	agent := &activities.Agent{Env: env}
-	_, _, err := runActivity(t, agent, iterationInput(dir, 1))
+	ag := &activities.Agent{Env: env}
+	_, _, err := runActivity(t, ag, iterationInput(dir, 1))
 	require.NoError(t, err)
 
 	readOnly(t, filepath.Join(dir, ".ralph"))
-	res, _, err := runActivity(t, agent, iterationInput(dir, 2))
+	res, _, err := runActivity(t, ag, iterationInput(dir, 2))
 	require.NoError(t, err, "the work and its cost are reported, not lost to an activity error")
-	require.Equal(t, stream.OutcomeSuccess, res.Outcome)
+	require.Equal(t, agent.OutcomeSuccess, res.Outcome)
 	require.Positive(t, res.CostUSD)
 	require.NotEmpty(t, res.Commit, "the agent's work is committed")
 	require.Empty(t, strings.TrimSpace(gitRun(t, dir, "status", "--porcelain")))
@@ -298,7 +298,7 @@ func TestSecretsAreRedactedFromWhatLeavesTheActivity(t *testing.T) {
 			`echo "auth with $ANTHROPIC_API_KEY failed" >&2; exit 3`, "agent"}
 	res, _, err := runActivity(t, &activities.Agent{Env: env}, in)
 	require.NoError(t, err)
-	require.Equal(t, stream.OutcomeAgentError, res.Outcome)
+	require.Equal(t, agent.OutcomeAgentError, res.Outcome)
 	require.NotContains(t, res.Reason, secret)
 	require.NotContains(t, res.ResultText, secret)
 	require.Contains(t, res.ResultText, "[REDACTED:ANTHROPIC_API_KEY]")

@@ -6,8 +6,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/durable-ralph/ralph/activities/agent"
 	"github.com/durable-ralph/ralph/activities/redact"
-	"github.com/durable-ralph/ralph/activities/stream"
 )
 
 // liveLog keeps the last LiveLimit events of a running agent for its
@@ -20,28 +20,21 @@ type liveLog struct {
 	events []LiveEvent
 }
 
-// add records what ev shows a person: a tool call, a message of the main
-// agent or an API error. Subagents' events and everything else are left
-// out.
-func (l *liveLog) add(ev stream.Event, now time.Time) {
-	if ev.Subagent {
-		return
+// add records what ev shows a person: an error the agent reported, a
+// message, a tool call.
+func (l *liveLog) add(ev agent.Event, now time.Time) {
+	if t := strings.TrimSpace(ev.Error); t != "" {
+		l.push(LiveEvent{At: now, Kind: LiveError, Text: t})
 	}
-	switch {
-	case ev.Type != stream.TypeAssistant:
-	case ev.APIError != "":
-		l.push(LiveEvent{At: now, Kind: LiveError, Text: orName(ev.Text, ev.APIError)})
-	default:
-		if t := strings.TrimSpace(ev.Text); t != "" {
-			l.push(LiveEvent{At: now, Kind: LiveSays, Text: t})
+	if t := strings.TrimSpace(ev.Says); t != "" {
+		l.push(LiveEvent{At: now, Kind: LiveSays, Text: t})
+	}
+	if ev.Tool != "" {
+		subject := ev.ToolSubject
+		if l.dir != "" {
+			subject = strings.TrimPrefix(subject, strings.TrimSuffix(l.dir, "/")+"/")
 		}
-		if ev.ToolUses > 0 {
-			subject := ev.ToolSubject
-			if l.dir != "" {
-				subject = strings.TrimPrefix(subject, strings.TrimSuffix(l.dir, "/")+"/")
-			}
-			l.push(LiveEvent{At: now, Kind: LiveTool, Name: ev.ToolName, Text: subject})
-		}
+		l.push(LiveEvent{At: now, Kind: LiveTool, Name: ev.Tool, Text: subject})
 	}
 }
 
@@ -87,7 +80,7 @@ func liveText(s string, max int) string {
 			break
 		}
 	}
-	return stream.Cut(b.String(), max)
+	return agent.Cut(b.String(), max)
 }
 
 // Line is how e reads for a person: the time since start, then the tool

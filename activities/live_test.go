@@ -8,22 +8,22 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/durable-ralph/ralph/activities/agent"
 	"github.com/durable-ralph/ralph/activities/redact"
-	"github.com/durable-ralph/ralph/activities/stream"
 )
 
 func TestLiveLog(t *testing.T) {
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	l := &liveLog{redact: redact.New([]string{"API_TOKEN=sk-live-0123456789"})}
-	l.add(stream.Event{Type: stream.TypeSystem, Subtype: "init"}, now)
-	l.add(stream.Event{Type: stream.TypeAssistant, Subagent: true, ToolUses: 1, ToolName: "Grep", ToolSubject: "x"}, now)
-	require.Empty(t, l.snapshot(), "only the main agent's messages, tools and errors")
+	l.add(agent.Event{}, now)
+	l.add(agent.Event{Says: " \n "}, now)
+	require.Empty(t, l.snapshot(), "an event that shows nothing")
 
-	l.add(stream.Event{Type: stream.TypeAssistant, Text: "Let me run\n  the tests", ToolUses: 1, ToolName: "Bash", ToolSubject: "TOKEN=sk-live-0123456789 go test ./..."}, now)
-	l.add(stream.Event{Type: stream.TypeAssistant, APIError: "rate_limit", Text: "API Error: 429"}, now)
+	l.add(agent.Event{Says: "Let me run\n  the tests", Tool: "Bash", ToolSubject: "TOKEN=sk-live-0123456789 go test ./..."}, now)
+	l.add(agent.Event{Error: "API Error: 429"}, now)
 	l.dir = "/work/app"
-	l.add(stream.Event{Type: stream.TypeAssistant, ToolUses: 1, ToolName: "Edit", ToolSubject: "/work/app/internal/db/store.go"}, now)
-	l.add(stream.Event{Type: stream.TypeAssistant, ToolUses: 1, ToolName: "Read", ToolSubject: "/etc/hosts"}, now)
+	l.add(agent.Event{Tool: "Edit", ToolSubject: "/work/app/internal/db/store.go"}, now)
+	l.add(agent.Event{Tool: "Read", ToolSubject: "/etc/hosts"}, now)
 	got := l.snapshot()
 	require.Equal(t, []LiveEvent{
 		{Seq: 1, At: now, Kind: LiveSays, Text: "Let me run the tests"},
@@ -41,7 +41,7 @@ func TestLiveLog(t *testing.T) {
 	}, tail(now.Add(-5*time.Second), got), "the lines the UI shows at the top of the heartbeat")
 
 	for i := range 3 * LiveLimit {
-		l.add(stream.Event{Type: stream.TypeAssistant, Text: fmt.Sprintf("message %d %s", i, strings.Repeat("é", 500))}, now)
+		l.add(agent.Event{Says: fmt.Sprintf("message %d %s", i, strings.Repeat("é", 500))}, now)
 	}
 	got = l.snapshot()
 	require.Len(t, got, LiveLimit)

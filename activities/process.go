@@ -15,7 +15,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/durable-ralph/ralph/activities/stream"
+	"github.com/durable-ralph/ralph/activities/agent"
 )
 
 // Grace periods of the end of an agent process.
@@ -31,19 +31,23 @@ const (
 
 // agentRun is what one agent process produced.
 type agentRun struct {
-	summary stream.Summary
-	verdict stream.Verdict
+	summary agent.Summary
+	verdict agent.Verdict
+	// resumeFailed says a run that was to resume the agent's session
+	// found no such session.
+	resumeFailed bool
 	// live are the agent's last events, and started when it started.
 	live    []LiveEvent
 	started time.Time
 }
 
-// runAgent spawns the agent in its own process group, feeds it the
-// prompt, parses its stream while heartbeating, and classifies the end.
+// runAgent spawns the agent of backend in its own process group, feeds
+// it the prompt, parses its stream while heartbeating, and classifies
+// the end. A run resumes the agent's session resume when it is not empty.
 // The iteration ends when the agent process exits: whatever it left
 // running in its group is killed, so a background job that keeps stdout
 // open neither holds the iteration until its timeout nor outlives it.
-func (a *Agent) runAgent(ctx context.Context, in IterationInput, prompt string, extraArgs []string, logw io.Writer, progress *Progress, beat func(Progress)) (agentRun, error) {
+func (a *Agent) runAgent(ctx context.Context, in IterationInput, backend agent.Backend, prompt, resume string, logw io.Writer, progress *Progress, beat func(Progress)) (agentRun, error) {
 	bin, err := exec.LookPath(in.Agent.Command[0])
 	if err != nil {
 		return agentRun{}, temporal.NewNonRetryableApplicationError(
@@ -57,9 +61,11 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, prompt string, 
 	runCtx, cancelRun := context.WithTimeout(ctx, timeout)
 	defer cancelRun()
 
-	cmd := exec.CommandContext(runCtx, "/bin/sh", append([]string{"-c", groupGuard, "ralph-agent", bin}, append(agentArgs(in.Agent), extraArgs...)...)...)
+	opts := in.Agent.options()
+	args := append(append([]string(nil), in.Agent.Command[1:]...), backend.Args(opts, resume)...)
+	cmd := exec.CommandContext(runCtx, "/bin/sh", append([]string{"-c", groupGuard, "ralph-agent", bin}, args...)...)
 	cmd.Dir = in.Workspace
-	cmd.Env = a.agentEnv()
+	cmd.Env = append(backend.Env(opts), a.agentEnv()...)
 	cmd.Stdin = strings.NewReader(prompt)
 	// The agent and everything it starts share a process group, so one
 	// signal reaches them all. The guard shell leads the group; the kernel
@@ -102,7 +108,7 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, prompt string, 
 		_, _ = io.Copy(stderr, stderrR)
 	}()
 
-	parser := stream.NewParser()
+	parser := backend.NewParser(opts)
 	live := &liveLog{redact: a.Redact, dir: in.Workspace}
 	progress.StartedAt = time.Now()
 	var mu sync.Mutex
@@ -179,16 +185,16 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, prompt string, 
 	}
 	mu.Lock()
 	sum := parser.Summary()
-	run := agentRun{summary: sum, live: live.snapshot(), started: progress.StartedAt}
+	run := agentRun{summary: sum, live: live.snapshot(), started: progress.StartedAt, resumeFailed: resume != "" && parser.ResumeFailed()}
 	mu.Unlock()
 	if runCtx.Err() != nil {
-		run.verdict = stream.Verdict{
-			Outcome: stream.OutcomeTimeout,
+		run.verdict = agent.Verdict{
+			Outcome: agent.OutcomeTimeout,
 			Reason:  fmt.Sprintf("agent ran longer than the iteration timeout of %s and was killed", timeout),
 		}
 		return run, nil
 	}
-	run.verdict = stream.Classify(sum, waitErr, stderr.String(), time.Now())
+	run.verdict = parser.Verdict(waitErr, stderr.String(), time.Now())
 	return run, nil
 }
 

@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/stream"
+	"github.com/durable-ralph/ralph/activities/agent"
 )
 
 func TestIterationWaitsForAnAgentSlot(t *testing.T) {
@@ -19,7 +19,7 @@ func TestIterationWaitsForAnAgentSlot(t *testing.T) {
 	env, _ := scenarioEnv(t, map[string]any{"auto": true})
 	var mu sync.Mutex
 	var events []activities.SlotEvent
-	agent := &activities.Agent{
+	ag := &activities.Agent{
 		Env: env, HeartbeatInterval: 20 * time.Millisecond,
 		Slots: activities.NewSlots(1),
 		OnSlot: func(_ context.Context, ev activities.SlotEvent) {
@@ -29,16 +29,16 @@ func TestIterationWaitsForAnAgentSlot(t *testing.T) {
 		},
 	}
 	// Another iteration holds the only slot for a while.
-	require.True(t, agent.Slots.TryAcquire())
+	require.True(t, ag.Slots.TryAcquire())
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		agent.Slots.Release()
+		ag.Slots.Release()
 	}()
-	res, beats, err := runActivity(t, agent, iterationInput(dir, 1))
+	res, beats, err := runActivity(t, ag, iterationInput(dir, 1))
 	require.NoError(t, err)
-	require.Equal(t, stream.OutcomeSuccess, res.Outcome, res.Reason)
+	require.Equal(t, agent.OutcomeSuccess, res.Outcome, res.Reason)
 	require.Positive(t, beats)
-	require.Equal(t, 0, agent.Slots.Running(), "the slot is given back")
+	require.Equal(t, 0, ag.Slots.Running(), "the slot is given back")
 	mu.Lock()
 	defer mu.Unlock()
 	require.Len(t, events, 2)
@@ -52,15 +52,15 @@ func TestIterationWaitsForAnAgentSlot(t *testing.T) {
 func TestIterationGivesUpAnAttemptWhenSlotsStayBusy(t *testing.T) {
 	dir := newRepo(t, map[string]string{"prd.json": prd, "progress.txt": ""})
 	env, state := scenarioEnv(t, map[string]any{"auto": true})
-	agent := &activities.Agent{Env: env, HeartbeatInterval: 20 * time.Millisecond, Slots: activities.NewSlots(1)}
-	require.True(t, agent.Slots.TryAcquire())
-	defer agent.Slots.Release()
+	ag := &activities.Agent{Env: env, HeartbeatInterval: 20 * time.Millisecond, Slots: activities.NewSlots(1)}
+	require.True(t, ag.Slots.TryAcquire())
+	defer ag.Slots.Release()
 	in := iterationInput(dir, 1)
 	// The test environment's attempt ends 10 minutes from its start: an
 	// agent that may take 9m45s leaves the wait its minimum, 10s.
 	in.Agent.Timeout = 9*time.Minute + 45*time.Second
 	start := time.Now()
-	_, _, err := runActivity(t, agent, in)
+	_, _, err := runActivity(t, ag, in)
 	var appErr *temporal.ApplicationError
 	require.True(t, errors.As(err, &appErr), "%v", err)
 	require.Equal(t, activities.ErrTypeAgentSlotBusy, appErr.Type())

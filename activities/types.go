@@ -3,7 +3,7 @@ package activities
 import (
 	"time"
 
-	"github.com/durable-ralph/ralph/activities/stream"
+	"github.com/durable-ralph/ralph/activities/agent"
 )
 
 // Error types of non-retryable activity failures. The workflow and the
@@ -24,6 +24,9 @@ const (
 
 // AgentSettings says which agent to run and how.
 type AgentSettings struct {
+	// Backend is the kind of agent: "claude" (also when empty), "codex",
+	// "gemini" or "command" (see Backends).
+	Backend string `json:"backend,omitempty"`
 	// Command is the agent binary (looked up on the worker's PATH) followed
 	// by any arguments that must come before ours.
 	Command []string `json:"command"`
@@ -33,6 +36,9 @@ type AgentSettings struct {
 	MaxTurns int `json:"max_turns,omitempty"`
 	// ExtraArgs are appended to the agent's command line.
 	ExtraArgs []string `json:"extra_args,omitempty"`
+	// Prices price the tokens of backends whose agent reports no cost,
+	// over agent.DefaultPrices.
+	Prices agent.Prices `json:"prices,omitempty"`
 	// Timeout bounds one agent run; the activity kills the agent's whole
 	// process group when it passes and reports OutcomeTimeout.
 	Timeout time.Duration `json:"timeout"`
@@ -150,18 +156,21 @@ type IterationResult struct {
 	// Live are the agent's last events (at most LiveLimit) and
 	// LiveStartedAt when it started: the end of the live view, which no
 	// heartbeat reports once the iteration is done.
-	Live          []LiveEvent    `json:"live,omitempty"`
-	LiveStartedAt time.Time      `json:"live_started_at,omitzero"`
-	Outcome       stream.Outcome `json:"outcome"`
+	Live          []LiveEvent   `json:"live,omitempty"`
+	LiveStartedAt time.Time     `json:"live_started_at,omitzero"`
+	Outcome       agent.Outcome `json:"outcome"`
 	// Reason explains a non-success outcome in one line.
 	Reason string `json:"reason,omitempty"`
 
-	AgentSessionID string        `json:"agent_session_id,omitempty"`
-	Model          string        `json:"model,omitempty"`
-	CostUSD        float64       `json:"cost_usd"`
-	Usage          stream.Usage  `json:"usage"`
-	NumTurns       int           `json:"num_turns"`
-	Duration       time.Duration `json:"duration"`
+	AgentSessionID string  `json:"agent_session_id,omitempty"`
+	Model          string  `json:"model,omitempty"`
+	CostUSD        float64 `json:"cost_usd"`
+	// CostNote says why CostUSD is not the run's cost ("cost unknown:
+	// no price for model …"); empty when it is.
+	CostNote string        `json:"cost_note,omitempty"`
+	Usage    agent.Usage   `json:"usage"`
+	NumTurns int           `json:"num_turns"`
+	Duration time.Duration `json:"duration"`
 	// ResultText is the agent's final text, truncated.
 	ResultText string `json:"result_text,omitempty"`
 	// RateLimitResetsAt is set when Outcome is OutcomeRateLimited and the
@@ -249,12 +258,12 @@ type Progress struct {
 	Tail    []string `json:"tail,omitempty"`
 	Attempt int      `json:"attempt"`
 	// Iteration is the number of the running iteration.
-	Iteration      int          `json:"iteration,omitempty"`
-	StartHead      string       `json:"start_head"`
-	AgentSessionID string       `json:"agent_session_id,omitempty"`
-	CostUSD        float64      `json:"cost_usd"`
-	Turns          int          `json:"turns"`
-	Usage          stream.Usage `json:"usage"`
+	Iteration      int         `json:"iteration,omitempty"`
+	StartHead      string      `json:"start_head"`
+	AgentSessionID string      `json:"agent_session_id,omitempty"`
+	CostUSD        float64     `json:"cost_usd"`
+	Turns          int         `json:"turns"`
+	Usage          agent.Usage `json:"usage"`
 	// StoryID and StoryTitle name what the iteration was asked to do.
 	StoryID    string    `json:"story_id,omitempty"`
 	StoryTitle string    `json:"story_title,omitempty"`

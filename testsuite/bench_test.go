@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/stream"
+	"github.com/durable-ralph/ralph/activities/agent"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
@@ -98,17 +98,17 @@ func benchInput(dir string) workflows.SessionInput {
 func benchPlainLoop(b *testing.B) time.Duration {
 	b.Helper()
 	dir := benchRepo(b)
-	agent := &activities.Agent{Env: benchEnv(b)}
+	ag := &activities.Agent{Env: benchEnv(b)}
 	in := benchInput(dir)
 	ctx := context.Background()
 	start := time.Now()
 	for i := 1; i <= benchIterations; i++ {
-		res, err := agent.Iterate(ctx, activities.IterationInput{
+		res, err := ag.Iterate(ctx, activities.IterationInput{
 			SessionID: "plain", Iteration: i, MaxIterations: benchIterations,
 			Workspace: dir, Agent: in.Agent, Task: in.Task, Git: in.Git,
 		}, 1, nil, nil)
 		require.NoError(b, err)
-		require.Equal(b, stream.OutcomeSuccess, res.Outcome, res.Reason)
+		require.Equal(b, agent.OutcomeSuccess, res.Outcome, res.Reason)
 		require.NotEmpty(b, res.Commit, "iteration %d committed nothing", i)
 	}
 	return time.Since(start)

@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/stream"
+	"github.com/durable-ralph/ralph/activities/agent"
 	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/workflows"
@@ -156,7 +156,7 @@ func (b *boundaryAgent) iterate(ctx context.Context, in activities.IterationInpu
 		}()
 	}
 	return activities.IterationResult{
-		Iteration: in.Iteration, Outcome: stream.OutcomeSuccess, CostUSD: 0.01,
+		Iteration: in.Iteration, Outcome: agent.OutcomeSuccess, CostUSD: 0.01,
 		FilesChanged: []string{"a.go"}, Commit: "c0ffee",
 		Task: activities.TaskState{Mode: "prd", File: "prd.json", Total: 3, Done: 1, Verifiable: true},
 	}, nil

@@ -27,7 +27,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/stream"
+	"github.com/durable-ralph/ralph/activities/agent"
+	"github.com/durable-ralph/ralph/activities/claude"
 	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/testsuite/modelserver"
@@ -165,7 +166,7 @@ func prdPasses(t *testing.T, r *repo) map[string]bool {
 // Write and Bash tools, a fourth finds nothing left and claims
 // completion. Cost and tokens are what the CLI itself reported.
 func TestRealCLICompletesThreeStories(t *testing.T) {
-	claude := realClaude(t)
+	claudeBin := realClaude(t)
 	ms := modelserver.New(modelserver.RalphPRDScript())
 	defer ms.Close()
 	ms.SetLog(t.Logf)
@@ -173,7 +174,7 @@ func TestRealCLICompletesThreeStories(t *testing.T) {
 	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": "# Progress log\n"})
 	cl := startCluster(t, "", &activities.Agent{Env: cliEnv(t, ms.URL())})
 	in := input(r.Dir)
-	in.Agent.Command = []string{claude}
+	in.Agent.Command = []string{claudeBin}
 
 	began := time.Now()
 	res, err := runSession(t, cl, in)
@@ -218,7 +219,7 @@ func TestRealCLICompletesThreeStories(t *testing.T) {
 	sort.Strings(logs)
 	data, err := os.ReadFile(logs[0])
 	require.NoError(t, err)
-	parser := stream.NewParser()
+	parser := claude.NewParser()
 	var tools []string
 	for _, line := range strings.Split(string(data), "\n") {
 		if ev, err := parser.Line([]byte(line)); err == nil && ev.ToolUses > 0 {
@@ -247,7 +248,7 @@ func TestRealCLICompletesThreeStories(t *testing.T) {
 // its model server answering with script, outside of Temporal.
 func iterateOnce(t *testing.T, script modelserver.Script, env ...string) (activities.IterationResult, *modelserver.Server, []map[string]any) {
 	t.Helper()
-	claude := realClaude(t)
+	claudeBin := realClaude(t)
 	ms := modelserver.New(script)
 	t.Cleanup(ms.Close)
 	ms.SetLog(t.Logf)
@@ -261,19 +262,19 @@ func iterateOnce(t *testing.T, script modelserver.Script, env ...string) (activi
 			extra = append(extra, kv)
 		}
 	}
-	agent := &activities.Agent{Env: append(cliEnv(t, ms.URL(), auth...), extra...)}
+	ag := &activities.Agent{Env: append(cliEnv(t, ms.URL(), auth...), extra...)}
 	in := activities.IterationInput{
 		SessionID:     "realcli-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")),
 		Iteration:     1,
 		MaxIterations: 10,
 		Workspace:     r.Dir,
-		Agent:         activities.AgentSettings{Command: []string{claude}, Timeout: 2 * time.Minute},
+		Agent:         activities.AgentSettings{Command: []string{claudeBin}, Timeout: 2 * time.Minute},
 		Git:           activities.GitSettings{AutoCommit: true},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	began := time.Now()
-	res, err := agent.Iterate(ctx, in, 1, nil, nil)
+	res, err := ag.Iterate(ctx, in, 1, nil, nil)
 	require.NoError(t, err)
 	t.Logf("iteration took %.1f s: outcome %s, reason %q, resets at %v", time.Since(began).Seconds(), res.Outcome, res.Reason, res.RateLimitResetsAt)
 	logPath := filepath.Join(r.Dir, filepath.FromSlash(res.LogFile))
@@ -319,7 +320,7 @@ func TestRealCLIRateLimitIsClassified(t *testing.T) {
 			return modelserver.Error(429, "rate_limit_error", "This request would exceed your account's rate limit. Please try again later.", unifiedLimitHeaders(reset))
 		}, "ANTHROPIC_AUTH_TOKEN="+gatewayToken())
 
-		require.Equal(t, stream.OutcomeRateLimited, res.Outcome, res.Reason)
+		require.Equal(t, agent.OutcomeRateLimited, res.Outcome, res.Reason)
 		require.True(t, res.RateLimitResetsAt.Equal(reset), "resets at %v, want %v", res.RateLimitResetsAt, reset)
 		require.Contains(t, res.Reason, "rate limited (five_hour): You've hit your 5-hour limit · resets ")
 		require.Len(t, ms.Messages(), 1, "a usage limit is not retried")
@@ -337,7 +338,7 @@ func TestRealCLIRateLimitIsClassified(t *testing.T) {
 		res, ms, _ := iterateOnce(t, func(*modelserver.Request) modelserver.Reply {
 			return modelserver.Error(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit", nil)
 		}, "CLAUDE_CODE_MAX_RETRIES=1")
-		require.Equal(t, stream.OutcomeRateLimited, res.Outcome, res.Reason)
+		require.Equal(t, agent.OutcomeRateLimited, res.Outcome, res.Reason)
 		require.True(t, res.RateLimitResetsAt.IsZero(), "the API did not say when")
 		require.Contains(t, res.Reason, "API Error: Request rejected (429) · Number of request tokens has exceeded your per-minute rate limit")
 		require.Len(t, ms.Messages(), 2, "one retry (CLAUDE_CODE_MAX_RETRIES=1)")
@@ -347,7 +348,7 @@ func TestRealCLIRateLimitIsClassified(t *testing.T) {
 		res, ms, events := iterateOnce(t, func(*modelserver.Request) modelserver.Reply {
 			return modelserver.Error(529, "overloaded_error", "Overloaded", nil)
 		}, "CLAUDE_CODE_MAX_RETRIES=1")
-		require.Equal(t, stream.OutcomeRateLimited, res.Outcome, res.Reason)
+		require.Equal(t, agent.OutcomeRateLimited, res.Outcome, res.Reason)
 		require.Contains(t, res.Reason, "API Error: 529 Overloaded")
 		require.Len(t, ms.Messages(), 2)
 		retries := 0
@@ -371,7 +372,7 @@ func TestRealCLIAPIErrorIsClassified(t *testing.T) {
 		res, _, events := iterateOnce(t, func(*modelserver.Request) modelserver.Reply {
 			return modelserver.Error(400, "invalid_request_error", "messages.0.content: the widget service rejected this request", nil)
 		})
-		require.Equal(t, stream.OutcomeAgentError, res.Outcome, res.Reason)
+		require.Equal(t, agent.OutcomeAgentError, res.Outcome, res.Reason)
 		require.Equal(t, "agent reported an error: API Error: 400 messages.0.content: the widget service rejected this request", res.Reason)
 		results := eventsOf(events, "result")
 		require.Len(t, results, 1)
@@ -383,7 +384,7 @@ func TestRealCLIAPIErrorIsClassified(t *testing.T) {
 		res, ms, events := iterateOnce(t, func(*modelserver.Request) modelserver.Reply {
 			return modelserver.Error(500, "api_error", "Internal server error", nil)
 		}, "CLAUDE_CODE_MAX_RETRIES=1")
-		require.Equal(t, stream.OutcomeAgentError, res.Outcome, res.Reason)
+		require.Equal(t, agent.OutcomeAgentError, res.Outcome, res.Reason)
 		require.Contains(t, res.Reason, "agent reported an error: API Error: 500 Internal server error. This is a server-side issue, usually temporary")
 		require.Len(t, ms.Messages(), 2, "the first try and one retry (CLAUDE_CODE_MAX_RETRIES=1)")
 		require.Len(t, eventsOf(events, "result"), 1)
@@ -397,7 +398,7 @@ func TestRealCLIAPIErrorIsClassified(t *testing.T) {
 // message, the story is finished where it stopped, and the session
 // completes with one commit per story.
 func TestRealCLIWorkerKillResumes(t *testing.T) {
-	claude := realClaude(t)
+	claudeBin := realClaude(t)
 	srv, err := devserver.Start(context.Background(), devserver.Options{StateDir: t.TempDir(), SearchAttributes: ralph.SearchAttributes(), LogLevel: "error"})
 	require.NoError(t, err)
 	defer srv.Stop()
@@ -437,7 +438,7 @@ func TestRealCLIWorkerKillResumes(t *testing.T) {
 	defer cancel()
 	id := sessionIDOf(r.Dir)
 	in := input(r.Dir)
-	in.Agent.Command = []string{claude}
+	in.Agent.Command = []string{claudeBin}
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.Session, in)
 	require.NoError(t, err)
 

@@ -20,7 +20,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/stream"
+	"github.com/durable-ralph/ralph/activities/agent"
 	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/workflows"
@@ -209,17 +209,17 @@ func (sc *scaleBench) plainLoops(b *testing.B, n int) (time.Duration, cpuTimes) 
 			// The fake agent keeps its state in the workspace's .ralph,
 			// as it does for the worker's agents, whose environment is
 			// the worker's.
-			agent := &activities.Agent{Env: []string{"FAKE_CLAUDE_SCENARIO=" + sc.scenario}}
+			ag := &activities.Agent{Env: []string{"FAKE_CLAUDE_SCENARIO=" + sc.scenario}}
 			in := sc.input(dir)
 			for it := 1; it <= sc.iterations; it++ {
-				res, err := agent.Iterate(ctx, activities.IterationInput{
+				res, err := ag.Iterate(ctx, activities.IterationInput{
 					SessionID: fmt.Sprintf("plain-%d", i), Iteration: it, MaxIterations: sc.iterations,
 					Workspace: dir, Agent: in.Agent, Task: in.Task, Git: in.Git,
 				}, 1, nil, nil)
 				switch {
 				case err != nil:
 					errs[i] = fmt.Errorf("loop %d iteration %d: %w", i, it, err)
-				case res.Outcome != stream.OutcomeSuccess:
+				case res.Outcome != agent.OutcomeSuccess:
 					errs[i] = fmt.Errorf("loop %d iteration %d: %s: %s", i, it, res.Outcome, res.Reason)
 				case res.Commit == "":
 					errs[i] = fmt.Errorf("loop %d iteration %d committed nothing", i, it)

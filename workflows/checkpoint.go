@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/stream"
+	"github.com/durable-ralph/ralph/activities/agent"
 )
 
 // answeredLimit bounds the answered checkpoints kept in the status.
@@ -206,7 +206,7 @@ func (s *session) confirmCompletion(ctx workflow.Context, msg string) (SessionRe
 // periodic review gate, if one is due. done reports that the session ended
 // (a checkpoint timed out with on-timeout stop).
 func (s *session) checkpoints(ctx workflow.Context, res activities.IterationResult) (SessionResult, bool, error) {
-	if res.Outcome == stream.OutcomeRateLimited {
+	if res.Outcome == agent.OutcomeRateLimited {
 		return SessionResult{}, false, nil
 	}
 	it := s.status.Iteration

@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/stream"
+	"github.com/durable-ralph/ralph/activities/agent"
 )
 
 // TaskQueue is the default task queue of sessions and their activities.
@@ -301,29 +301,29 @@ type CarryOver struct {
 
 // Totals accumulate over the whole session, across continue-as-new.
 type Totals struct {
-	CostUSD          float64      `json:"cost_usd"`
-	Usage            stream.Usage `json:"usage"`
-	Turns            int          `json:"turns"`
-	Commits          int          `json:"commits"`
-	Failures         int          `json:"failures"`
-	RateLimitWaits   int          `json:"rate_limit_waits"`
-	CompletionClaims int          `json:"completion_claims"`
+	CostUSD          float64     `json:"cost_usd"`
+	Usage            agent.Usage `json:"usage"`
+	Turns            int         `json:"turns"`
+	Commits          int         `json:"commits"`
+	Failures         int         `json:"failures"`
+	RateLimitWaits   int         `json:"rate_limit_waits"`
+	CompletionClaims int         `json:"completion_claims"`
 }
 
 // IterationSummary is the short record of one iteration kept in the status.
 type IterationSummary struct {
-	Iteration    int            `json:"iteration"`
-	Outcome      stream.Outcome `json:"outcome"`
-	Reason       string         `json:"reason,omitempty"`
-	CostUSD      float64        `json:"cost_usd"`
-	Tokens       int64          `json:"tokens"`
-	FilesChanged int            `json:"files_changed"`
-	Commit       string         `json:"commit,omitempty"`
-	Story        string         `json:"story,omitempty"`
-	Claimed      bool           `json:"completion_claimed,omitempty"`
-	Verified     bool           `json:"completion_verified,omitempty"`
-	Duration     time.Duration  `json:"duration"`
-	FinishedAt   time.Time      `json:"finished_at"`
+	Iteration    int           `json:"iteration"`
+	Outcome      agent.Outcome `json:"outcome"`
+	Reason       string        `json:"reason,omitempty"`
+	CostUSD      float64       `json:"cost_usd"`
+	Tokens       int64         `json:"tokens"`
+	FilesChanged int           `json:"files_changed"`
+	Commit       string        `json:"commit,omitempty"`
+	Story        string        `json:"story,omitempty"`
+	Claimed      bool          `json:"completion_claimed,omitempty"`
+	Verified     bool          `json:"completion_verified,omitempty"`
+	Duration     time.Duration `json:"duration"`
+	FinishedAt   time.Time     `json:"finished_at"`
 	// Warnings are problems of the worker that lost nothing (a result or
 	// log it could not write).
 	Warnings []string `json:"warnings,omitempty"`

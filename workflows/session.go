@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/stream"
+	"github.com/durable-ralph/ralph/activities/agent"
 )
 
 // recentLimit bounds the iteration summaries a session keeps in its status
@@ -414,7 +414,7 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 			// the iteration failed, and the failure streak decides.
 			res = activities.IterationResult{
 				Iteration: s.status.Iteration,
-				Outcome:   stream.OutcomeAgentError,
+				Outcome:   agent.OutcomeAgentError,
 				Reason:    "iteration failed after retries: " + rootMessage(err),
 			}
 		}
@@ -436,7 +436,7 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 		} else if done {
 			return result, nil
 		}
-		if res.Outcome == stream.OutcomeRateLimited {
+		if res.Outcome == agent.OutcomeRateLimited {
 			if err := s.sleepRateLimit(ctx, res); err != nil {
 				return s.cancelled(ctx, err)
 			}
@@ -723,19 +723,19 @@ func (s *session) record(ctx workflow.Context, res activities.IterationResult) d
 			return decision{done: true, reason: ReasonTaskFileInvalid, msg: fmt.Sprintf(
 				"the task file is still unreadable after %d repair attempts: %s", repairs, res.TaskFileError)}
 		}
-	} else if res.Outcome != stream.OutcomeRateLimited {
+	} else if res.Outcome != agent.OutcomeRateLimited {
 		s.status.TaskFileBroken = 0
 	}
 
 	switch res.Outcome {
-	case stream.OutcomeRateLimited:
+	case agent.OutcomeRateLimited:
 		// Not the agent's fault and not progress: the same iteration
 		// number runs again after the wait.
 		s.status.Iteration--
 		s.ranThisRun--
 		s.status.Totals.RateLimitWaits++
 		return decision{}
-	case stream.OutcomeSuccess:
+	case agent.OutcomeSuccess:
 		s.status.ConsecutiveFailures = 0
 	default:
 		s.status.Totals.Failures++

@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/stream"
+	"github.com/durable-ralph/ralph/activities/agent"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
@@ -49,8 +49,8 @@ func prepared() activities.PrepareResult {
 // progressed is a successful iteration that changed a file and committed.
 func progressed(i int, done int) activities.IterationResult {
 	return activities.IterationResult{
-		Iteration: i, Outcome: stream.OutcomeSuccess, CostUSD: 0.01,
-		Usage:        stream.Usage{InputTokens: 100, OutputTokens: 20},
+		Iteration: i, Outcome: agent.OutcomeSuccess, CostUSD: 0.01,
+		Usage:        agent.Usage{InputTokens: 100, OutputTokens: 20},
 		NumTurns:     3,
 		FilesChanged: []string{"a.go"}, Commit: "c0ffee" + string(rune('0'+i)),
 		Task: activities.TaskState{Mode: "prd", File: "prd.json", Total: 3, Done: done, Complete: done == 3, Verifiable: true},
@@ -97,9 +97,9 @@ func TestSessionTerminationReasons(t *testing.T) {
 		r.CompletionClaimed = true
 		return r
 	}
-	noChange := activities.IterationResult{Outcome: stream.OutcomeSuccess, CostUSD: 0.01,
+	noChange := activities.IterationResult{Outcome: agent.OutcomeSuccess, CostUSD: 0.01,
 		Task: activities.TaskState{Mode: "prd", Total: 3, Done: 1, Verifiable: true}}
-	failed := activities.IterationResult{Outcome: stream.OutcomeAgentError, Reason: "agent exited with status 1"}
+	failed := activities.IterationResult{Outcome: agent.OutcomeAgentError, Reason: "agent exited with status 1"}
 
 	tests := []struct {
 		name       string
@@ -319,7 +319,7 @@ func TestSessionRateLimitSleepsUntilReset(t *testing.T) {
 	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){
 		ok(progressed(0, 1)),
 		func(in activities.IterationInput) (activities.IterationResult, error) {
-			return activities.IterationResult{Iteration: in.Iteration, Outcome: stream.OutcomeRateLimited,
+			return activities.IterationResult{Iteration: in.Iteration, Outcome: agent.OutcomeRateLimited,
 				Reason: "usage limit reached", RateLimitResetsAt: reset}, nil
 		},
 		ok(progressed(0, 2)),
@@ -428,7 +428,7 @@ func TestSessionEndsWhenTheTaskFileStaysBroken(t *testing.T) {
 	env := newEnv(t)
 	broken := func(in activities.IterationInput) (activities.IterationResult, error) {
 		r := progressed(in.Iteration, 1)
-		r.Outcome = stream.OutcomeAgentError
+		r.Outcome = agent.OutcomeAgentError
 		r.TaskFileError = "prd.json:4:58: invalid character '}'"
 		r.Repair = in.Iteration > 1
 		return r, nil
@@ -452,7 +452,7 @@ func TestSessionRepairedTaskFileGoesOn(t *testing.T) {
 	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){
 		func(in activities.IterationInput) (activities.IterationResult, error) {
 			r := progressed(in.Iteration, 1)
-			r.Outcome = stream.OutcomeAgentError
+			r.Outcome = agent.OutcomeAgentError
 			r.TaskFileError = "prd.json:4:58: invalid character '}'"
 			return r, nil
 		},
@@ -478,7 +478,7 @@ func TestSessionRepairThatDropsStoriesIsToldToTheNextIteration(t *testing.T) {
 		ok(progressed(0, 1)), // prd.json has 3 stories
 		func(in activities.IterationInput) (activities.IterationResult, error) {
 			r := progressed(in.Iteration, 1)
-			r.Outcome = stream.OutcomeAgentError
+			r.Outcome = agent.OutcomeAgentError
 			r.TaskFileError = "prd.json:4:58: invalid character '}'"
 			r.Task = activities.TaskState{}
 			return r, nil

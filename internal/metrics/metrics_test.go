@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/stream"
+	"github.com/durable-ralph/ralph/activities/agent"
 	"github.com/durable-ralph/ralph/internal/metrics"
 )
 
@@ -19,9 +19,9 @@ func TestMetricsServePrometheusText(t *testing.T) {
 	m.WatchAgents(slots)
 	require.True(t, slots.TryAcquire())
 
-	m.ObserveIteration(activities.IterationResult{Outcome: stream.OutcomeSuccess, CostUSD: 0.25,
-		Usage: stream.Usage{InputTokens: 100, OutputTokens: 20, CacheReadInputTokens: 7}})
-	m.ObserveIteration(activities.IterationResult{Outcome: stream.OutcomeAgentError})
+	m.ObserveIteration(activities.IterationResult{Outcome: agent.OutcomeSuccess, CostUSD: 0.25,
+		Usage: agent.Usage{InputTokens: 100, OutputTokens: 20, CacheReadInputTokens: 7}})
+	m.ObserveIteration(activities.IterationResult{Outcome: agent.OutcomeAgentError})
 	// What the SDK records through its handler lands on the same registry.
 	m.SDKHandler().Counter("temporal_request").Inc(2)
 

@@ -23,8 +23,8 @@ const (
 
 var defaultUsage = usage{InputTokens: 1200, OutputTokens: 350, CacheCreationInputTokens: 4000, CacheReadInputTokens: 15000}
 
-// agent is one invocation of the fake agent.
-type agent struct {
+// invocation is one run of the fake agent.
+type invocation struct {
 	opts      options
 	step      step
 	n         int // the invocation's number
@@ -38,7 +38,7 @@ type agent struct {
 
 // newAgent loads the scenario, counts and records the invocation, and
 // picks its step.
-func newAgent(argv []string, opts options, prompt string, stdout, stderr io.Writer) (*agent, error) {
+func newAgent(argv []string, opts options, prompt string, stdout, stderr io.Writer) (*invocation, error) {
 	workspace, err := os.Getwd()
 	if err != nil {
 		return nil, fmt.Errorf("working directory: %w", err)
@@ -62,7 +62,7 @@ func newAgent(argv []string, opts options, prompt string, stdout, stderr io.Writ
 	if model == "" {
 		model = defaultModel
 	}
-	a := &agent{
+	a := &invocation{
 		opts: opts, workspace: workspace, prompt: prompt, stdout: stdout, stderr: stderr, state: st,
 		out: &emitter{out: stdout, format: opts.outputFormat, sessionID: sessionID, model: model, start: time.Now()},
 	}
@@ -83,7 +83,7 @@ func newAgent(argv []string, opts options, prompt string, stdout, stderr io.Writ
 }
 
 // play runs the invocation's step and returns the exit status.
-func (a *agent) play() int {
+func (a *invocation) play() int {
 	s := a.step
 	if a.n == 0 {
 		msg := "No conversation found with session ID: " + a.opts.resume
@@ -204,7 +204,7 @@ func (a *agent) play() int {
 }
 
 // maxTurns ends a run that needs more turns than --max-turns allows.
-func (a *agent) maxTurns() int {
+func (a *invocation) maxTurns() int {
 	a.out.result(outcome{
 		subtype: "error_max_turns", isError: true, costUSD: defaultCostUSD, usage: defaultUsage,
 		errors:   []string{fmt.Sprintf("Reached maximum number of turns (%d)", a.opts.maxTurns)},
@@ -225,7 +225,7 @@ var garbageLines = []string{
 }
 
 // garbage prints lines that are not stream-json instead of the stream.
-func (a *agent) garbage(lines int) int {
+func (a *invocation) garbage(lines int) int {
 	for i := range lines {
 		fmt.Fprintln(a.stdout, garbageLines[i%len(garbageLines)])
 	}
@@ -237,7 +237,7 @@ func (a *agent) garbage(lines int) int {
 
 // hang starts a child that outlives nothing but the process group, and
 // waits forever.
-func (a *agent) hang() int {
+func (a *invocation) hang() int {
 	// The child shares stdout and stderr, as a tool's process would: a
 	// caller that kills only this process is left waiting on the pipes.
 	child := exec.Command("sleep", "300")
@@ -251,13 +251,13 @@ func (a *agent) hang() int {
 }
 
 // crash ends the process in the middle of the stream.
-func (a *agent) crash(status int) int {
+func (a *invocation) crash(status int) int {
 	fmt.Fprintln(a.stderr, "fake-claude: simulated crash\n    at runHeadless (fake-claude:1:1)")
 	return status
 }
 
 // authError is what Claude Code prints when the API rejects its key.
-func (a *agent) authError() int {
+func (a *invocation) authError() int {
 	const msg = "Invalid API key · Fix external API key"
 	a.out.apiError(msg, "authentication_failed", "")
 	a.out.result(outcome{
@@ -269,7 +269,7 @@ func (a *agent) authError() int {
 
 // rateLimit is what Claude Code prints when a subscription's 5-hour limit
 // is hit.
-func (a *agent) rateLimit(in time.Duration) int {
+func (a *invocation) rateLimit(in time.Duration) int {
 	now := time.Now()
 	resets := now.Add(in)
 	a.out.rateLimit(rateLimitInfo{
@@ -286,7 +286,7 @@ func (a *agent) rateLimit(in time.Duration) int {
 }
 
 // flood prints mb megabytes of assistant text.
-func (a *agent) flood(mb float64, lineKB int) {
+func (a *invocation) flood(mb float64, lineKB int) {
 	if lineKB <= 0 {
 		lineKB = defaultFloodLineKB
 	}
@@ -316,7 +316,7 @@ type action struct {
 }
 
 // do runs one tool call, printing its tool_use and tool_result events.
-func (a *agent) do(act action) {
+func (a *invocation) do(act action) {
 	switch {
 	case act.sleep > 0:
 		a.sleep(act.sleep)
@@ -327,7 +327,7 @@ func (a *agent) do(act action) {
 	}
 }
 
-func (a *agent) write(rel, content string) {
+func (a *invocation) write(rel, content string) {
 	path := rel
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(a.workspace, rel)
@@ -354,7 +354,7 @@ func (a *agent) write(rel, content string) {
 	})
 }
 
-func (a *agent) commit(msg string) {
+func (a *invocation) commit(msg string) {
 	command := fmt.Sprintf("git add -A && git commit -m %q", msg)
 	id := a.out.toolUse("Bash", bashInput{Command: command, Description: "Commit the changes"})
 	var out strings.Builder
@@ -382,7 +382,7 @@ func exitCode(err error) int {
 }
 
 // sleep is a Bash tool call that takes d, with progress every second.
-func (a *agent) sleep(d time.Duration) {
+func (a *invocation) sleep(d time.Duration) {
 	secs := (d + time.Second - 1) / time.Second
 	a.out.text("Running the test suite; this takes a moment.", "")
 	id := a.out.toolUse("Bash", bashInput{Command: fmt.Sprintf("sleep %d", secs), Description: "Run the test suite", Timeout: 600000})
@@ -401,7 +401,7 @@ func (a *agent) sleep(d time.Duration) {
 }
 
 // plan decides the file writes of the step.
-func (a *agent) plan() (work, error) {
+func (a *invocation) plan() (work, error) {
 	s := a.step
 	var w work
 	w.mode = detectMode(a.workspace)

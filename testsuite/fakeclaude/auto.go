@@ -14,7 +14,7 @@ import (
 )
 
 // auto plans the next unit of work of the workspace's task file.
-func (a *agent) auto(mode string) (work, error) {
+func (a *invocation) auto(mode string) (work, error) {
 	switch mode {
 	case "prd":
 		return a.autoPRD()
@@ -39,7 +39,7 @@ var memoriesPath = regexp.MustCompile("Append to `([^`]+memories\\.md)`")
 // autoIssue works on .ralph/issue.md in two steps: the first iteration
 // writes ISSUE-WORK.md (the issue's title) and a line in the queue's
 // memories, the second finds it there and claims completion.
-func (a *agent) autoIssue() (work, error) {
+func (a *invocation) autoIssue() (work, error) {
 	w := work{mode: "issue"}
 	issue, err := os.ReadFile(filepath.Join(a.workspace, ".ralph", "issue.md"))
 	if err != nil {
@@ -72,7 +72,7 @@ type prdStory struct {
 
 // autoPRD implements the story of prd.json with passes=false and the
 // lowest priority (stories without one last, ties in file order).
-func (a *agent) autoPRD() (work, error) {
+func (a *invocation) autoPRD() (work, error) {
 	w := work{mode: "prd"}
 	path := filepath.Join(a.workspace, "prd.json")
 	data, err := os.ReadFile(path)
@@ -233,7 +233,7 @@ func skipValue(dec *json.Decoder) error {
 // first anywhere. progress.md's run that checks the last box also writes
 // RALPH_DONE in "## Status" and claims completion; PROMPT.md claims when
 // no box is left, or at once if it has none.
-func (a *agent) autoCheckbox(mode, file, prefix string) (work, error) {
+func (a *invocation) autoCheckbox(mode, file, prefix string) (work, error) {
 	w := work{mode: mode}
 	data, err := os.ReadFile(filepath.Join(a.workspace, file))
 	if err != nil {

@@ -1,6 +1,8 @@
-package stream
+package claude
 
 import (
+	"github.com/durable-ralph/ralph/activities/agent"
+
 	"errors"
 	"fmt"
 	"os/exec"
@@ -47,7 +49,7 @@ func TestClassify(t *testing.T) {
 		out        string
 		exitErr    error
 		stderr     string
-		want       Outcome
+		want       agent.Outcome
 		resetsAt   time.Time
 		reasonHas  []string
 		reasonNone bool
@@ -55,27 +57,27 @@ func TestClassify(t *testing.T) {
 		{
 			name:       "success",
 			out:        lines(lineInit, lineText, lineToolUse, lineToolResult, lineSecondTurn, lineSuccess),
-			want:       OutcomeSuccess,
+			want:       agent.OutcomeSuccess,
 			reasonNone: true,
 		},
 		{
 			name:       "success despite a rejected rate limit on the way",
 			out:        lines(lineInit, lineRateLimitRejected, lineText, lineSuccess),
-			want:       OutcomeSuccess,
+			want:       agent.OutcomeSuccess,
 			reasonNone: true,
 		},
 		{
 			name:      "success result but a failed exit",
 			out:       lines(lineInit, lineText, lineSuccess),
 			exitErr:   status2,
-			want:      OutcomeAgentError,
+			want:      agent.OutcomeAgentError,
 			reasonHas: []string{"exited with status 2 after a successful result"},
 		},
 		{
 			name:      "rejected rate limit event",
 			out:       lines(lineInit, lineRateLimitRejected, lineUsageLimit, lineUsageLimitResult),
 			exitErr:   status1,
-			want:      OutcomeRateLimited,
+			want:      agent.OutcomeRateLimited,
 			resetsAt:  time.Unix(1763744400, 0),
 			reasonHas: []string{"rate limited (five_hour): You've hit your 5-hour limit · resets 5pm (Europe/London)"},
 		},
@@ -83,7 +85,7 @@ func TestClassify(t *testing.T) {
 			name:      "usage limit text without an event",
 			out:       lines(lineInit, lineUsageLimit, lineUsageLimitResult),
 			exitErr:   status1,
-			want:      OutcomeRateLimited,
+			want:      agent.OutcomeRateLimited,
 			resetsAt:  time.Date(2026, 11, 21, 17, 0, 0, 0, london),
 			reasonHas: []string{"You've hit your 5-hour limit", "resets at 2026-11-21T17:00:00Z"},
 		},
@@ -91,7 +93,7 @@ func TestClassify(t *testing.T) {
 			name: "Claude Code 1.x usage limit in a plain result",
 			out: lines(lineInit, strings.Replace(lineSuccess, `US-001 is done.\n\n<promise>COMPLETE</promise>`,
 				`Claude AI usage limit reached|1763744400`, 1)),
-			want:      OutcomeRateLimited,
+			want:      agent.OutcomeRateLimited,
 			resetsAt:  time.Unix(1763744400, 0),
 			reasonHas: []string{"Claude AI usage limit reached"},
 		},
@@ -100,97 +102,97 @@ func TestClassify(t *testing.T) {
 			out:      lines(lineInit, lineText),
 			exitErr:  status1,
 			stderr:   "some warning\n5-hour limit reached ∙ resets 3pm\n",
-			want:     OutcomeRateLimited,
+			want:     agent.OutcomeRateLimited,
 			resetsAt: time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC),
 		},
 		{
 			name:      "API 429",
 			out:       lines(lineInit, strings.NewReplacer("You've hit your 5-hour limit · resets 5pm (Europe/London)", "API Error: Request rejected (429) · this may be a temporary capacity issue.", `"api_error":"usage_limit_reached"`, `"api_error":"rate_limited"`).Replace(lineUsageLimit)),
 			exitErr:   status1,
-			want:      OutcomeRateLimited,
+			want:      agent.OutcomeRateLimited,
 			reasonHas: []string{"Request rejected (429)"},
 		},
 		{
 			name:      "API overloaded",
 			out:       lines(lineInit, strings.NewReplacer("Can't reach the API server — check your internet or DNS (ENOTFOUND)", "Repeated 529 Overloaded errors. The API is at capacity — this is usually temporary. Try again in a moment.", `,"api_error":"connection_failed"`, "").Replace(lineNoNetwork+"\n"+lineNoNetworkResult)),
 			exitErr:   status1,
-			want:      OutcomeRateLimited,
+			want:      agent.OutcomeRateLimited,
 			reasonHas: []string{"Repeated 529 Overloaded errors"},
 		},
 		{
 			name:      "not logged in",
 			out:       lines(lineInit, lineNotLoggedIn, lineNotLoggedInResult),
 			exitErr:   status1,
-			want:      OutcomePermanent,
+			want:      agent.OutcomePermanent,
 			reasonHas: []string{"Not logged in · Please run /login"},
 		},
 		{
 			name:      "invalid API key",
 			out:       lines(lineInit, strings.ReplaceAll(lineNotLoggedIn, "Not logged in · Please run /login", "Invalid API key · Fix external API key")),
 			exitErr:   status1,
-			want:      OutcomePermanent,
+			want:      agent.OutcomePermanent,
 			reasonHas: []string{"Invalid API key"},
 		},
 		{
 			name:      "401 from older CLIs",
 			out:       lines(lineInit, strings.Replace(lineNotLoggedInResult, "Not logged in · Please run /login", `API Error: 401 {\"type\":\"error\",\"error\":{\"type\":\"authentication_error\",\"message\":\"invalid x-api-key\"}}`, 1)),
 			exitErr:   status1,
-			want:      OutcomePermanent,
+			want:      agent.OutcomePermanent,
 			reasonHas: []string{"API Error: 401"},
 		},
 		{
 			name:      "no credit",
 			out:       lines(lineInit, strings.NewReplacer("Not logged in · Please run /login", "Credit balance is too low", "authentication_failed", "billing_error").Replace(lineNotLoggedIn+"\n"+lineNotLoggedInResult)),
 			exitErr:   status1,
-			want:      OutcomePermanent,
+			want:      agent.OutcomePermanent,
 			reasonHas: []string{"Credit balance is too low"},
 		},
 		{
 			name:      "temporary authentication error",
 			out:       lines(lineInit, strings.ReplaceAll(lineNotLoggedIn, "Not logged in · Please run /login", "Authentication error · This may be a temporary network issue, please try again")),
 			exitErr:   status1,
-			want:      OutcomeAgentError,
+			want:      agent.OutcomeAgentError,
 			reasonHas: []string{"without a result event"},
 		},
 		{
 			name:      "root without IS_SANDBOX",
 			exitErr:   status1,
 			stderr:    "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n",
-			want:      OutcomePermanent,
+			want:      agent.OutcomePermanent,
 			reasonHas: []string{"root/sudo"},
 		},
 		{
 			name:      "stream-json without --verbose",
 			exitErr:   status1,
 			stderr:    "Error: When using --print, --output-format=stream-json requires --verbose\n",
-			want:      OutcomePermanent,
+			want:      agent.OutcomePermanent,
 			reasonHas: []string{"requires --verbose"},
 		},
 		{
 			name:      "unknown flag",
 			exitErr:   status1,
 			stderr:    "error: unknown option '--max-turnz'\n",
-			want:      OutcomePermanent,
+			want:      agent.OutcomePermanent,
 			reasonHas: []string{"unknown option '--max-turnz'"},
 		},
 		{
 			name:      "binary not found",
 			exitErr:   fmt.Errorf("start agent: %w", exec.ErrNotFound),
-			want:      OutcomePermanent,
+			want:      agent.OutcomePermanent,
 			reasonHas: []string{"could not be started"},
 		},
 		{
 			name:      "no network",
 			out:       lines(lineInit, lineAPIRetry, lineNoNetwork, lineNoNetworkResult),
 			exitErr:   status1,
-			want:      OutcomeAgentError,
+			want:      agent.OutcomeAgentError,
 			reasonHas: []string{"agent reported an error: API Error: Can't reach the API server"},
 		},
 		{
 			name:      "max turns",
 			out:       lines(lineInit, lineToolUse, lineMaxTurns),
 			exitErr:   status1,
-			want:      OutcomeAgentError,
+			want:      agent.OutcomeAgentError,
 			reasonHas: []string{"agent ended with error_max_turns: Reached maximum number of turns (3)"},
 		},
 		{
@@ -198,7 +200,7 @@ func TestClassify(t *testing.T) {
 			out:       lines(lineResumeNotFound),
 			exitErr:   status1,
 			stderr:    "No conversation found with session ID: 11111111-2222-4333-8444-999999999999\n",
-			want:      OutcomeAgentError,
+			want:      agent.OutcomeAgentError,
 			reasonHas: []string{"error_during_execution: No conversation found"},
 		},
 		{
@@ -206,47 +208,47 @@ func TestClassify(t *testing.T) {
 			out:       lines(lineInit, lineText, lineToolUse),
 			exitErr:   status2,
 			stderr:    "TypeError: Cannot read properties of undefined\n    at main (cli.js:1:1)\n",
-			want:      OutcomeAgentError,
+			want:      agent.OutcomeAgentError,
 			reasonHas: []string{"agent exited with status 2 without a result event", `stderr: "at main (cli.js:1:1)"`},
 		},
 		{
 			name:      "killed",
 			out:       lines(lineInit, lineText),
 			exitErr:   killed,
-			want:      OutcomeAgentError,
+			want:      agent.OutcomeAgentError,
 			reasonHas: []string{"agent was killed (signal: killed) without a result event"},
 		},
 		{
 			name:      "clean exit without a result",
 			out:       lines(lineInit, lineText, "oops"),
-			want:      OutcomeAgentError,
+			want:      agent.OutcomeAgentError,
 			reasonHas: []string{"agent exited without a result event (1 line was not stream-json)"},
 		},
 		{
 			name:      "only garbage",
 			out:       strings.Repeat("<html>502 Bad Gateway</html>\n", 12),
 			exitErr:   status1,
-			want:      OutcomeAgentError,
+			want:      agent.OutcomeAgentError,
 			reasonHas: []string{`agent printed 12 lines that are not stream-json and no result and exited with status 1; first: "<html>502 Bad Gateway</html>"`},
 		},
 		{
 			name:      "nothing at all",
 			exitErr:   status2,
 			stderr:    "Segmentation fault\n",
-			want:      OutcomeAgentError,
+			want:      agent.OutcomeAgentError,
 			reasonHas: []string{`agent exited with status 2 without printing anything; stderr: "Segmentation fault"`},
 		},
 		{
 			name:       "a diff mentioning rate limits, in a successful run",
 			out:        lines(lineInit, diffTool, diffResult, diffText, diffSuccess),
-			want:       OutcomeSuccess,
+			want:       agent.OutcomeSuccess,
 			reasonNone: true,
 		},
 		{
 			name:      "a diff mentioning rate limits, in a failed run",
 			out:       lines(lineInit, diffTool, diffResult, diffText),
 			exitErr:   status1,
-			want:      OutcomeAgentError,
+			want:      agent.OutcomeAgentError,
 			reasonHas: []string{"agent exited with status 1 without a result event"},
 		},
 	}

@@ -1,6 +1,8 @@
-package stream
+package claude
 
 import (
+	"github.com/durable-ralph/ralph/activities/agent"
+
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,47 +13,36 @@ import (
 	"time"
 )
 
-// Verdict is how one agent run ended.
-type Verdict struct {
-	Outcome Outcome
-	// Reason explains the outcome in one human-readable line; it is empty
-	// for a success.
-	Reason string
-	// ResetsAt is when a rate limit lifts, for OutcomeRateLimited; zero
-	// when the agent did not say.
-	ResetsAt time.Time
-}
-
-// maxReasonLen bounds Verdict.Reason.
+// maxReasonLen bounds agent.Verdict.Reason.
 const maxReasonLen = 400
 
 // stderrLines is how many of the last stderr lines Classify reads.
 const stderrLines = 20
 
-// Classify decides the Outcome of a finished run from the Summary of its
+// Classify decides the agent.Outcome of a finished run from the Summary of its
 // output, the error its process exited with (nil, an *exec.ExitError, or
 // the error of starting or reading it), the tail of its stderr, and now,
 // which resolves reset times such as "resets 7pm (Europe/London)".
 //
 // A run succeeds when it printed a result with subtype "success", without
 // is_error, and exited with status 0. A run that failed is
-//   - OutcomeRateLimited when Claude Code reported a rejected rate limit, a
+//   - agent.OutcomeRateLimited when Claude Code reported a rejected rate limit, a
 //     usage limit ("You've hit your limit · resets 7pm (Europe/London)"),
 //     an API 429, or an overloaded API; ResetsAt is set when the agent said
 //     when the limit lifts;
-//   - OutcomePermanent when retrying cannot help: failed authentication,
+//   - agent.OutcomePermanent when retrying cannot help: failed authentication,
 //     no credit, an account or organization without access, a command line
 //     the agent rejected, a missing agent binary;
-//   - OutcomeAgentError otherwise.
+//   - agent.OutcomeAgentError otherwise.
 //
 // Only texts that Claude Code itself wrote are read: the result text of a
 // result with is_error set, the API error messages Claude Code makes up,
 // and stderr. What the model wrote, and tool inputs and outputs, are never
 // read, so that a diff mentioning a rate limit is not one. Timeouts are the
 // caller's to decide.
-func Classify(s Summary, exitErr error, stderrTail string, now time.Time) Verdict {
+func Classify(s Summary, exitErr error, stderrTail string, now time.Time) agent.Verdict {
 	if exitErr != nil && (errors.Is(exitErr, exec.ErrNotFound) || errors.Is(exitErr, fs.ErrNotExist)) {
-		return verdict(OutcomePermanent, "agent could not be started: "+exitErr.Error())
+		return verdict(agent.OutcomePermanent, "agent could not be started: "+exitErr.Error())
 	}
 	if s.HasResult && !s.IsError && s.ResultSubtype == "success" && exitErr == nil {
 		// Claude Code 1.x ended a usage-limited run with a plain result
@@ -59,7 +50,7 @@ func Classify(s Summary, exitErr error, stderrTail string, now time.Time) Verdic
 		if isUsageLimit(s.ResultText) {
 			return rateLimited(s.ResultText, nil, now)
 		}
-		return Verdict{Outcome: OutcomeSuccess}
+		return agent.Verdict{Outcome: agent.OutcomeSuccess}
 	}
 
 	texts := errorTexts(s, stderrTail)
@@ -70,11 +61,11 @@ func Classify(s Summary, exitErr error, stderrTail string, now time.Time) Verdic
 		return rateLimited(t, nil, now)
 	}
 	if t := firstMatch(texts, isPermanent); t != "" {
-		return verdict(OutcomePermanent, "agent cannot run: "+t)
+		return verdict(agent.OutcomePermanent, "agent cannot run: "+t)
 	}
 	if s.APIError == "billing_error" || s.APIError == "oauth_org_not_allowed" || s.APIError == "account_on_hold" ||
 		s.APIError == "authentication_failed" && !strings.Contains(strings.ToLower(s.APIErrorText), "temporary") {
-		return verdict(OutcomePermanent, fmt.Sprintf("agent cannot run (%s): %s", s.APIError, orNone(s.APIErrorText)))
+		return verdict(agent.OutcomePermanent, fmt.Sprintf("agent cannot run (%s): %s", s.APIError, orNone(s.APIErrorText)))
 	}
 	if s.APIError == "rate_limit" || s.APIErrorStatus == 429 || s.APIErrorStatus == 529 {
 		return rateLimited(orNone(firstNonEmpty(s.APIErrorText, s.ResultText)), nil, now)
@@ -82,7 +73,7 @@ func Classify(s Summary, exitErr error, stderrTail string, now time.Time) Verdic
 	if t := firstMatch(texts, isThrottled); t != "" {
 		return rateLimited(t, nil, now)
 	}
-	return verdict(OutcomeAgentError, agentErrorReason(s, exitErr, stderrTail))
+	return verdict(agent.OutcomeAgentError, agentErrorReason(s, exitErr, stderrTail))
 }
 
 // ParseResetsAt finds when a limit resets in a text Claude Code printed.
@@ -314,8 +305,8 @@ func trimErrorPrefix(text string) string {
 
 // rateLimited is the verdict for a rate limit reported by text, rl or
 // both.
-func rateLimited(text string, rl *RateLimit, now time.Time) Verdict {
-	v := Verdict{Outcome: OutcomeRateLimited}
+func rateLimited(text string, rl *RateLimit, now time.Time) agent.Verdict {
+	v := agent.Verdict{Outcome: agent.OutcomeRateLimited}
 	if rl != nil {
 		v.ResetsAt = rl.ResetsAt
 	}
@@ -404,8 +395,8 @@ func exitPhrase(err error) string {
 	return "failed: " + err.Error()
 }
 
-func verdict(o Outcome, reason string) Verdict {
-	return Verdict{Outcome: o, Reason: oneLine(reason)}
+func verdict(o agent.Outcome, reason string) agent.Verdict {
+	return agent.Verdict{Outcome: o, Reason: oneLine(reason)}
 }
 
 // oneLine folds white space, line ends included, and bounds the length.

@@ -1,12 +1,13 @@
-package stream
+package claude
 
 import (
+	"github.com/durable-ralph/ralph/activities/agent"
+
 	"encoding/json"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 )
 
 // maxSubjectLen bounds Event.ToolSubject, in bytes.
@@ -99,18 +100,5 @@ func subjectLine(s string) string {
 			break
 		}
 	}
-	return Cut(b.String(), maxSubjectLen)
-}
-
-// Cut shortens s to at most n bytes, cutting between runes and ending
-// in "…" when it cut.
-func Cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:max(cut, 0)] + "…"
+	return agent.Cut(b.String(), maxSubjectLen)
 }

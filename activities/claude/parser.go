@@ -1,15 +1,17 @@
-// Package stream reads the stream-json output of Claude Code
+// Package claude is the Claude Code backend. It reads the stream-json output of Claude Code
 // (claude -p --output-format stream-json --verbose) and decides how a run
 // ended.
 //
 // A Parser consumes the output one line at a time and keeps a running
 // Summary of it; Classify turns the Summary of a finished run, the process
-// exit and the tail of its stderr into a Verdict. The wire format is that
+// exit and the tail of its stderr into an agent.Verdict. The wire format is that
 // of Claude Code 2.1.x: one JSON object per line with a "type" of system,
 // assistant, user, rate_limit_event or result.
-package stream
+package claude
 
 import (
+	"github.com/durable-ralph/ralph/activities/agent"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -38,7 +40,7 @@ const syntheticModel = "<synthetic>"
 
 // ErrInvalidLine is returned, wrapped, by Parser.Line for a line that is
 // not a stream-json event.
-var ErrInvalidLine = errors.New("not a stream-json event")
+var ErrInvalidLine = fmt.Errorf("%w: not a stream-json event", agent.ErrInvalidLine)
 
 // Event types the Parser interprets. Events of other types are counted in
 // Summary.UnknownEvents.
@@ -153,7 +155,7 @@ type Summary struct {
 	// "usage_limit_reached" or "connection_failed".
 	ResultAPIError    string
 	CostUSD           float64
-	Usage             Usage
+	Usage             agent.Usage
 	NumTurns          int
 	DurationMS        int64
 	DurationAPIMS     int64
@@ -410,18 +412,18 @@ type wireEvent struct {
 	IsAPIError      bool         `json:"is_api_error_message"`
 
 	// result
-	IsError           bool       `json:"is_error"`
-	Result            *string    `json:"result"`
-	Errors            []string   `json:"errors"`
-	TotalCostUSD      float64    `json:"total_cost_usd"`
-	Usage             *Usage     `json:"usage"`
-	NumTurns          int        `json:"num_turns"`
-	DurationMS        float64    `json:"duration_ms"`
-	DurationAPIMS     float64    `json:"duration_api_ms"`
-	TerminalReason    string     `json:"terminal_reason"`
-	APIErrorStatus    *int       `json:"api_error_status"`
-	APIError          string     `json:"api_error"`
-	PermissionDenials []struct{} `json:"permission_denials"`
+	IsError           bool         `json:"is_error"`
+	Result            *string      `json:"result"`
+	Errors            []string     `json:"errors"`
+	TotalCostUSD      float64      `json:"total_cost_usd"`
+	Usage             *agent.Usage `json:"usage"`
+	NumTurns          int          `json:"num_turns"`
+	DurationMS        float64      `json:"duration_ms"`
+	DurationAPIMS     float64      `json:"duration_api_ms"`
+	TerminalReason    string       `json:"terminal_reason"`
+	APIErrorStatus    *int         `json:"api_error_status"`
+	APIError          string       `json:"api_error"`
+	PermissionDenials []struct{}   `json:"permission_denials"`
 
 	// rate_limit_event
 	RateLimitInfo *wireRateLimit `json:"rate_limit_info"`

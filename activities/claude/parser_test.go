@@ -1,6 +1,8 @@
-package stream
+package claude
 
 import (
+	"github.com/durable-ralph/ralph/activities/agent"
+
 	"errors"
 	"strings"
 	"testing"
@@ -146,7 +148,7 @@ func TestParserSummary(t *testing.T) {
 				ResultText:     "US-001 is done.\n\n<promise>COMPLETE</promise>",
 				TerminalReason: "completed",
 				CostUSD:        0.0125,
-				Usage:          Usage{InputTokens: 1200, OutputTokens: 350, CacheCreationInputTokens: 4000, CacheReadInputTokens: 15000},
+				Usage:          agent.Usage{InputTokens: 1200, OutputTokens: 350, CacheCreationInputTokens: 4000, CacheReadInputTokens: 15000},
 				NumTurns:       3, DurationMS: 12034, DurationAPIMS: 10873,
 				RateLimit: &RateLimit{Status: "allowed_warning", Type: "five_hour", ResetsAt: time.Unix(1763744400, 0).UTC()},
 			},
@@ -159,7 +161,7 @@ func TestParserSummary(t *testing.T) {
 				Events: 4, Turns: 1, ToolUses: 1, LastTool: "Write", ToolResults: 1, ToolErrors: 1,
 				HasResult: true, ResultSubtype: "error_max_turns", IsError: true,
 				ResultText: "Reached maximum number of turns (3)", TerminalReason: "max_turns",
-				CostUSD: 0.02, Usage: Usage{InputTokens: 10, OutputTokens: 20},
+				CostUSD: 0.02, Usage: agent.Usage{InputTokens: 10, OutputTokens: 20},
 				NumTurns: 3, DurationMS: 6000, DurationAPIMS: 5000, PermissionDenials: 1,
 			},
 		},

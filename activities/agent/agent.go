@@ -1,0 +1,183 @@
+// Package agent is what Ralph knows of a coding agent CLI whatever its
+// kind: the Backend seam each kind of agent implements (its command line,
+// the parser of its output, the classifier of how a run ended), and the
+// neutral summary, outcome and usage of a run that the rest of Ralph reads.
+//
+// The backends live in packages of their own (activities/claude,
+// activities/codex, activities/gemini, activities/command); the
+// activities package picks one by name.
+package agent
+
+import (
+	"errors"
+	"time"
+	"unicode/utf8"
+)
+
+// Backend is one kind of coding agent CLI.
+type Backend interface {
+	// Name is the agent.backend value that selects the backend.
+	Name() string
+	// Args is the command line of one run, after the binary and the
+	// arguments configured before ours: a fresh run when resume is
+	// empty, else a run that continues the agent's own session resume.
+	// The prompt reaches the agent on its standard input.
+	Args(o Options, resume string) []string
+	// Env is what the backend adds to the agent's environment, as
+	// KEY=value; nil for nothing.
+	Env(o Options) []string
+	// NewParser returns a parser for the output of one run.
+	NewParser(o Options) Parser
+}
+
+// Parser reads the standard output of one agent run, one line at a time,
+// and keeps a running Summary. It is not safe for concurrent use.
+type Parser interface {
+	// Line parses one line, with or without its line end. An error says
+	// the line was not what the backend prints (it is counted in
+	// Summary.InvalidLines and the caller goes on).
+	Line(line []byte) (Event, error)
+	// Oversized records a line the caller dropped as too long to parse.
+	Oversized()
+	// Summary is what the parser learned so far.
+	Summary() Summary
+	// Verdict classifies the finished run from its output, the error its
+	// process exited with (nil, an *exec.ExitError, or the error of
+	// starting or reading it), the tail of its stderr, and now (which
+	// resolves reset times such as "resets 7pm").
+	Verdict(exitErr error, stderrTail string, now time.Time) Verdict
+	// ResumeFailed reports that a run started to resume a session ended
+	// because the agent had no such session, so a fresh run must follow.
+	ResumeFailed() bool
+}
+
+// Options are the settings of one agent run that a backend reads.
+type Options struct {
+	// Model is the model to ask for; empty means the agent's default.
+	Model string
+	// MaxTurns bounds the agent's turns when positive and the agent has
+	// such a bound.
+	MaxTurns int
+	// ExtraArgs are appended to the command line.
+	ExtraArgs []string
+	// Prices are the prices per model for backends whose agent reports
+	// tokens but no cost.
+	Prices Prices
+}
+
+// Event is what one line of an agent's output shows a person. Several
+// fields may be set (a message that also calls a tool); a zero Event
+// shows nothing.
+type Event struct {
+	// Says is text the agent wrote to the user.
+	Says string
+	// Tool names a tool the agent called, ToolSubject what it works on
+	// (a command, a file, a pattern) on one short line.
+	Tool        string
+	ToolSubject string
+	// Error is an error the agent reported (an API error, a failed turn).
+	Error string
+}
+
+// Summary is the neutral record of one agent run so far. Its texts are
+// bounded, whatever the agent prints.
+type Summary struct {
+	// SessionID is the agent's own session (conversation, thread), which
+	// a later run may resume.
+	SessionID string
+	Model     string
+
+	// Events counts the lines that were events of the agent's format.
+	Events int
+	// InvalidLines counts the lines that were not; FirstInvalidLine is
+	// an excerpt of the first one.
+	InvalidLines     int
+	FirstInvalidLine string
+	// OversizedLines counts the lines dropped as too long to parse.
+	OversizedLines int
+	// UnknownEvents counts events of a type the parser does not read.
+	UnknownEvents int
+
+	// Turns counts the model's turns (replies), as the agent counts them.
+	Turns int
+	// ToolUses counts tool calls; LastTool names the latest.
+	ToolUses int
+	LastTool string
+
+	// FinalText is the agent's last word: the text in which a completion
+	// promise or a checkpoint tag counts.
+	FinalText string
+
+	// Usage is the tokens the run used, as far as the agent reported them.
+	Usage Usage
+	// CostUSD is what the run cost; CostKnown says whether it is known
+	// (the agent reported it, or it was priced from tokens). A backend
+	// that cannot price its model leaves CostKnown false and CostNote
+	// says why.
+	CostUSD   float64
+	CostKnown bool
+	CostNote  string
+}
+
+// Usage is the token accounting of a run. The JSON names are those Claude
+// Code reports, which recorded histories keep.
+type Usage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+}
+
+// Add returns the sum of u and o.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{
+		InputTokens:              u.InputTokens + o.InputTokens,
+		OutputTokens:             u.OutputTokens + o.OutputTokens,
+		CacheCreationInputTokens: u.CacheCreationInputTokens + o.CacheCreationInputTokens,
+		CacheReadInputTokens:     u.CacheReadInputTokens + o.CacheReadInputTokens,
+	}
+}
+
+// Total is every token counted in u.
+func (u Usage) Total() int64 {
+	return u.InputTokens + u.OutputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
+}
+
+// Outcome classifies how one agent run ended.
+type Outcome string
+
+// Outcomes of one agent run.
+const (
+	OutcomeSuccess     Outcome = "success"
+	OutcomeAgentError  Outcome = "agent_error"
+	OutcomeRateLimited Outcome = "rate_limited"
+	OutcomePermanent   Outcome = "permanent_error"
+	OutcomeTimeout     Outcome = "timeout"
+)
+
+// Verdict is how one agent run ended.
+type Verdict struct {
+	Outcome Outcome
+	// Reason explains the outcome in one line; empty for a success.
+	Reason string
+	// ResetsAt is when a rate limit lifts, for OutcomeRateLimited; zero
+	// when the agent did not say.
+	ResetsAt time.Time
+}
+
+// ErrInvalidLine is returned, wrapped, by Parser.Line for a line that is
+// not an event of the agent's format.
+var ErrInvalidLine = errors.New("not an event of the agent's output format")
+
+// Cut shortens s to at most n bytes, cutting between runes and ending in
+// "…" when it cut.
+func Cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:max(cut, 0)] + "…"
+}

@@ -1,0 +1,44 @@
+package agent
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestPricesCost(t *testing.T) {
+	prices := DefaultPrices.Merge(Prices{"My-Model": {Input: 2, Output: 8}})
+	tests := []struct {
+		name  string
+		model string
+		usage Usage
+		cost  float64
+		ok    bool
+		note  string
+	}{
+		{"cached input at its own price", "gpt-5", Usage{InputTokens: 1_000_000, CacheReadInputTokens: 2_000_000, OutputTokens: 100_000}, 1.25 + 0.25 + 1, true, ""},
+		{"no cached price: input price", "my-model", Usage{InputTokens: 500_000, CacheReadInputTokens: 500_000, OutputTokens: 1_000_000}, 2 + 8, true, ""},
+		{"model names ignore case", "GPT-5-MINI", Usage{OutputTokens: 1_000_000}, 2, true, ""},
+		{"unknown model", "o9-preview", Usage{InputTokens: 10}, 0, false, `cost unknown: no price for model "o9-preview" (set agent.prices)`},
+		{"no model", "", Usage{InputTokens: 10}, 0, false, "cost unknown: the agent did not name its model"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cost, ok, note := prices.Cost(tc.model, tc.usage)
+			require.Equal(t, tc.ok, ok)
+			require.InDelta(t, tc.cost, cost, 1e-9)
+			require.Equal(t, tc.note, note)
+		})
+	}
+}
+
+func TestPricesValidate(t *testing.T) {
+	require.NoError(t, DefaultPrices.Validate())
+	require.ErrorContains(t, Prices{"m": {Input: -1}}.Validate(), `price of model "m" is negative`)
+	require.ErrorContains(t, Prices{" ": {Input: 1}}.Validate(), "no model name")
+}
+
+func TestCut(t *testing.T) {
+	require.Equal(t, "short", Cut("short", 10))
+	require.Equal(t, "ééé…", Cut("éééééé", 9))
+}
