@@ -3,16 +3,20 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+
+	"github.com/durable-ralph/ralph/activities/agent"
 )
 
 // Config is the resolved configuration of a session.
@@ -46,8 +50,13 @@ type Config struct {
 
 // AgentConfig says how to run the coding agent.
 type AgentConfig struct {
-	// Command is the agent's command line, split into words; never empty.
+	// Backend is the kind of agent: claude, codex, gemini or command.
+	Backend string `mapstructure:"backend"`
+	// Command is the agent's command line, split into words; never empty
+	// after Load, which defaults it to the backend's CLI.
 	Command []string `mapstructure:"command"`
+	// Prices are MODEL=INPUT/CACHED/OUTPUT entries (see PriceTable).
+	Prices []string `mapstructure:"prices"`
 	// Model is the model to ask the agent for; "" is the agent's default.
 	Model string `mapstructure:"model"`
 	// MaxTurns limits the agent's turns in one iteration; 0 is unlimited.
@@ -386,6 +395,7 @@ func Load(fs *pflag.FlagSet, workspace string) (Config, error) {
 		cfg.Workspace = workspace
 	}
 	cfg.Task.Mode = strings.ToLower(strings.TrimSpace(cfg.Task.Mode))
+	cfg.Agent.Backend = strings.ToLower(strings.TrimSpace(cfg.Agent.Backend))
 	cfg.Checkpoint.OnTimeout = strings.ToLower(strings.TrimSpace(cfg.Checkpoint.OnTimeout))
 	if u, reason := normalizeAPIURL(cfg.GitHub.APIURL); reason == "" {
 		cfg.GitHub.APIURL = u
@@ -400,6 +410,9 @@ func Load(fs *pflag.FlagSet, workspace string) (Config, error) {
 		return Config{}, err
 	}
 	if err := cfg.validate(); err != nil {
+		return Config{}, err
+	}
+	if err := cfg.resolveAgentCommand(); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil
@@ -768,4 +781,62 @@ func (c *Config) resolveHostID() error {
 	}
 	c.Worker.HostID = name
 	return nil
+}
+
+// backendCLIs are the agent.backend values and the CLI each runs when
+// agent.command is not set; the command backend has none.
+var backendCLIs = map[string]string{"claude": "claude", "codex": "codex", "gemini": "gemini", "command": ""}
+
+// backendNames are the agent.backend values, in the order of the docs.
+var backendNames = []string{"claude", "codex", "gemini", "command"}
+
+// resolveAgentCommand sets agent.command to the backend's CLI when it is
+// not set.
+func (c *Config) resolveAgentCommand() error {
+	if len(c.Agent.Command) > 0 {
+		return nil
+	}
+	cli := backendCLIs[c.Agent.Backend]
+	if cli == "" {
+		return &fieldError{spec: lookupSpec("agent.command"), value: c.Agent.Command,
+			reason: "must be set when agent.backend is command: the command line of the agent to loop, such as [my-agent, --flag]"}
+	}
+	c.Agent.Command = []string{cli}
+	return nil
+}
+
+// PriceTable is agent.prices as a table.
+func (a AgentConfig) PriceTable() (agent.Prices, error) {
+	return parsePrices(a.Prices)
+}
+
+// parsePrices reads MODEL=INPUT/CACHED/OUTPUT or MODEL=INPUT/OUTPUT
+// entries, in US dollars per million tokens.
+func parsePrices(entries []string) (agent.Prices, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	prices := agent.Prices{}
+	for _, e := range entries {
+		model, spec, ok := strings.Cut(e, "=")
+		model = strings.ToLower(strings.TrimSpace(model))
+		parts := strings.Split(spec, "/")
+		if !ok || model == "" || (len(parts) != 2 && len(parts) != 3) {
+			return nil, fmt.Errorf("entry %q must be MODEL=INPUT/CACHED/OUTPUT or MODEL=INPUT/OUTPUT, in US dollars per million tokens", e)
+		}
+		nums := make([]float64, len(parts))
+		for i, p := range parts {
+			n, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+			if err != nil || n < 0 || math.IsNaN(n) || math.IsInf(n, 0) {
+				return nil, fmt.Errorf("entry %q: %q is not a price (a number of US dollars, at least 0)", e, p)
+			}
+			nums[i] = n
+		}
+		p := agent.Price{Input: nums[0], Output: nums[len(nums)-1]}
+		if len(nums) == 3 {
+			p.CachedInput = nums[1]
+		}
+		prices[model] = p
+	}
+	return prices, nil
 }

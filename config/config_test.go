@@ -86,7 +86,9 @@ func defaults(state string) Config {
 		Workspace: "",
 		TaskQueue: "ralph",
 		Agent: AgentConfig{
+			Backend: "claude",
 			Command: []string{"claude"},
+			Prices:  []string{},
 			Args:    []string{},
 			Env:     []string{},
 		},
@@ -487,9 +489,24 @@ func TestLoadInvalid(t *testing.T) {
 			want: []string{`invalid task.mode (--mode, RALPH_TASK_MODE) = "plan": must be one of prd, progress, prompt, or empty to detect it`},
 		},
 		{
-			name: "env empty command",
-			env:  map[string]string{"RALPH_AGENT_COMMAND": "  "},
-			want: []string{`invalid agent.command (--agent-command, RALPH_AGENT_COMMAND) = "": must not be empty`},
+			name: "command backend without a command",
+			env:  map[string]string{"RALPH_AGENT_COMMAND": "  ", "RALPH_AGENT_BACKEND": "command"},
+			want: []string{`invalid agent.command (--agent-command, RALPH_AGENT_COMMAND) = "": must be set when agent.backend is command: the command line of the agent to loop, such as [my-agent, --flag]`},
+		},
+		{
+			name: "unknown backend",
+			args: []string{"--backend=aider"},
+			want: []string{`invalid agent.backend (--backend, RALPH_AGENT_BACKEND) = "aider": must be one of claude, codex, gemini, command`},
+		},
+		{
+			name: "bad price",
+			args: []string{"--agent-price=gpt-5=1.25/x/10"},
+			want: []string{`invalid agent.prices (--agent-price, RALPH_AGENT_PRICES) = "gpt-5=1.25/x/10": entry "gpt-5=1.25/x/10": "x" is not a price (a number of US dollars, at least 0)`},
+		},
+		{
+			name: "price without model",
+			args: []string{"--agent-price=1.25/10"},
+			want: []string{`invalid agent.prices (--agent-price, RALPH_AGENT_PRICES) = "1.25/10": entry "1.25/10" must be MODEL=INPUT/CACHED/OUTPUT or MODEL=INPUT/OUTPUT, in US dollars per million tokens`},
 		},
 		{
 			name: "env unterminated quote",

@@ -36,14 +36,21 @@
 //     overrides it.
 //   - RALPH_TASK_QUEUE: Temporal task queue of the workflow and its worker
 //     (--task-queue, "ralph"). Trusted.
+//   - RALPH_AGENT_BACKEND: kind of agent: claude, codex, gemini or command
+//     (--backend, "claude").
 //   - RALPH_AGENT_COMMAND: agent command line, split on spaces; single and
-//     double quotes group words (--agent-command, "claude").
+//     double quotes group words (--agent-command, the backend's CLI:
+//     claude, codex or gemini; required for the command backend).
 //   - RALPH_AGENT_MODEL: model the agent uses (--model, the agent's default).
 //   - RALPH_AGENT_MAX_TURNS: maximum agent turns in one iteration, 0 for
 //     unlimited (--max-turns, 0).
 //   - RALPH_AGENT_ARGS: extra agent arguments, space separated and quoted
 //     like RALPH_AGENT_COMMAND (--agent-arg, repeated once per argument;
 //     none). In the file, a list or a string.
+//   - RALPH_AGENT_PRICES: prices of models for backends whose agent reports
+//     tokens but no cost, as MODEL=INPUT/CACHED/OUTPUT in US dollars per
+//     million tokens, space separated (--agent-price, repeated once per
+//     model; built-in prices of current OpenAI and Google models).
 //   - RALPH_AGENT_ENV: extra environment for the agent beyond the built-in
 //     allow-list, space separated and quoted like RALPH_AGENT_COMMAND; each
 //     entry is NAME, passing the worker's variable of that name, or

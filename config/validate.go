@@ -30,7 +30,11 @@ func (c *Config) validate() error {
 
 	check("task-queue", strings.TrimSpace(c.TaskQueue) == "", c.TaskQueue, notEmpty)
 
-	check("agent.command", len(c.Agent.Command) == 0, c.Agent.Command, notEmpty)
+	check("agent.backend", !slices.Contains(backendNames, c.Agent.Backend), c.Agent.Backend,
+		fmt.Sprintf("must be one of %s", strings.Join(backendNames, ", ")))
+	if _, err := c.Agent.PriceTable(); err != nil {
+		check("agent.prices", true, c.Agent.Prices, err.Error())
+	}
 	check("agent.max-turns", c.Agent.MaxTurns < 0, c.Agent.MaxTurns, "must not be negative (0 = unlimited)")
 	for _, entry := range c.Agent.Env {
 		name, _, _ := strings.Cut(entry, "=")

@@ -303,12 +303,18 @@ func SessionInput(cfg config.Config, workspace string) (workflows.SessionInput, 
 	if resolved, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = resolved
 	}
+	prices, err := cfg.Agent.PriceTable()
+	if err != nil {
+		return workflows.SessionInput{}, fmt.Errorf("agent.prices: %w", err)
+	}
 	return workflows.SessionInput{
 		Workspace:   abs,
 		Host:        cfg.Worker.HostID,
 		HostTimeout: cfg.Worker.HostTimeout,
 		Agent: activities.AgentSettings{
+			Backend:          backendOf(cfg.Agent.Backend),
 			Command:          cfg.Agent.Command,
+			Prices:           prices,
 			Model:            cfg.Agent.Model,
 			MaxTurns:         cfg.Agent.MaxTurns,
 			ExtraArgs:        cfg.Agent.Args,
@@ -361,4 +367,14 @@ func ServeCodec(addr string, cdc *codec.Codec) (stop func(), err error) {
 	srv := &http.Server{Handler: cdc.Handler("*"), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	return func() { _ = srv.Close() }, nil
+}
+
+// backendOf is agent.backend as a session records it: empty for Claude
+// Code, the default, so that sessions started before there were backends
+// and those started since read alike.
+func backendOf(name string) string {
+	if name == activities.DefaultBackend {
+		return ""
+	}
+	return name
 }
