@@ -145,8 +145,15 @@ func CheckWorkspace(ctx context.Context, in PrepareInput) (WorkspaceCheck, error
 
 // PrepareWorkspace checks the workspace once at the start of a session
 // (CheckWorkspace); prd.json's branchName is checked out, and a task file
-// that is the only uncommitted change is committed, saying so.
+// that is the only uncommitted change is committed, saying so. A session
+// in a work tree (in.Worktree) makes it first and stays on its branch,
+// whatever branchName says: two work trees cannot share a branch.
 func (a *Agent) PrepareWorkspace(ctx context.Context, in PrepareInput) (PrepareResult, error) {
+	if in.Worktree != nil {
+		if err := prepareWorktree(ctx, *in.Worktree, in.Workspace); err != nil {
+			return PrepareResult{}, err
+		}
+	}
 	check, err := CheckWorkspace(ctx, in)
 	if err != nil {
 		return PrepareResult{}, err
@@ -155,7 +162,7 @@ func (a *Agent) PrepareWorkspace(ctx context.Context, in PrepareInput) (PrepareR
 	if err := excludeState(ctx, repo, in.Workspace); err != nil {
 		return PrepareResult{}, err
 	}
-	if st.BranchName != "" {
+	if st.BranchName != "" && in.Worktree == nil {
 		if err := repo.Checkout(ctx, st.BranchName); err != nil {
 			return PrepareResult{}, fmt.Errorf("check out branch %s from prd.json: %w", st.BranchName, err)
 		}

@@ -84,6 +84,8 @@ type PrepareInput struct {
 	Workspace string       `json:"workspace"`
 	Task      TaskSettings `json:"task"`
 	Git       GitSettings  `json:"git"`
+	// Worktree, when set, makes Workspace a work tree of a clone first.
+	Worktree *SessionWorktree `json:"worktree,omitempty"`
 }
 
 // PrepareResult is what PrepareWorkspace found.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"go.temporal.io/sdk/temporal"
@@ -70,36 +71,8 @@ func (a *Agent) PrepareIssueWorktree(ctx context.Context, in WorktreeInput) (Wor
 	_ = repo.Fetch(ctx, env, "origin", "+refs/heads/"+in.Branch+":"+remoteBranch)
 
 	res := WorktreeResult{Dir: WorktreeDir(in.Clone, in.Number), Branch: in.Branch, BaseRef: "refs/remotes/origin/" + in.Base}
-	local := "refs/heads/" + in.Branch
-	if wt, err := git.Open(ctx, res.Dir); err == nil && sameDir(wt.Dir, res.Dir) {
-		// The work tree exists: an earlier attempt made it.
-		branch, err := wt.Branch(ctx)
-		if err != nil {
-			return WorktreeResult{}, err
-		}
-		if branch != in.Branch {
-			if err := wt.Checkout(ctx, in.Branch); err != nil {
-				return WorktreeResult{}, fmt.Errorf("work tree %s: %w", res.Dir, err)
-			}
-		}
-		res.Continued = true
-	} else {
-		if err := os.MkdirAll(filepath.Dir(res.Dir), 0o755); err != nil {
-			return WorktreeResult{}, fmt.Errorf("create %s: %w", filepath.Dir(res.Dir), err)
-		}
-		switch {
-		case repo.HasRef(ctx, local):
-			res.Continued = true
-			err = repo.AddWorktree(ctx, res.Dir, in.Branch, "", false)
-		case repo.HasRef(ctx, remoteBranch):
-			res.Continued = true
-			err = repo.AddWorktree(ctx, res.Dir, in.Branch, remoteBranch, true)
-		default:
-			err = repo.AddWorktree(ctx, res.Dir, in.Branch, res.BaseRef, true)
-		}
-		if err != nil {
-			return WorktreeResult{}, fmt.Errorf("make the work tree of issue #%d: %w", in.Number, err)
-		}
+	if res.Continued, err = ensureWorktree(ctx, repo, res.Dir, in.Branch, remoteBranch, res.BaseRef); err != nil {
+		return WorktreeResult{}, fmt.Errorf("make the work tree of issue #%d: %w", in.Number, err)
 	}
 	file := filepath.Join(res.Dir, filepath.FromSlash(tasks.IssueFile))
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
@@ -109,6 +82,101 @@ func (a *Agent) PrepareIssueWorktree(ctx context.Context, in WorktreeInput) (Wor
 		return WorktreeResult{}, fmt.Errorf("write the issue: %w", err)
 	}
 	return res, nil
+}
+
+// ensureWorktree makes dir a work tree of repo with branch checked out.
+// A work tree that is there already (an earlier attempt made it) is
+// kept; otherwise it is added for the branch when it exists, else for a
+// new branch started at the first of from that exists. continued says
+// the branch or the work tree was there before.
+func ensureWorktree(ctx context.Context, repo *git.Repo, dir, branch string, from ...string) (continued bool, err error) {
+	if wt, err := git.Open(ctx, dir); err == nil && sameDir(wt.Dir, dir) {
+		current, err := wt.Branch(ctx)
+		if err != nil {
+			return false, err
+		}
+		if current != branch {
+			if err := wt.Checkout(ctx, branch); err != nil {
+				return false, fmt.Errorf("work tree %s: %w", dir, err)
+			}
+		}
+		return true, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return false, fmt.Errorf("create %s: %w", filepath.Dir(dir), err)
+	}
+	if repo.HasRef(ctx, "refs/heads/"+branch) {
+		return true, repo.AddWorktree(ctx, dir, branch, "", false)
+	}
+	for i, ref := range from {
+		if repo.HasRef(ctx, ref) {
+			// Starting from the first choice continues nothing only when
+			// there is more than one: the first is then an earlier try's.
+			return i == 0 && len(from) > 1, repo.AddWorktree(ctx, dir, branch, ref, true)
+		}
+	}
+	return false, fmt.Errorf("none of %s exists to start branch %s from", strings.Join(from, ", "), branch)
+}
+
+// SessionWorktree is a git work tree of a clone that a session works in,
+// so that several sessions work on one clone at once.
+type SessionWorktree struct {
+	// Clone is the absolute path of the clone.
+	Clone string `json:"clone"`
+	// Name names the work tree (.ralph/worktrees/<name>) and its branch
+	// (ralph/<name>).
+	Name string `json:"name"`
+}
+
+// worktreeNameRE matches a work tree name: a path element and a branch
+// name part at once.
+var worktreeNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$`)
+
+// issueWorktreeRE matches the names of the issue queue's work trees.
+var issueWorktreeRE = regexp.MustCompile(`^issue-[0-9]+$`)
+
+// ValidWorktreeName reports what is wrong with name as a work tree name,
+// nil if nothing.
+func ValidWorktreeName(name string) error {
+	switch {
+	case len(name) > 63 || !worktreeNameRE.MatchString(name) || strings.HasSuffix(name, ".lock"):
+		return fmt.Errorf("worktree name %q must be 1 to 63 letters, digits, -, _ and dots between them, not ending in .lock", name)
+	case issueWorktreeRE.MatchString(name):
+		return fmt.Errorf("worktree name %q is taken by the issue queue (issue-N): choose another", name)
+	}
+	return nil
+}
+
+// Dir is where the work tree lives: <clone>/.ralph/worktrees/<name>.
+func (w SessionWorktree) Dir() string {
+	return filepath.Join(w.Clone, stateDir, "worktrees", w.Name)
+}
+
+// Branch is the work tree's branch: ralph/<name>.
+func (w SessionWorktree) Branch() string { return "ralph/" + w.Name }
+
+// prepareWorktree makes the session's work tree: kept when it exists,
+// else added on its branch (continued when the branch exists, else new
+// from the clone's HEAD).
+func prepareWorktree(ctx context.Context, w SessionWorktree, workspace string) error {
+	if err := ValidWorktreeName(w.Name); err != nil {
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidWorkspace, err)
+	}
+	if filepath.Clean(workspace) != w.Dir() {
+		err := fmt.Errorf("the workspace %s is not the work tree %s", workspace, w.Dir())
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidWorkspace, err)
+	}
+	repo, err := openWorkspace(ctx, w.Clone)
+	if err != nil {
+		return err
+	}
+	if err := excludeState(ctx, repo, w.Clone); err != nil {
+		return err
+	}
+	if _, err := ensureWorktree(ctx, repo, w.Dir(), w.Branch(), "HEAD"); err != nil {
+		return fmt.Errorf("make the work tree %s of %s: %w", w.Name, w.Clone, err)
+	}
+	return nil
 }
 
 func sameDir(a, b string) bool {

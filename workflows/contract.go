@@ -182,6 +182,9 @@ type SessionInput struct {
 	// worker before the session shows StateHostOffline; 0 is
 	// DefaultHostTimeout.
 	HostTimeout time.Duration `json:"host_timeout,omitempty"`
+	// Worktree, when set, is the work tree of a clone that Workspace is
+	// (its Dir): the session's first activity makes it.
+	Worktree *activities.SessionWorktree `json:"worktree,omitempty"`
 }
 
 // DefaultHostTimeout is the host timeout of sessions that set none.
@@ -341,12 +344,14 @@ type Status struct {
 	SessionID string `json:"session_id"`
 	Workspace string `json:"workspace"`
 	// Host is the host ID of the machine that holds the workspace.
-	Host      string    `json:"host,omitempty"`
-	State     State     `json:"state"`
-	Reason    Reason    `json:"reason,omitempty"`
-	Iteration int       `json:"iteration"`
-	Running   bool      `json:"running"`
-	StartedAt time.Time `json:"started_at"`
+	Host string `json:"host,omitempty"`
+	// Worktree is the work tree of a clone the session works in, if any.
+	Worktree  *activities.SessionWorktree `json:"worktree,omitempty"`
+	State     State                       `json:"state"`
+	Reason    Reason                      `json:"reason,omitempty"`
+	Iteration int                         `json:"iteration"`
+	Running   bool                        `json:"running"`
+	StartedAt time.Time                   `json:"started_at"`
 	// EndedAt is set when the session has ended.
 	EndedAt             time.Time            `json:"ended_at,omitempty"`
 	Limits              Limits               `json:"limits"`

@@ -118,6 +118,7 @@ func newSession(ctx workflow.Context, in SessionInput) (*session, error) {
 		SessionID: workflow.GetInfo(ctx).WorkflowExecution.ID,
 		Workspace: in.Workspace,
 		Host:      in.Host,
+		Worktree:  in.Worktree,
 		State:     StateStarting,
 		StartedAt: workflow.Now(ctx),
 		Limits:    in.Limits,
@@ -460,6 +461,7 @@ func (s *session) prepare(ctx workflow.Context) error {
 		Workspace: s.in.Workspace,
 		Task:      s.in.Task,
 		Git:       s.in.Git,
+		Worktree:  s.in.Worktree,
 	})
 	if err != nil {
 		return err

@@ -362,6 +362,21 @@ func (r *Repo) AddWorktree(ctx context.Context, dir, branch, from string, create
 	return err
 }
 
+// RemoveWorktree removes the work tree at dir, with force even when it
+// has changes, and forgets work trees whose directory is gone. Its
+// branch stays.
+func (r *Repo) RemoveWorktree(ctx context.Context, dir string, force bool) error {
+	args := []string{"worktree", "remove"}
+	if force {
+		args = append(args, "--force", "--force") // twice: also a locked one
+	}
+	if _, err := r.git(ctx, append(args, dir)...); err != nil {
+		return err
+	}
+	_, err := r.git(ctx, "worktree", "prune")
+	return err
+}
+
 // Log is the subject lines of the commits reachable from head and not from
 // base, newest first, at most n.
 func (r *Repo) Log(ctx context.Context, base, head string, n int) ([]string, error) {

@@ -116,6 +116,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		newInitCmd(),
 		withFlags(newRunCmd(), session),
 		withFlags(newPromptCmd(), config.SessionFlags|config.ConnectionFlags),
+		withFlags(newCleanCmd(), dials),
 		withQueueFlag(withFlags(newStatusCmd(), dials)),
 		withFlags(newListCmd(), dials),
 		withQueueFlag(withFlags(newStopCmd(), dials)),

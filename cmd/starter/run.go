@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/activities/git"
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/workflows"
@@ -26,8 +27,9 @@ import (
 
 func newRunCmd() *cobra.Command {
 	var follow, quiet, raw, attachOnly bool
+	var worktree string
 	cmd := &cobra.Command{
-		Use:   "run [DIR]",
+		Use:   "run [DIR] [--worktree NAME]",
 		Short: "Start the Ralph session for a workspace, or attach to the one running there",
 		Long: "run starts a session for the workspace DIR (default: the current directory) and prints its\n" +
 			"workflow ID and Temporal UI link. If a session is already running on DIR, run attaches to it;\n" +
@@ -37,7 +39,11 @@ func newRunCmd() *cobra.Command {
 			"from the iteration's heartbeat, so it works from any machine), one line per iteration, and\n" +
 			"exits with the session's termination code; -q keeps only the iteration lines.\n" +
 			"With --dev and no server answering, run starts the embedded server and a worker in this\n" +
-			"process for the life of the session (and so follows it); run it again to resume.",
+			"process for the life of the session (and so follows it); run it again to resume.\n" +
+			"--worktree NAME runs the session in a git work tree of the clone DIR, .ralph/worktrees/NAME\n" +
+			"on branch ralph/NAME (made from the clone's HEAD, or continued when it exists), with a\n" +
+			"workflow ID of its own: several sessions work on one clone at once. The work tree stays\n" +
+			"after the session for review; starter clean NAME removes it.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, workspace, err := loadWithWorkspace(cmd, args)
@@ -53,13 +59,14 @@ func newRunCmd() *cobra.Command {
 			case raw:
 				view = ViewRaw
 			}
-			opts := runOptions{follow: follow, view: view, attachOnly: attachOnly, changed: config.ChangedFlags(cmd.Flags(), config.SessionFlags)}
+			opts := runOptions{follow: follow, view: view, attachOnly: attachOnly, worktree: worktree, changed: config.ChangedFlags(cmd.Flags(), config.SessionFlags)}
 			return runSession(cmd.Context(), cfg, workspace, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "print the session as it runs (each tool call and message of the agent, one line per iteration) until it ends, then exit with its code")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "with --follow: one line per iteration, nothing of the running agent")
 	cmd.Flags().BoolVar(&attachOnly, "attach-only", false, "attach to the session running on DIR; never start one")
+	cmd.Flags().StringVar(&worktree, "worktree", "", "run the session in the git work tree .ralph/worktrees/NAME of the clone DIR, on branch ralph/NAME")
 	cmd.Flags().BoolVar(&raw, "raw", false, "with --follow: print the agent's own output stream (when its log is on this machine)")
 	return cmd
 }
@@ -95,6 +102,8 @@ type runOptions struct {
 	changed []string
 	// attachOnly refuses to start a session.
 	attachOnly bool
+	// worktree names the work tree of the clone the session runs in.
+	worktree string
 }
 
 func runSession(ctx context.Context, cfg config.Config, workspace string, opts runOptions, stdout, stderr io.Writer) error {
@@ -103,7 +112,11 @@ func runSession(ctx context.Context, cfg config.Config, workspace string, opts r
 	if err != nil {
 		return err
 	}
-	if fi, err := os.Stat(in.Workspace); err != nil || !fi.IsDir() {
+	if opts.worktree != "" {
+		if err := inWorktree(ctx, &in, opts.worktree, cfg.Dev.Enabled, stderr); err != nil {
+			return err
+		}
+	} else if fi, err := os.Stat(in.Workspace); err != nil || !fi.IsDir() {
 		if cfg.Dev.Enabled {
 			return fmt.Errorf("workspace %s is not a directory on this machine", in.Workspace)
 		}
@@ -213,7 +226,7 @@ func startOrAttach(ctx context.Context, c client.Client, taskQueue, id string, i
 		// workspace; a running one is attached to, never duplicated.
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		StaticSummary:            "Ralph session on " + filepath.Base(in.Workspace),
+		StaticSummary:            "Ralph session on " + workspaceName(in),
 		StaticDetails:            "Workspace: `" + in.Workspace + "`" + onHost(in.Host),
 		TypedSearchAttributes:    sessionAttributes(in),
 	}, workflows.Session, in)
@@ -225,9 +238,16 @@ func startOrAttach(ctx context.Context, c client.Client, taskQueue, id string, i
 
 // checkLocally checks, on this machine, what the session's first
 // activity would: the workspace (activities.CheckWorkspace) and, when this
-// process is the worker, the agent's binary.
+// process is the worker, the agent's binary. A work tree that is not made
+// yet is checked in its clone, whose HEAD it will start from.
 func checkLocally(ctx context.Context, in workflows.SessionInput, isWorker bool) error {
-	if _, err := activities.CheckWorkspace(ctx, activities.PrepareInput{Workspace: in.Workspace, Task: in.Task, Git: in.Git}); err != nil {
+	check := activities.PrepareInput{Workspace: in.Workspace, Task: in.Task, Git: in.Git}
+	if wt := in.Worktree; wt != nil {
+		if _, err := os.Stat(wt.Dir()); err != nil {
+			check.Workspace, check.Git.AllowDirty = wt.Clone, true
+		}
+	}
+	if _, err := activities.CheckWorkspace(ctx, check); err != nil {
 		return err
 	}
 	if isWorker && len(in.Agent.Command) > 0 {
@@ -392,4 +412,44 @@ func sessionAttributes(in workflows.SessionInput) temporal.SearchAttributes {
 		return temporal.SearchAttributes{}
 	}
 	return temporal.NewSearchAttributes(workflows.SearchRalphHost.ValueSet(in.Host))
+}
+
+// inWorktree makes in a session in the work tree name of the clone that
+// in.Workspace is in.
+func inWorktree(ctx context.Context, in *workflows.SessionInput, name string, local bool, stderr io.Writer) error {
+	if err := activities.ValidWorktreeName(name); err != nil {
+		return err
+	}
+	clone := in.Workspace
+	if repo, err := git.Open(ctx, clone); err == nil {
+		clone = repo.Dir
+		if pending, err := repo.Status(ctx); err == nil && len(pending) > 0 {
+			wt := activities.SessionWorktree{Clone: clone, Name: name}
+			if _, err := os.Stat(wt.Dir()); err != nil {
+				fmt.Fprintf(stderr, "note: the work tree starts at the clone's HEAD; its uncommitted changes (%s) are not in it\n", strings.Join(firstFew(pending, 5), ", "))
+			}
+		}
+	} else if local {
+		return fmt.Errorf("--worktree needs a git clone: %w", err)
+	}
+	wt := activities.SessionWorktree{Clone: clone, Name: name}
+	in.Workspace, in.Worktree = wt.Dir(), &wt
+	return nil
+}
+
+// firstFew is the first n of list, and how many more there are.
+func firstFew(list []string, n int) []string {
+	if len(list) <= n {
+		return list
+	}
+	return append(list[:n:n], fmt.Sprintf("and %d more", len(list)-n))
+}
+
+// workspaceName names in's workspace for a person: its directory, or the
+// work tree and its clone.
+func workspaceName(in workflows.SessionInput) string {
+	if wt := in.Worktree; wt != nil {
+		return fmt.Sprintf("%s (work tree %s, branch %s)", filepath.Base(wt.Clone), wt.Name, wt.Branch())
+	}
+	return filepath.Base(in.Workspace)
 }

@@ -111,6 +111,9 @@ func printStatus(out io.Writer, st workflows.Status, execStatus, url string) {
 	} else {
 		row("Workspace", "%s", st.Workspace)
 	}
+	if wt := st.Worktree; wt != nil {
+		row("Work tree", "%s of %s, on branch %s (starter clean %s removes it)", wt.Name, wt.Clone, wt.Branch(), wt.Name)
+	}
 	state := stateText(st.State, st.Reason)
 	switch st.State {
 	case workflows.StateHostOffline:
