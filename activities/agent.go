@@ -104,6 +104,13 @@ func CheckWorkspace(ctx context.Context, in PrepareInput) (WorkspaceCheck, error
 	}
 	check := WorkspaceCheck{repo: repo}
 	mode, promise, modeErr := resolveTask(in.Workspace, in.Task)
+	if in.Planning {
+		mode, promise, modeErr = tasks.ModePRD, tasks.DefaultPromise(tasks.ModePRD), nil
+		if m := in.Task.Mode; m != "" && m != string(tasks.ModePRD) {
+			modeErr = temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("a session that plans writes prd.json, but task.mode is %s", m), ErrTypeInvalidTaskFile, nil)
+		}
+	}
 	if !in.Git.AllowDirty {
 		all, err := repo.Status(ctx)
 		if err != nil {
@@ -133,7 +140,7 @@ func CheckWorkspace(ctx context.Context, in PrepareInput) (WorkspaceCheck, error
 		return WorkspaceCheck{}, modeErr
 	}
 	st, err := tasks.Load(in.Workspace, mode)
-	if err != nil {
+	if err != nil && !in.Planning {
 		return WorkspaceCheck{}, invalidTaskFile(err)
 	}
 	if _, err := tasks.LoadInstructions(in.Workspace, in.Task.InstructionsFile); err != nil {
@@ -354,7 +361,8 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 	var warnings []string
 	warn := func(err error) { warnings = append(warnings, err.Error()) }
 
-	progress := &Progress{Attempt: attempt, Iteration: in.Iteration}
+	role := in.RoleOf()
+	progress := &Progress{Attempt: attempt, Iteration: in.Iteration, Role: in.Role}
 	if prev != nil && prev.StartHead != "" {
 		// A previous attempt died mid-run: measure this iteration from
 		// where it started, so its partial work is counted and committed.
@@ -364,6 +372,10 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 	}
 
 	mode, promise, err := resolveTask(in.Workspace, in.Task)
+	if role == RolePlanner {
+		// The planner writes the task file: there may be none yet.
+		mode, promise, err = tasks.ModePRD, tasks.DefaultPromise(tasks.ModePRD), nil
+	}
 	if err != nil {
 		return IterationResult{}, err
 	}
@@ -427,6 +439,7 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 
 	res := IterationResult{
 		Iteration:         in.Iteration,
+		Role:              in.Role,
 		Outcome:           run.verdict.Outcome,
 		Reason:            run.verdict.Reason,
 		AgentSessionID:    run.summary.SessionID,
@@ -439,7 +452,7 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 		ResultText:        truncate(run.summary.FinalText, 2000),
 		RateLimitResetsAt: run.verdict.ResetsAt,
 		Resumed:           resumed,
-		Repair:            beforeErr != nil,
+		Repair:            beforeErr != nil && role == RoleExecutor,
 		Live:              run.live,
 		LiveStartedAt:     run.started,
 	}
@@ -458,7 +471,15 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 	if err := a.guardHistory(ctx, repo, in, progress.StartHead, &res); err != nil {
 		return IterationResult{}, err
 	}
-	if err := a.inspect(ctx, repo, in, mode, promise, before, progress.StartHead, run.summary.FinalText, &res); err != nil {
+	switch role {
+	case RoleReviewer:
+		err = a.review(ctx, repo, in, mode, progress.StartHead, run.summary.FinalText, &res)
+	case RolePlanner:
+		err = a.checkPlan(ctx, repo, in, progress.StartHead, &res)
+	default:
+		err = a.inspect(ctx, repo, in, mode, promise, before, progress.StartHead, run.summary.FinalText, &res)
+	}
+	if err != nil {
 		return IterationResult{}, err
 	}
 	if interrupted && progress.StoryID != "" {
@@ -588,7 +609,9 @@ func (a *Agent) finishCommit(ctx context.Context, repo *git.Repo, in IterationIn
 		// person to sort out rather than commit it somewhere.
 		return res, nil
 	}
-	if in.Git.AutoCommit && res.Commit == "" {
+	// A plan that is not valid stays uncommitted for the next planner.
+	badPlan := in.RoleOf() == RolePlanner && (res.Plan == nil || !res.Plan.Valid)
+	if in.Git.AutoCommit && res.Commit == "" && !badPlan {
 		commit, err := repo.FindCommit(ctx, in.Key(), in.Iteration)
 		if err != nil {
 			return IterationResult{}, fmt.Errorf("look for iteration commit: %w", err)
@@ -599,7 +622,8 @@ func (a *Agent) finishCommit(ctx context.Context, repo *git.Repo, in IterationIn
 				return IterationResult{}, fmt.Errorf("git status: %w", err)
 			}
 			if len(pending) > 0 {
-				commit, err = repo.CommitAll(ctx, commitSubject(in.Iteration, res), commitBody(res), in.Key(), in.Iteration)
+				commit, err = repo.CommitAll(ctx, commitSubject(in.Iteration, res), commitBody(res), in.Key(), in.Iteration,
+					git.TrailerRole+": "+in.RoleOf())
 				if err != nil {
 					return IterationResult{}, fmt.Errorf("commit iteration %d: %w", in.Iteration, err)
 				}
@@ -762,6 +786,9 @@ func orName(s, def string) string {
 
 func commitSubject(iteration int, res IterationResult) string {
 	s := fmt.Sprintf("ralph: iteration %d", iteration)
+	if res.Plan != nil {
+		return fmt.Sprintf("%s: plan %s (%d stories)", s, tasks.PRDFile, len(res.Plan.Stories))
+	}
 	if res.StoryID != "" || res.StoryTitle != "" {
 		s += ": " + strings.TrimSpace(res.StoryID+" "+res.StoryTitle)
 	}
@@ -808,6 +835,9 @@ func interruptedNote(ctx context.Context, repo *git.Repo, startHead string) (str
 }
 
 func (a *Agent) prompt(in IterationInput, mode tasks.Mode, promise string, st tasks.State, loadErr error) (string, error) {
+	if in.RoleOf() == RolePlanner {
+		return a.planPrompt(in), nil
+	}
 	pin := tasks.PromptInput{
 		Mode:              mode,
 		State:             st,
@@ -830,8 +860,15 @@ func (a *Agent) prompt(in IterationInput, mode tasks.Mode, promise string, st ta
 		pin.Learnings = tasks.LoadMemories(in.Task.MemoriesFile, tasks.MemoriesLimit)
 	}
 	if loadErr != nil {
+		if in.RoleOf() == RoleReviewer {
+			// Nothing to review against; the reviewer says so.
+			return "", invalidTaskFile(loadErr)
+		}
 		// The agent broke the task file: this iteration repairs it.
 		return tasks.BuildRepairPrompt(in.Workspace, pin, loadErr), nil
+	}
+	if in.RoleOf() == RoleReviewer {
+		return tasks.BuildReviewPrompt(in.Workspace, tasks.RoleInput{PromptInput: pin, RoleInstructions: in.RoleInstructions})
 	}
 	return tasks.BuildPrompt(in.Workspace, pin)
 }

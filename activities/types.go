@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/durable-ralph/ralph/activities/agent"
+	"github.com/durable-ralph/ralph/activities/tasks"
 )
 
 // Error types of non-retryable activity failures. The workflow and the
@@ -86,6 +87,9 @@ type PrepareInput struct {
 	Git       GitSettings  `json:"git"`
 	// Worktree, when set, makes Workspace a work tree of a clone first.
 	Worktree *SessionWorktree `json:"worktree,omitempty"`
+	// Planning says the session plans prd.json first: there may be no
+	// task file yet, and one that does not parse is the planner's to fix.
+	Planning bool `json:"planning,omitempty"`
 }
 
 // PrepareResult is what PrepareWorkspace found.
@@ -113,6 +117,50 @@ type TaskState struct {
 	CurrentTitle string `json:"current_title,omitempty"`
 }
 
+// Roles of an iteration's agent.
+const (
+	// RoleExecutor does the work of the task file: what every iteration
+	// did before there were roles.
+	RoleExecutor = "executor"
+	// RoleReviewer verifies, without changing anything, that the work
+	// the task file calls done meets its acceptance criteria.
+	RoleReviewer = "reviewer"
+	// RolePlanner writes or extends prd.json from an idea.
+	RolePlanner = "planner"
+)
+
+// PlanRequest is what a planner iteration plans.
+type PlanRequest struct {
+	Idea string `json:"idea"`
+	// Feedback is why the last plan was not taken: its validation error
+	// or a person's reason to reject it.
+	Feedback string `json:"feedback,omitempty"`
+}
+
+// ReviewResult is a reviewer's verdict.
+type ReviewResult struct {
+	// Verdict is tasks.VerdictPass or tasks.VerdictFail.
+	Verdict string `json:"verdict"`
+	// Reasons are the reviewer's reasons, for the next executor.
+	Reasons string `json:"reasons,omitempty"`
+	// Changed are files the reviewer changed, which failed the review;
+	// Ralph discarded the changes.
+	Changed []string `json:"changed,omitempty"`
+}
+
+// Passed reports a pass verdict.
+func (r *ReviewResult) Passed() bool { return r != nil && r.Verdict == tasks.VerdictPass }
+
+// PlanResult is what a planner iteration left in prd.json.
+type PlanResult struct {
+	// Valid says prd.json is a plan Ralph can run (tasks.ValidatePlan);
+	// Error says why not.
+	Valid bool   `json:"valid"`
+	Error string `json:"error,omitempty"`
+	// Stories are the plan's stories in priority order.
+	Stories []tasks.StoryBrief `json:"stories,omitempty"`
+}
+
 // IterationInput is the input of RunIteration.
 type IterationInput struct {
 	SessionID string `json:"session_id"`
@@ -137,10 +185,25 @@ type IterationInput struct {
 	// Notices are what Ralph found after the last iteration (a branch put
 	// back), for this iteration's prompt.
 	Notices []string `json:"notices,omitempty"`
+	// Role is what the iteration's agent does: RoleExecutor (also when
+	// empty), RoleReviewer or RolePlanner. Agent is that role's agent.
+	Role string `json:"role,omitempty"`
+	// RoleInstructions are the role's own instructions for its prompt.
+	RoleInstructions string `json:"role_instructions,omitempty"`
+	// Plan is what a planner iteration plans.
+	Plan *PlanRequest `json:"plan,omitempty"`
 	// Resume is the last progress of an earlier try of this iteration
 	// whose worker went away (its host went offline): this try goes on
 	// from there, as a retry of the same activity would.
 	Resume *Progress `json:"resume,omitempty"`
+}
+
+// RoleOf is the role of in, RoleExecutor when it names none.
+func (in IterationInput) RoleOf() string {
+	if in.Role == "" {
+		return RoleExecutor
+	}
+	return in.Role
 }
 
 // Key is the idempotency key of the iteration's session execution.
@@ -155,6 +218,11 @@ func (in IterationInput) Key() string {
 // results, not errors: the workflow counts them.
 type IterationResult struct {
 	Iteration int `json:"iteration"`
+	// Role is the role of the iteration's agent; empty for an executor.
+	Role string `json:"role,omitempty"`
+	// Review is a reviewer's verdict; Plan what a planner wrote.
+	Review *ReviewResult `json:"review,omitempty"`
+	Plan   *PlanResult   `json:"plan,omitempty"`
 	// Live are the agent's last events (at most LiveLimit) and
 	// LiveStartedAt when it started: the end of the live view, which no
 	// heartbeat reports once the iteration is done.
@@ -259,8 +327,10 @@ type Progress struct {
 	// UI's Pending Activities tab shows it at the top of the heartbeat.
 	Tail    []string `json:"tail,omitempty"`
 	Attempt int      `json:"attempt"`
-	// Iteration is the number of the running iteration.
+	// Iteration is the number of the running iteration, Role what its
+	// agent does (empty for an executor).
 	Iteration      int         `json:"iteration,omitempty"`
+	Role           string      `json:"role,omitempty"`
 	StartHead      string      `json:"start_head"`
 	AgentSessionID string      `json:"agent_session_id,omitempty"`
 	CostUSD        float64     `json:"cost_usd"`

@@ -31,6 +31,7 @@ type Config struct {
 	Limits     Limits           `mapstructure:"limits"`
 	Git        GitConfig        `mapstructure:"git"`
 	Checkpoint CheckpointConfig `mapstructure:"checkpoint"`
+	Roles      RolesConfig      `mapstructure:"roles"`
 	GitHub     GitHubConfig     `mapstructure:"github"`
 	Queue      QueueConfig      `mapstructure:"queue"`
 	Dev        DevConfig        `mapstructure:"dev"`
@@ -125,6 +126,66 @@ type GitConfig struct {
 	AutoCommit bool `mapstructure:"auto-commit"`
 	// AllowDirty lets a session start with uncommitted changes.
 	AllowDirty bool `mapstructure:"allow-dirty"`
+}
+
+// RolesConfig configures the agents of the roles besides the executor,
+// whose agent is AgentConfig.
+type RolesConfig struct {
+	Reviewer ReviewerConfig `mapstructure:"reviewer"`
+	Planner  RoleConfig     `mapstructure:"planner"`
+}
+
+// ReviewerConfig configures the reviewer.
+type ReviewerConfig struct {
+	// Enabled runs the reviewer after every completion claim the task
+	// file accepts.
+	Enabled bool `mapstructure:"enabled"`
+	// Every runs it after every Every executor iterations too; 0 is
+	// never. It implies Enabled.
+	Every        int      `mapstructure:"every"`
+	Backend      string   `mapstructure:"backend"`
+	Model        string   `mapstructure:"model"`
+	Command      []string `mapstructure:"command"`
+	Instructions string   `mapstructure:"instructions"`
+}
+
+// Agent is the reviewer's agent configuration.
+func (r ReviewerConfig) Agent() RoleConfig {
+	return RoleConfig{Backend: r.Backend, Model: r.Model, Command: r.Command, Instructions: r.Instructions}
+}
+
+// On reports whether the session has a reviewer.
+func (r ReviewerConfig) On() bool { return r.Enabled || r.Every > 0 }
+
+// RoleConfig is the agent of one role. Empty fields take the executor's
+// (AgentConfig) when the role runs the same backend, else the backend's
+// defaults.
+type RoleConfig struct {
+	Backend      string   `mapstructure:"backend"`
+	Model        string   `mapstructure:"model"`
+	Command      []string `mapstructure:"command"`
+	Instructions string   `mapstructure:"instructions"`
+}
+
+// RoleAgent is the agent of a role configured by r: its backend, command
+// line and model, with what r leaves empty filled in.
+func (a AgentConfig) RoleAgent(r RoleConfig) (backend string, command []string, model string) {
+	backend, command, model = r.Backend, r.Command, r.Model
+	if backend == "" {
+		backend = a.Backend
+	}
+	if backend == a.Backend {
+		if len(command) == 0 {
+			command = a.Command
+		}
+		if model == "" {
+			model = a.Model
+		}
+	}
+	if len(command) == 0 {
+		command = []string{backendCLIs[backend]}
+	}
+	return backend, command, model
 }
 
 // CheckpointConfig says when a session stops for a human to review its work.
@@ -396,6 +457,8 @@ func Load(fs *pflag.FlagSet, workspace string) (Config, error) {
 	}
 	cfg.Task.Mode = strings.ToLower(strings.TrimSpace(cfg.Task.Mode))
 	cfg.Agent.Backend = strings.ToLower(strings.TrimSpace(cfg.Agent.Backend))
+	cfg.Roles.Reviewer.Backend = strings.ToLower(strings.TrimSpace(cfg.Roles.Reviewer.Backend))
+	cfg.Roles.Planner.Backend = strings.ToLower(strings.TrimSpace(cfg.Roles.Planner.Backend))
 	cfg.Checkpoint.OnTimeout = strings.ToLower(strings.TrimSpace(cfg.Checkpoint.OnTimeout))
 	if u, reason := normalizeAPIURL(cfg.GitHub.APIURL); reason == "" {
 		cfg.GitHub.APIURL = u

@@ -92,6 +92,10 @@ func defaults(state string) Config {
 			Args:    []string{},
 			Env:     []string{},
 		},
+		Roles: RolesConfig{
+			Reviewer: ReviewerConfig{Command: []string{}},
+			Planner:  RoleConfig{Command: []string{}},
+		},
 		Limits: Limits{
 			MaxIterations:          100,
 			MaxRuntime:             4 * time.Hour,

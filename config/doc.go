@@ -102,6 +102,31 @@
 //   - RALPH_CHECKPOINT_ON_TIMEOUT: what an unanswered checkpoint does:
 //     continue, telling the agent nobody answered, or stop, ending the
 //     session as checkpoint_timeout (--checkpoint-on-timeout, "continue").
+//   - RALPH_ROLES_REVIEWER_ENABLED: after every completion claim the task
+//     file accepts, run a reviewer that checks the acceptance criteria
+//     without changing code (--review, false).
+//   - RALPH_ROLES_REVIEWER_EVERY: also run the reviewer after every N
+//     executor iterations (--review-every, 0: only after completion claims).
+//   - RALPH_ROLES_REVIEWER_BACKEND: backend of the reviewer
+//     (--reviewer-backend, agent.backend).
+//   - RALPH_ROLES_REVIEWER_MODEL: model of the reviewer (--reviewer-model,
+//     agent.model when its backend is agent.backend, else the backend's
+//     default).
+//   - RALPH_ROLES_REVIEWER_COMMAND: command line of the reviewer
+//     (--reviewer-command, agent.command when its backend is agent.backend,
+//     else the backend's CLI).
+//   - RALPH_ROLES_REVIEWER_INSTRUCTIONS: instructions the reviewer gets besides
+//     Ralph's (--reviewer-instructions, none).
+//   - RALPH_ROLES_PLANNER_BACKEND: backend of the planner of starter plan
+//     (--planner-backend, agent.backend).
+//   - RALPH_ROLES_PLANNER_MODEL: model of the planner (--planner-model,
+//     agent.model when its backend is agent.backend, else the backend's
+//     default).
+//   - RALPH_ROLES_PLANNER_COMMAND: command line of the planner
+//     (--planner-command, agent.command when its backend is agent.backend,
+//     else the backend's CLI).
+//   - RALPH_ROLES_PLANNER_INSTRUCTIONS: instructions the planner gets besides
+//     Ralph's (--planner-instructions, none).
 //   - RALPH_GITHUB_REPO: GitHub repository as owner/name, each of letters,
 //     digits, -, _ and . (--repo, taken from the URL of the workspace's
 //     origin remote).

@@ -129,7 +129,7 @@ func (s *spec) group() Group {
 		return ConnectionFlags
 	}
 	switch section, _, _ := strings.Cut(s.key, "."); section {
-	case "agent", "task", "limits", "git", "checkpoint":
+	case "agent", "task", "limits", "git", "checkpoint", "roles":
 		return SessionFlags
 	case "github", "queue":
 		return QueueFlags
@@ -299,6 +299,35 @@ var specs = []spec{
 		usage: "how long a checkpoint waits for an answer (0 = as long as it takes)"},
 	{key: "checkpoint.on-timeout", flag: "checkpoint-on-timeout", kind: kindString, def: "continue",
 		usage: "what an unanswered checkpoint does: continue (telling the agent nobody answered) or stop (ending the session as checkpoint_timeout)"},
+
+	{key: "roles.reviewer.enabled", flag: "review", kind: kindBool, def: false,
+		usage: "after every completion claim the task file accepts, run a reviewer that checks the acceptance criteria without changing code; the session completes only when it passes the work"},
+	{key: "roles.reviewer.every", flag: "review-every", kind: kindInt, def: 0,
+		usage: "also run the reviewer after every N executor iterations; implies roles.reviewer.enabled (0 = only after completion claims)"},
+	{key: "roles.reviewer.backend", flag: "reviewer-backend", kind: kindString, def: "",
+		text:  `"" (agent.backend)`,
+		usage: "backend of the reviewer: claude, codex, gemini or command (default: agent.backend)"},
+	{key: "roles.reviewer.model", flag: "reviewer-model", kind: kindString, def: "",
+		text:  `"" (agent.model on the same backend, else the backend's default)`,
+		usage: "model of the reviewer (default: agent.model when the reviewer's backend is agent.backend, else the backend's default)"},
+	{key: "roles.reviewer.command", flag: "reviewer-command", kind: kindCommand, def: "",
+		text:  `"" (agent.command on the same backend, else the backend's CLI)`,
+		usage: "command line of the reviewer (default: agent.command when the reviewer's backend is agent.backend, else the backend's CLI)"},
+	{key: "roles.reviewer.instructions", flag: "reviewer-instructions", kind: kindString, def: "",
+		text:  `"" (none)`,
+		usage: "instructions the reviewer gets besides Ralph's, such as what else to check"},
+	{key: "roles.planner.backend", flag: "planner-backend", kind: kindString, def: "",
+		text:  `"" (agent.backend)`,
+		usage: "backend of the planner of starter plan (default: agent.backend)"},
+	{key: "roles.planner.model", flag: "planner-model", kind: kindString, def: "",
+		text:  `"" (agent.model on the same backend, else the backend's default)`,
+		usage: "model of the planner (default: agent.model when the planner's backend is agent.backend, else the backend's default)"},
+	{key: "roles.planner.command", flag: "planner-command", kind: kindCommand, def: "",
+		text:  `"" (agent.command on the same backend, else the backend's CLI)`,
+		usage: "command line of the planner (default: agent.command when the planner's backend is agent.backend, else the backend's CLI)"},
+	{key: "roles.planner.instructions", flag: "planner-instructions", kind: kindString, def: "",
+		text:  `"" (none)`,
+		usage: "instructions the planner gets besides Ralph's, such as how big a story may be"},
 
 	{key: "github.repo", flag: "repo", kind: kindString, def: "",
 		text:  `"" (from the clone's origin URL)`,

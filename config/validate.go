@@ -32,6 +32,17 @@ func (c *Config) validate() error {
 
 	check("agent.backend", !slices.Contains(backendNames, c.Agent.Backend), c.Agent.Backend,
 		fmt.Sprintf("must be one of %s", strings.Join(backendNames, ", ")))
+	for _, role := range []struct {
+		name string
+		r    RoleConfig
+	}{{"reviewer", c.Roles.Reviewer.Agent()}, {"planner", c.Roles.Planner}} {
+		key := "roles." + role.name
+		check(key+".backend", role.r.Backend != "" && !slices.Contains(backendNames, role.r.Backend), role.r.Backend,
+			fmt.Sprintf("must be one of %s, or empty for agent.backend", strings.Join(backendNames, ", ")))
+		check(key+".command", role.r.Backend == "command" && len(role.r.Command) == 0 && (c.Agent.Backend != "command"), role.r.Command,
+			"must be set when "+key+".backend is command")
+	}
+	check("roles.reviewer.every", c.Roles.Reviewer.Every < 0, c.Roles.Reviewer.Every, "must not be negative (0 = only after completion claims)")
 	if _, err := c.Agent.PriceTable(); err != nil {
 		check("agent.prices", true, c.Agent.Prices, err.Error())
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/activities/agent"
+	"github.com/durable-ralph/ralph/activities/tasks"
 )
 
 // TaskQueue is the default task queue of sessions and their activities.
@@ -185,7 +186,44 @@ type SessionInput struct {
 	// Worktree, when set, is the work tree of a clone that Workspace is
 	// (its Dir): the session's first activity makes it.
 	Worktree *activities.SessionWorktree `json:"worktree,omitempty"`
+	// Roles are the agents of the reviewer and the planner; nil for a
+	// session of executors only, as sessions were before roles.
+	Roles *Roles `json:"roles,omitempty"`
+	// Plan makes the session plan its prd.json first (starter plan).
+	Plan *PlanSettings `json:"plan,omitempty"`
 }
+
+// Roles are the agents of a session's roles besides the executor, whose
+// agent is SessionInput.Agent.
+type Roles struct {
+	// Reviewer, when set, reviews every completion claim the task file
+	// accepts: the session completes only when it passes the work.
+	Reviewer *RoleAgent `json:"reviewer,omitempty"`
+	// ReviewEvery runs the reviewer after every ReviewEvery executor
+	// iterations as well; 0 runs it only after completion claims.
+	ReviewEvery int `json:"review_every,omitempty"`
+	// Planner is the agent of planner iterations; nil means the
+	// executor's agent.
+	Planner *RoleAgent `json:"planner,omitempty"`
+}
+
+// RoleAgent is the agent of one role and its instructions.
+type RoleAgent struct {
+	Agent        activities.AgentSettings `json:"agent"`
+	Instructions string                   `json:"instructions,omitempty"`
+}
+
+// PlanSettings make a session plan its task file before it works on it.
+type PlanSettings struct {
+	// Idea is what to plan.
+	Idea string `json:"idea"`
+	// Yes takes the plan without the human-verify checkpoint.
+	Yes bool `json:"yes,omitempty"`
+}
+
+// MaxPlanTries is how many planner iterations in a row may write a
+// prd.json Ralph cannot use before the session ends task_file_invalid.
+const MaxPlanTries = 3
 
 // DefaultHostTimeout is the host timeout of sessions that set none.
 const DefaultHostTimeout = 2 * time.Minute
@@ -217,6 +255,7 @@ const (
 	KindAgent      = "agent"      // the agent asked a question
 	KindReview     = "review"     // the every-N-iterations gate
 	KindCompletion = "completion" // the before-complete gate
+	KindPlan       = "plan"       // the plan of starter plan, before work starts
 )
 
 // Checkpoint is a question to a human that the session waits on.
@@ -300,6 +339,11 @@ type CarryOver struct {
 	TaskFileBroken int `json:"task_file_broken,omitempty"`
 	// IgnoredAnswers carries the count of stale checkpoint signals.
 	IgnoredAnswers int `json:"ignored_answers,omitempty"`
+	// ReviewPending carries a completion claim that waits for the
+	// reviewer; SinceReview the executor iterations since the last
+	// review.
+	ReviewPending bool `json:"review_pending,omitempty"`
+	SinceReview   int  `json:"since_review,omitempty"`
 }
 
 // Totals accumulate over the whole session, across continue-as-new.
@@ -315,7 +359,11 @@ type Totals struct {
 
 // IterationSummary is the short record of one iteration kept in the status.
 type IterationSummary struct {
-	Iteration    int           `json:"iteration"`
+	Iteration int `json:"iteration"`
+	// Role is the role of the iteration's agent; empty for an executor.
+	Role string `json:"role,omitempty"`
+	// Verdict is a reviewer's verdict (pass, fail).
+	Verdict      string        `json:"verdict,omitempty"`
 	Outcome      agent.Outcome `json:"outcome"`
 	Reason       string        `json:"reason,omitempty"`
 	CostUSD      float64       `json:"cost_usd"`
@@ -346,12 +394,22 @@ type Status struct {
 	// Host is the host ID of the machine that holds the workspace.
 	Host string `json:"host,omitempty"`
 	// Worktree is the work tree of a clone the session works in, if any.
-	Worktree  *activities.SessionWorktree `json:"worktree,omitempty"`
-	State     State                       `json:"state"`
-	Reason    Reason                      `json:"reason,omitempty"`
-	Iteration int                         `json:"iteration"`
-	Running   bool                        `json:"running"`
-	StartedAt time.Time                   `json:"started_at"`
+	Worktree *activities.SessionWorktree `json:"worktree,omitempty"`
+	// Role is the role of the running (or last) iteration's agent,
+	// empty for an executor; Roles says which roles the session has
+	// ("executor, reviewer").
+	Role  string `json:"role,omitempty"`
+	Roles string `json:"roles,omitempty"`
+	// ReviewPending says a completion claim waits for the reviewer.
+	ReviewPending bool `json:"review_pending,omitempty"`
+	// Plan are the stories of the plan the planner wrote, while a
+	// session plans.
+	Plan      []tasks.StoryBrief `json:"plan,omitempty"`
+	State     State              `json:"state"`
+	Reason    Reason             `json:"reason,omitempty"`
+	Iteration int                `json:"iteration"`
+	Running   bool               `json:"running"`
+	StartedAt time.Time          `json:"started_at"`
 	// EndedAt is set when the session has ended.
 	EndedAt             time.Time            `json:"ended_at,omitempty"`
 	Limits              Limits               `json:"limits"`

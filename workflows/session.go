@@ -13,6 +13,7 @@ import (
 
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/activities/agent"
+	"github.com/durable-ralph/ralph/activities/tasks"
 )
 
 // recentLimit bounds the iteration summaries a session keeps in its status
@@ -85,6 +86,8 @@ type session struct {
 	key string
 	// notices wait for the next iteration's prompt.
 	notices []string
+	// sinceReview counts executor iterations since the last review.
+	sinceReview int
 	// drains says whether this run takes pending signals itself before it
 	// decides (see drainSignals); runs recorded before it did not.
 	drains bool
@@ -144,7 +147,10 @@ func newSession(ctx workflow.Context, in SessionInput) (*session, error) {
 		s.notices = c.Notices
 		s.status.TaskFileBroken = c.TaskFileBroken
 		s.status.IgnoredAnswers = c.IgnoredAnswers
+		s.status.ReviewPending = c.ReviewPending
+		s.sinceReview = c.SinceReview
 	}
+	s.status.Roles = in.roleNames()
 	if s.key == "" {
 		// Unique per execution chain, the same in every run of it: a
 		// second session on the workspace keys its records apart.
@@ -367,7 +373,11 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 		} else if err != nil {
 			return s.fail(ctx, err)
 		}
-		if t := s.prepared.Task; t.Complete && workflow.GetVersion(ctx, versionCompleteAtPrepare, workflow.DefaultVersion, 1) >= 1 {
+		if s.in.Plan != nil {
+			if r, done, err := s.plan(ctx); done || err != nil {
+				return r, err
+			}
+		} else if t := s.prepared.Task; t.Complete && workflow.GetVersion(ctx, versionCompleteAtPrepare, workflow.DefaultVersion, 1) >= 1 {
 			// Nothing to do: no agent runs for a task file that says
 			// all is done.
 			return s.finish(ctx, ReasonComplete, fmt.Sprintf("%s is already complete (%d of %d done): no iteration ran", t.File, t.Done, t.Total))
@@ -396,31 +406,10 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 			return s.continueAsNew(ctx)
 		}
 
-		res, timedOut, err := s.runIteration(ctx)
-		if errors.Is(err, errStoppedOffline) {
-			// The iteration never ran: its host went away and a person
-			// gave up waiting for it.
-			s.status.Iteration--
-			return s.finish(ctx, ReasonStopped, fmt.Sprintf("%s while host %s was offline (iteration %d did not run)",
-				s.stopReason, s.in.Host, s.status.Iteration+1))
-		}
-		if err != nil {
-			if temporal.IsCanceledError(err) || ctx.Err() != nil {
-				return s.cancelled(ctx, err)
-			}
-			if isPermanent(err) {
-				return s.fail(ctx, err)
-			}
-			// Temporal exhausted its retries on an infrastructure error:
-			// the iteration failed, and the failure streak decides.
-			res = activities.IterationResult{
-				Iteration: s.status.Iteration,
-				Outcome:   agent.OutcomeAgentError,
-				Reason:    "iteration failed after retries: " + rootMessage(err),
-			}
-		}
-		if timedOut {
-			return s.finish(ctx, ReasonMaxRuntime, fmt.Sprintf("max runtime %s reached during iteration %d", s.limits.MaxRuntime, s.status.Iteration))
+		role := s.nextRole()
+		res, timedOut, err := s.runIteration(ctx, role, nil)
+		if r, done, err := s.iterationFailed(ctx, role, &res, timedOut, err); done || err != nil {
+			return r, err
 		}
 		d := s.record(ctx, res)
 		if d.complete {
@@ -462,6 +451,7 @@ func (s *session) prepare(ctx workflow.Context) error {
 		Task:      s.in.Task,
 		Git:       s.in.Git,
 		Worktree:  s.in.Worktree,
+		Planning:  s.in.Plan != nil,
 	})
 	if err != nil {
 		return err
@@ -498,9 +488,13 @@ func (s *session) setPrepared(p activities.PrepareResult) {
 // runIteration runs the next iteration, raced against the session's runtime
 // limit. When the limit wins, the iteration is cancelled (which kills the
 // agent's process group) and timedOut is true.
-func (s *session) runIteration(ctx workflow.Context) (res activities.IterationResult, timedOut bool, err error) {
+func (s *session) runIteration(ctx workflow.Context, role string, plan *activities.PlanRequest) (res activities.IterationResult, timedOut bool, err error) {
 	s.status.Iteration++
 	s.status.Running = true
+	s.status.Role = roleField(role)
+	if s.status.Roles != "" {
+		s.status.Role = role
+	}
 	s.ranThisRun++
 	s.publish(ctx)
 	defer func() { s.status.Running = false }()
@@ -518,6 +512,11 @@ func (s *session) runIteration(ctx workflow.Context) (res activities.IterationRe
 		Branch:        s.prepared.Branch,
 		Notices:       s.notices,
 	}
+	if role != activities.RoleExecutor {
+		in.Role, in.Plan = role, plan
+		ra := s.in.roleAgent(role)
+		in.Agent, in.RoleInstructions = ra.Agent, ra.Instructions
+	}
 	in.Agent.Timeout = s.limits.IterationTimeout
 	consumed := len(s.guidance)
 
@@ -529,7 +528,7 @@ func (s *session) runIteration(ctx workflow.Context) (res activities.IterationRe
 		StartToCloseTimeout: s.limits.IterationTimeout + 2*time.Minute,
 		HeartbeatTimeout:    s.limits.HeartbeatTimeout,
 		WaitForCancellation: true,
-		Summary:             s.iterationSummary(),
+		Summary:             s.iterationSummary(role),
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    time.Second,
 			BackoffCoefficient: 2,
@@ -638,8 +637,18 @@ func (s *session) iterationTask() activities.TaskSettings {
 	return t
 }
 
-func (s *session) iterationSummary() string {
+func (s *session) iterationSummary(role string) string {
 	sum := fmt.Sprintf("iteration %d", s.status.Iteration)
+	if s.in.Roles != nil || s.in.Plan != nil {
+		// Sessions without roles keep the summaries they always had.
+		sum += " (" + role + ")"
+	}
+	switch role {
+	case activities.RoleReviewer:
+		return sum + ": review " + taskFileName(s.status.Task)
+	case activities.RolePlanner:
+		return sum + ": plan " + tasks.PRDFile
+	}
 	if t := s.status.Task; t.CurrentID != "" || t.CurrentTitle != "" {
 		sum += ": " + strings.TrimSpace(t.CurrentID+" "+t.CurrentTitle)
 	}
@@ -719,6 +728,16 @@ func (s *session) record(ctx workflow.Context, res activities.IterationResult) d
 	if res.Halt != "" {
 		return decision{done: true, reason: ReasonGitRewritten, msg: res.Halt}
 	}
+	sum.Role = res.Role
+	if sum.Role == "" && s.status.Roles != "" {
+		sum.Role = activities.RoleExecutor
+	}
+	switch res.Role {
+	case activities.RoleReviewer:
+		return s.recordReview(res, &sum)
+	case activities.RolePlanner:
+		return s.recordPlan(res, &sum)
+	}
 	if res.TaskFileError != "" {
 		s.status.TaskFileBroken++
 		if repairs := s.status.TaskFileBroken - 1; repairs >= s.maxRepairs() {
@@ -739,6 +758,7 @@ func (s *session) record(ctx workflow.Context, res activities.IterationResult) d
 		return decision{}
 	case agent.OutcomeSuccess:
 		s.status.ConsecutiveFailures = 0
+		s.sinceReview++
 	default:
 		s.status.Totals.Failures++
 		s.status.ConsecutiveFailures++
@@ -757,6 +777,11 @@ func (s *session) record(ctx workflow.Context, res activities.IterationResult) d
 			// output (res.Notices).
 			sum.Reason = fmt.Sprintf("completion claimed but the check `%s` failed (exit status %d)", check.Command, check.ExitCode)
 			s.logger.Warn("completion claim refused by the check command", "iteration", s.status.Iteration, "exit", check.ExitCode)
+		case (res.Task.Complete || !res.Task.Verifiable) && s.reviews():
+			// The task file agrees; the reviewer has the last word.
+			s.status.ReviewPending = true
+			sum.Reason = "completion claimed; the reviewer checks the work next"
+			return decision{}
 		case res.Task.Complete || !res.Task.Verifiable:
 			sum.Verified = true
 			by := taskFileName(res.Task)
@@ -941,6 +966,8 @@ func (s *session) continueAsNew(ctx workflow.Context) (SessionResult, error) {
 		Notices:             s.notices,
 		TaskFileBroken:      s.status.TaskFileBroken,
 		IgnoredAnswers:      s.status.IgnoredAnswers,
+		ReviewPending:       s.status.ReviewPending,
+		SinceReview:         s.sinceReview,
 	}
 	next.CarryOver.Prepared.Task = s.status.Task
 	s.logger.Info("continuing as new", "iteration", s.status.Iteration, "runs", s.status.Runs)

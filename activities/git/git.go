@@ -21,6 +21,9 @@ import (
 const (
 	TrailerSession   = "Ralph-Session"
 	TrailerIteration = "Ralph-Iteration"
+	// TrailerRole names the role of the iteration's agent (executor,
+	// planner).
+	TrailerRole = "Ralph-Role"
 )
 
 // ErrNotRepository means the directory is not inside a git work tree.
@@ -209,7 +212,7 @@ func (r *Repo) FindCommit(ctx context.Context, session string, iteration int) (s
 
 // CommitAll stages every change and commits it with subject, body and the
 // Ralph trailers for (session, iteration). It returns the new commit.
-func (r *Repo) CommitAll(ctx context.Context, subject, body, session string, iteration int) (string, error) {
+func (r *Repo) CommitAll(ctx context.Context, subject, body, session string, iteration int, trailers ...string) (string, error) {
 	if _, err := r.git(ctx, "add", "--all"); err != nil {
 		return "", err
 	}
@@ -221,6 +224,9 @@ func (r *Repo) CommitAll(ctx context.Context, subject, body, session string, ite
 		msg.WriteString("\n\n")
 	}
 	fmt.Fprintf(&msg, "%s: %s\n%s: %d\n", TrailerSession, session, TrailerIteration, iteration)
+	for _, t := range trailers {
+		fmt.Fprintf(&msg, "%s\n", t)
+	}
 	args := []string{"commit", "--quiet", "--no-verify", "--file", "-"}
 	if ident, _ := r.git(ctx, "config", "user.email"); strings.TrimSpace(ident) == "" {
 		args = append([]string{"-c", "user.name=Ralph", "-c", "user.email=ralph@localhost"}, args...)

@@ -201,6 +201,9 @@ func (f *follower) state(st workflows.Status) {
 			if len(cp.Options) > 0 {
 				fmt.Fprintf(f.out, "  options: %s\n", strings.Join(cp.Options, " / "))
 			}
+			if cp.Context != "" {
+				fmt.Fprintf(f.out, "  %s\n", strings.ReplaceAll(cp.Context, "\n", "\n  "))
+			}
 			fmt.Fprintf(f.out, "  answer: %s --approve | --reject --reason \"...\" | --answer \"...\"\n", suggest("respond", f.id, "--checkpoint", cp.ID))
 		}
 	}
@@ -234,6 +237,9 @@ func (f *follower) liveView(pending []*workflowpb.PendingActivityInfo, workspace
 	if key != f.live.key {
 		f.flushRaw()
 		f.live = liveState{key: key, iteration: p.Iteration, started: p.StartedAt, lastLine: time.Now()}
+		if p.Role != "" {
+			fmt.Fprintf(f.out, "  iteration %d: the %s\n", p.Iteration, p.Role)
+		}
 		if p.Attempt > 1 {
 			fmt.Fprintf(f.out, "  (attempt %d of this iteration)\n", p.Attempt)
 		}

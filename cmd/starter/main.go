@@ -115,6 +115,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(
 		newInitCmd(),
 		withFlags(newRunCmd(), session),
+		withFlags(newPlanCmd(), session),
 		withFlags(newPromptCmd(), config.SessionFlags|config.ConnectionFlags),
 		withFlags(newCleanCmd(), dials),
 		withQueueFlag(withFlags(newStatusCmd(), dials)),

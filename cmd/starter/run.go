@@ -104,6 +104,8 @@ type runOptions struct {
 	attachOnly bool
 	// worktree names the work tree of the clone the session runs in.
 	worktree string
+	// plan makes the session plan its prd.json first (starter plan).
+	plan *workflows.PlanSettings
 }
 
 func runSession(ctx context.Context, cfg config.Config, workspace string, opts runOptions, stdout, stderr io.Writer) error {
@@ -112,6 +114,7 @@ func runSession(ctx context.Context, cfg config.Config, workspace string, opts r
 	if err != nil {
 		return err
 	}
+	in.Plan = opts.plan
 	if opts.worktree != "" {
 		if err := inWorktree(ctx, &in, opts.worktree, cfg.Dev.Enabled, stderr); err != nil {
 			return err
@@ -161,6 +164,9 @@ func runSession(ctx context.Context, cfg config.Config, workspace string, opts r
 	attached, previous, err := startOrAttach(ctx, conn.client, cfg.TaskQueue, id, in, opts.attachOnly, check)
 	if err != nil {
 		return err
+	}
+	if attached && in.Plan != nil {
+		return fmt.Errorf("session %s already runs on %s: plan starts a session of its own; stop that one first (%s)", id, in.Workspace, suggest("stop", id))
 	}
 	verb := "Started session"
 	switch {
@@ -241,7 +247,7 @@ func startOrAttach(ctx context.Context, c client.Client, taskQueue, id string, i
 // process is the worker, the agent's binary. A work tree that is not made
 // yet is checked in its clone, whose HEAD it will start from.
 func checkLocally(ctx context.Context, in workflows.SessionInput, isWorker bool) error {
-	check := activities.PrepareInput{Workspace: in.Workspace, Task: in.Task, Git: in.Git}
+	check := activities.PrepareInput{Workspace: in.Workspace, Task: in.Task, Git: in.Git, Planning: in.Plan != nil}
 	if wt := in.Worktree; wt != nil {
 		if _, err := os.Stat(wt.Dir()); err != nil {
 			check.Workspace, check.Git.AllowDirty = wt.Clone, true
@@ -359,7 +365,11 @@ func endedWithError(ctx context.Context, kind, id string, err error, out io.Writ
 func failureMessage(err error) string { return explain(err) }
 
 func iterationLine(it workflows.IterationSummary) string {
-	line := fmt.Sprintf("iteration %d: %s, $%.4f, %s, %s changed", it.Iteration, it.Outcome, it.CostUSD,
+	role := ""
+	if it.Role != "" {
+		role = " (" + it.Role + ")"
+	}
+	line := fmt.Sprintf("iteration %d%s: %s, $%.4f, %s, %s changed", it.Iteration, role, it.Outcome, it.CostUSD,
 		plural(int(it.Tokens), "token"), plural(it.FilesChanged, "file"))
 	if it.Commit != "" {
 		line += ", commit " + shortSHA(it.Commit)
@@ -375,6 +385,9 @@ func iterationLine(it workflows.IterationSummary) string {
 		} else {
 			line += "; completion claimed, not verified"
 		}
+	}
+	if it.Verdict != "" {
+		line += "; verdict: " + it.Verdict
 	}
 	if it.Reason != "" {
 		line += " (" + it.Reason + ")"

@@ -128,7 +128,21 @@ func printStatus(out io.Writer, st workflows.Status, execStatus, url string) {
 		state += ", stop requested"
 	}
 	row("State", "%s; execution %s", state, execStatus)
-	row("Iteration", "%d of %d%s", st.Iteration, st.Limits.MaxIterations, map[bool]string{true: " (running)", false: ""}[st.Running])
+	running := ""
+	if st.Running {
+		running = " (running)"
+		if st.Role != "" {
+			running = " (running: the " + st.Role + ")"
+		}
+	}
+	row("Iteration", "%d of %d%s", st.Iteration, st.Limits.MaxIterations, running)
+	if st.Roles != "" {
+		roles := st.Roles
+		if st.ReviewPending {
+			roles += "; a completion claim waits for the reviewer"
+		}
+		row("Roles", "%s", roles)
+	}
 	if st.Mode != "" {
 		task := st.Mode
 		if st.Task.File != "" {
@@ -184,7 +198,7 @@ func printStatus(out io.Writer, st workflows.Status, execStatus, url string) {
 			fmt.Fprintf(out, "  %d. %s\n", i+1, o)
 		}
 		if cp.Context != "" {
-			fmt.Fprintf(out, "  Context: %s\n", cp.Context)
+			fmt.Fprintf(out, "  Context: %s\n", strings.ReplaceAll(cp.Context, "\n", "\n  "))
 		}
 		if !cp.Deadline.IsZero() {
 			fmt.Fprintf(out, "  Times out at %s\n", cp.Deadline.Local().Format(time.DateTime))

@@ -307,20 +307,22 @@ func SessionInput(cfg config.Config, workspace string) (workflows.SessionInput, 
 	if err != nil {
 		return workflows.SessionInput{}, fmt.Errorf("agent.prices: %w", err)
 	}
+	executor := activities.AgentSettings{
+		Backend:          backendOf(cfg.Agent.Backend),
+		Command:          cfg.Agent.Command,
+		Prices:           prices,
+		Model:            cfg.Agent.Model,
+		MaxTurns:         cfg.Agent.MaxTurns,
+		ExtraArgs:        cfg.Agent.Args,
+		Timeout:          cfg.Limits.IterationTimeout,
+		ResetInterrupted: cfg.Agent.ResetInterrupted,
+	}
 	return workflows.SessionInput{
+		Roles:       rolesOf(cfg, executor),
 		Workspace:   abs,
 		Host:        cfg.Worker.HostID,
 		HostTimeout: cfg.Worker.HostTimeout,
-		Agent: activities.AgentSettings{
-			Backend:          backendOf(cfg.Agent.Backend),
-			Command:          cfg.Agent.Command,
-			Prices:           prices,
-			Model:            cfg.Agent.Model,
-			MaxTurns:         cfg.Agent.MaxTurns,
-			ExtraArgs:        cfg.Agent.Args,
-			Timeout:          cfg.Limits.IterationTimeout,
-			ResetInterrupted: cfg.Agent.ResetInterrupted,
-		},
+		Agent:       executor,
 		Task: activities.TaskSettings{
 			Mode:              cfg.Task.Mode,
 			CompletionPromise: cfg.Task.CompletionPromise,
@@ -377,4 +379,36 @@ func backendOf(name string) string {
 		return ""
 	}
 	return name
+}
+
+// rolesOf is the session's roles besides the executor: nil when the
+// configuration has none but the defaults, so that such a session reads
+// as sessions did before roles.
+func rolesOf(cfg config.Config, executor activities.AgentSettings) *workflows.Roles {
+	planner := cfg.Roles.Planner
+	custom := planner.Backend != "" || planner.Model != "" || len(planner.Command) > 0 || planner.Instructions != ""
+	if !cfg.Roles.Reviewer.On() && !custom {
+		return nil
+	}
+	roles := &workflows.Roles{}
+	if cfg.Roles.Reviewer.On() {
+		roles.Reviewer = roleAgent(cfg, executor, cfg.Roles.Reviewer.Agent())
+		roles.ReviewEvery = cfg.Roles.Reviewer.Every
+	}
+	if custom {
+		roles.Planner = roleAgent(cfg, executor, planner)
+	}
+	return roles
+}
+
+// roleAgent is the agent of a role configured by r.
+func roleAgent(cfg config.Config, executor activities.AgentSettings, r config.RoleConfig) *workflows.RoleAgent {
+	backend, command, model := cfg.Agent.RoleAgent(r)
+	a := executor
+	a.Backend, a.Command, a.Model = backendOf(backend), command, model
+	if backend != cfg.Agent.Backend {
+		// The executor's turns and arguments are for its own CLI.
+		a.MaxTurns, a.ExtraArgs = 0, nil
+	}
+	return &workflows.RoleAgent{Agent: a, Instructions: r.Instructions}
 }

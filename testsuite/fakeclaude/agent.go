@@ -69,16 +69,20 @@ func newAgent(argv []string, opts options, prompt string, stdout, stderr io.Writ
 	if opts.resume != "" && !st.hasSession(opts.resume) {
 		return a, nil // play reports it, as the real CLI does, without a step
 	}
-	a.n, err = st.begin(call{
-		Time: time.Now().UTC(), CWD: workspace, Argv: argv, Prompt: prompt, SessionID: sessionID,
+	c, err := st.begin(call{
+		Time: time.Now().UTC(), CWD: workspace, Argv: argv, Prompt: prompt, SessionID: sessionID, Role: roleOf(prompt),
 	})
 	if err != nil {
 		return nil, err
 	}
+	a.n = c.N
 	if err := st.addSession(sessionID); err != nil {
 		return nil, fmt.Errorf("record session: %w", err)
 	}
-	a.step = sc.step(a.n)
+	var ok bool
+	if a.step, ok = sc.roleStep(c.Role, c.RoleN); !ok {
+		a.step = sc.step(a.n)
+	}
 	return a, nil
 }
 

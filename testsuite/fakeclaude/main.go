@@ -32,6 +32,12 @@
 // {"auto": true}. Without FAKE_CLAUDE_SCENARIO every invocation is
 // {"auto": true}. Unknown step fields are an error.
 //
+// "roles": {"reviewer": [steps], "planner": [steps]} scripts the
+// invocations whose prompt gives the agent a role ("## Role: reviewer"):
+// the k-th invocation of a role plays its k-th step, the last one
+// repeated; invocations without a role, or of a role the scenario does
+// not script, play "steps" as above.
+//
 // Step fields, all optional:
 //
 //	auto          true: do the next unit of work of the workspace's task file.

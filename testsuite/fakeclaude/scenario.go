@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,10 @@ type scenario struct {
 	// Repeat says what runs after the last step: "last" (the default)
 	// runs the last step again, "auto" runs {"auto": true}.
 	Repeat string `json:"repeat"`
+	// Roles are the steps of the invocations whose prompt is of a role
+	// ("## Role: reviewer", "## Role: planner"), one per invocation of
+	// that role, the last repeated; the other invocations play Steps.
+	Roles map[string][]step `json:"roles"`
 }
 
 // step is what one invocation does. The package documentation describes
@@ -147,6 +152,27 @@ func decodeStrict(data []byte, v any) error {
 	return dec.Decode(v)
 }
 
+// roleStep returns the step the n-th invocation (from 1) of role plays,
+// and whether the scenario has steps for role.
+func (sc scenario) roleStep(role string, n int) (step, bool) {
+	steps := sc.Roles[role]
+	if role == "" || len(steps) == 0 {
+		return step{}, false
+	}
+	return steps[min(n, len(steps))-1], true
+}
+
+// roleRE finds the role of a prompt.
+var roleRE = regexp.MustCompile(`(?m)^## Role: (\w+)\s*$`)
+
+// roleOf is the role a prompt gives its agent, "" for none.
+func roleOf(prompt string) string {
+	if m := roleRE.FindStringSubmatch(prompt); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
 // step returns the step invocation n (from 1) plays.
 func (sc scenario) step(n int) step {
 	switch {
@@ -188,14 +214,18 @@ type call struct {
 	SessionID string    `json:"session_id"`
 	// Host is FAKE_CLAUDE_HOST: which worker's machine ran the agent.
 	Host string `json:"host,omitempty"`
+	// Role is the role the prompt gave the agent, and RoleN counts the
+	// invocations of that role, from 1.
+	Role  string `json:"role,omitempty"`
+	RoleN int    `json:"role_n,omitempty"`
 }
 
 // begin counts an invocation and records it in calls.jsonl, under the
-// lock; it returns the invocation's number, from 1.
-func (s state) begin(c call) (int, error) {
+// lock; it returns c with its numbers (N, RoleN), from 1.
+func (s state) begin(c call) (call, error) {
 	unlock, err := s.lock()
 	if err != nil {
-		return 0, err
+		return call{}, err
 	}
 	defer unlock()
 
@@ -204,35 +234,45 @@ func (s state) begin(c call) (int, error) {
 	switch data, err := os.ReadFile(counter); {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return 0, fmt.Errorf("read invocation counter: %w", err)
+		return call{}, fmt.Errorf("read invocation counter: %w", err)
 	default:
 		if n, err = strconv.Atoi(strings.TrimSpace(string(data))); err != nil {
-			return 0, fmt.Errorf("invocation counter %s: %w", counter, err)
+			return call{}, fmt.Errorf("invocation counter %s: %w", counter, err)
 		}
 	}
 	n++
 	if err := writeFileAtomic(counter, []byte(strconv.Itoa(n)+"\n")); err != nil {
-		return 0, fmt.Errorf("write invocation counter: %w", err)
+		return call{}, fmt.Errorf("write invocation counter: %w", err)
 	}
 
 	c.N = n
 	c.Host = os.Getenv("FAKE_CLAUDE_HOST")
+	if c.Role != "" {
+		roleCounter := filepath.Join(s.dir, "invocations-"+c.Role)
+		if data, err := os.ReadFile(roleCounter); err == nil {
+			c.RoleN, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+		}
+		c.RoleN++
+		if err := writeFileAtomic(roleCounter, []byte(strconv.Itoa(c.RoleN)+"\n")); err != nil {
+			return call{}, fmt.Errorf("write role counter: %w", err)
+		}
+	}
 	line, err := json.Marshal(c)
 	if err != nil {
-		return 0, fmt.Errorf("encode call: %w", err)
+		return call{}, fmt.Errorf("encode call: %w", err)
 	}
 	f, err := os.OpenFile(filepath.Join(s.dir, "calls.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		return 0, fmt.Errorf("record call: %w", err)
+		return call{}, fmt.Errorf("record call: %w", err)
 	}
 	if _, err := f.Write(append(line, '\n')); err != nil {
 		f.Close()
-		return 0, fmt.Errorf("record call: %w", err)
+		return call{}, fmt.Errorf("record call: %w", err)
 	}
 	if err := f.Close(); err != nil {
-		return 0, fmt.Errorf("record call: %w", err)
+		return call{}, fmt.Errorf("record call: %w", err)
 	}
-	return n, nil
+	return c, nil
 }
 
 // lockStale is how old a lock file must be to be taken for one left by a

@@ -1,0 +1,131 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/durable-ralph/ralph/activities/agent"
+	"github.com/durable-ralph/ralph/activities/git"
+	"github.com/durable-ralph/ralph/activities/tasks"
+)
+
+// review turns a reviewer's run into its verdict. A reviewer may not
+// change the workspace: when HEAD moved or a file changed, the changes
+// are discarded and the review fails, whatever the reviewer said.
+func (a *Agent) review(ctx context.Context, repo *git.Repo, in IterationInput, mode tasks.Mode, startHead, finalText string, res *IterationResult) error {
+	if st, err := tasks.Load(in.Workspace, mode); err == nil {
+		res.Task = taskState(st)
+	}
+	head, err := repo.Head(ctx)
+	if err != nil {
+		return err
+	}
+	committed, err := repo.ChangedSince(ctx, startHead)
+	if err != nil {
+		return fmt.Errorf("list committed changes: %w", err)
+	}
+	pending, err := repo.Status(ctx)
+	if err != nil {
+		return fmt.Errorf("git status: %w", err)
+	}
+	res.Head = startHead
+	if res.Outcome != agent.OutcomeSuccess {
+		// A reviewer that failed gave no verdict; what it changed goes
+		// all the same.
+		if changed := union(committed, pending); len(changed) > 0 || head != startHead {
+			if err := repo.ResetHard(ctx, startHead); err != nil {
+				return fmt.Errorf("discard the reviewer's changes: %w", err)
+			}
+		}
+		return nil
+	}
+	if changed := union(committed, pending); len(changed) > 0 || head != startHead {
+		if err := repo.ResetHard(ctx, startHead); err != nil {
+			return fmt.Errorf("discard the reviewer's changes: %w", err)
+		}
+		if len(changed) == 0 {
+			changed = []string{"HEAD moved to " + short(head)}
+		}
+		res.Review = &ReviewResult{
+			Verdict: tasks.VerdictFail,
+			Changed: changed,
+			Reasons: fmt.Sprintf("The reviewer changed the workspace (%s), which a review must not do; Ralph discarded the changes, and the review failed.",
+				strings.Join(firstFew(changed, 10), ", ")),
+		}
+	} else if verdict, reasons, ok := tasks.ParseVerdict(finalText); ok {
+		res.Review = &ReviewResult{Verdict: verdict, Reasons: reasons}
+	} else {
+		res.Review = &ReviewResult{Verdict: tasks.VerdictFail,
+			Reasons: "The reviewer ended without a verdict (<verdict>pass</verdict> or <verdict>fail</verdict>), so the work is not confirmed. Its last words: " + truncate(finalText, 600)}
+	}
+	if !res.Review.Passed() {
+		res.Notices = append(res.Notices, fmt.Sprintf(
+			"The reviewer of iteration %d checked the work against the acceptance criteria and failed it. Fix what it found, then check the criteria yourself before you claim completion again:\n%s",
+			in.Iteration, res.Review.Reasons))
+	}
+	return nil
+}
+
+// checkPlan checks the prd.json a planner left: a valid plan is
+// committed by finishCommit; an invalid one is left in the tree for the
+// next planner iteration, which is told why.
+func (a *Agent) checkPlan(ctx context.Context, repo *git.Repo, in IterationInput, startHead string, res *IterationResult) error {
+	head, err := repo.Head(ctx)
+	if err != nil {
+		return err
+	}
+	res.Head = head
+	if res.AgentCommits, err = repo.CountCommits(ctx, startHead); err != nil {
+		return fmt.Errorf("count agent commits: %w", err)
+	}
+	committed, err := repo.ChangedSince(ctx, startHead)
+	if err != nil {
+		return fmt.Errorf("list committed changes: %w", err)
+	}
+	pending, err := repo.Status(ctx)
+	if err != nil {
+		return fmt.Errorf("git status: %w", err)
+	}
+	res.FilesChanged = union(committed, pending)
+	if res.Outcome != agent.OutcomeSuccess {
+		return nil
+	}
+	st, stories, err := tasks.ValidatePlan(in.Workspace)
+	if err != nil {
+		res.Plan = &PlanResult{Error: err.Error()}
+		return nil
+	}
+	res.Plan = &PlanResult{Valid: true, Stories: stories}
+	res.Task = taskState(st)
+	return nil
+}
+
+// planPrompt is the prompt of a planner iteration.
+func (a *Agent) planPrompt(in IterationInput) string {
+	pin := tasks.PlanInput{RoleInput: tasks.RoleInput{
+		PromptInput: tasks.PromptInput{
+			Mode:      tasks.ModePRD,
+			Iteration: in.Iteration,
+			Guidance:  in.Guidance,
+			Notices:   in.Notices,
+			Rules:     in.Task.Rules,
+		},
+		RoleInstructions: in.RoleInstructions,
+	}}
+	if in.Plan != nil {
+		pin.Idea, pin.Feedback = in.Plan.Idea, in.Plan.Feedback
+	}
+	if text, err := tasks.LoadInstructions(in.Workspace, in.Task.InstructionsFile); err == nil {
+		pin.Instructions, pin.InstructionsFile = text, in.Task.InstructionsFile
+	}
+	return tasks.BuildPlanPrompt(in.Workspace, pin)
+}
+
+// firstFew is the first n of list, and how many more there are.
+func firstFew(list []string, n int) []string {
+	if len(list) <= n {
+		return list
+	}
+	return append(list[:n:n], fmt.Sprintf("and %d more", len(list)-n))
+}

@@ -1,0 +1,286 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/activities/agent"
+	"github.com/durable-ralph/ralph/activities/tasks"
+)
+
+// Routing between roles is decided here, from the session's state alone,
+// so that it replays: the role of each iteration is in its activity's
+// input. A session without Roles and Plan only ever runs executors, down
+// the code paths sessions took before roles existed.
+
+// roleNames lists the roles of a session started with in.
+func (in SessionInput) roleNames() string {
+	if in.Roles == nil && in.Plan == nil {
+		return ""
+	}
+	names := []string{activities.RoleExecutor}
+	if in.Roles != nil && in.Roles.Reviewer != nil {
+		names = append(names, activities.RoleReviewer)
+	}
+	if in.Plan != nil {
+		names = append(names, activities.RolePlanner)
+	}
+	return strings.Join(names, ", ")
+}
+
+// roleAgent is the agent of role: its own, or the executor's.
+func (in SessionInput) roleAgent(role string) RoleAgent {
+	var ra *RoleAgent
+	if r := in.Roles; r != nil {
+		switch role {
+		case activities.RoleReviewer:
+			ra = r.Reviewer
+		case activities.RolePlanner:
+			ra = r.Planner
+		}
+	}
+	if ra == nil {
+		return RoleAgent{Agent: in.Agent}
+	}
+	return *ra
+}
+
+// roleField is role as the status and the results record it: empty for
+// an executor, as before roles.
+func roleField(role string) string {
+	if role == activities.RoleExecutor {
+		return ""
+	}
+	return role
+}
+
+// reviews reports whether the session has a reviewer.
+func (s *session) reviews() bool {
+	return s.in.Roles != nil && s.in.Roles.Reviewer != nil
+}
+
+// nextRole is the role of the next iteration: the reviewer when a
+// completion claim waits for it or a periodic review is due, else the
+// executor.
+func (s *session) nextRole() string {
+	if !s.reviews() {
+		return activities.RoleExecutor
+	}
+	if s.status.ReviewPending {
+		return activities.RoleReviewer
+	}
+	if every := s.in.Roles.ReviewEvery; every > 0 && s.sinceReview >= every && s.status.TaskFileBroken == 0 {
+		return activities.RoleReviewer
+	}
+	return activities.RoleExecutor
+}
+
+// recordReview folds a reviewer's result into the session. A pass of a
+// completion claim completes the session; a fail sends the loop on, its
+// reasons in the next executor's prompt (res.Notices). A reviewer that
+// failed to run counts as a failed iteration and runs again.
+func (s *session) recordReview(res activities.IterationResult, sum *IterationSummary) decision {
+	switch res.Outcome {
+	case agent.OutcomeRateLimited:
+		s.status.Iteration--
+		s.ranThisRun--
+		s.status.Totals.RateLimitWaits++
+		return decision{}
+	case agent.OutcomeSuccess:
+		s.status.ConsecutiveFailures = 0
+	default:
+		s.status.Totals.Failures++
+		s.status.ConsecutiveFailures++
+		if m := s.limits.MaxConsecutiveFailures; m > 0 && s.status.ConsecutiveFailures >= m {
+			return decision{done: true, reason: ReasonConsecutiveFailures, msg: fmt.Sprintf("%d consecutive failed iterations; last (the reviewer): %s", s.status.ConsecutiveFailures, res.Reason)}
+		}
+		return decision{}
+	}
+	s.sinceReview = 0
+	claim := s.status.ReviewPending
+	s.status.ReviewPending = false
+	if res.Review == nil {
+		return decision{}
+	}
+	sum.Verdict = res.Review.Verdict
+	if !res.Review.Passed() {
+		sum.Reason = "the reviewer failed the work: " + firstLine(res.Review.Reasons)
+		s.logger.Info("the reviewer failed the work", "iteration", s.status.Iteration)
+		return decision{}
+	}
+	if !claim {
+		return decision{}
+	}
+	sum.Verified = true
+	return decision{complete: true, reason: ReasonComplete, msg: fmt.Sprintf(
+		"completion claimed, confirmed by %s and passed by the reviewer in iteration %d", taskFileName(res.Task), s.status.Iteration)}
+}
+
+// plan runs planner iterations until prd.json holds a plan Ralph can run
+// and, unless the session takes it as it is, a person approves it. A
+// person who rejects the plan sends the planner back with the reason. done
+// reports that the session ended.
+func (s *session) plan(ctx workflow.Context) (SessionResult, bool, error) {
+	req := &activities.PlanRequest{Idea: s.in.Plan.Idea}
+	tries := 0
+	for {
+		s.drainSignals()
+		if reason, msg, done := s.limitReached(ctx); done {
+			r, err := s.finish(ctx, reason, msg)
+			return r, true, err
+		}
+		res, timedOut, err := s.runIteration(ctx, activities.RolePlanner, req)
+		if r, done, err := s.iterationFailed(ctx, activities.RolePlanner, &res, timedOut, err); done || err != nil {
+			return r, done, err
+		}
+		d := s.record(ctx, res)
+		if d.done {
+			r, err := s.finish(ctx, d.reason, d.msg)
+			return r, true, err
+		}
+		if res.Outcome == agent.OutcomeRateLimited {
+			if err := s.sleepRateLimit(ctx, res); err != nil {
+				r, err := s.cancelled(ctx, err)
+				return r, true, err
+			}
+			continue
+		}
+		if res.Outcome != agent.OutcomeSuccess {
+			continue
+		}
+		if res.Plan == nil || !res.Plan.Valid {
+			tries++
+			why := "the planner left no prd.json"
+			if res.Plan != nil && res.Plan.Error != "" {
+				why = res.Plan.Error
+			}
+			if tries >= MaxPlanTries {
+				r, err := s.finish(ctx, ReasonTaskFileInvalid, fmt.Sprintf("the planner wrote no prd.json Ralph can run in %d tries; the last: %s", tries, why))
+				return r, true, err
+			}
+			req.Feedback = "Ralph could not use the prd.json you wrote: " + why + ". Fix it."
+			continue
+		}
+		tries = 0
+		s.status.Plan = res.Plan.Stories
+		if s.in.Plan.Yes {
+			s.status.Plan = nil
+			return SessionResult{}, false, nil
+		}
+		it := s.status.Iteration
+		ans, timedOut, err := s.ask(ctx, Checkpoint{
+			ID:        fmt.Sprintf("cp-%d-plan", it),
+			Iteration: it,
+			Kind:      KindPlan,
+			Type:      activities.CheckpointHumanVerify,
+			Question:  fmt.Sprintf("The planner wrote %d stories into %s. Approve the plan to start working on it, or reject it with a reason for the planner to revise it.", len(res.Plan.Stories), tasks.PRDFile),
+			Options:   []string{"approve", "reject"},
+			Context:   planText(res.Plan.Stories),
+		})
+		s.status.Plan = nil
+		switch {
+		case err != nil:
+			r, err := s.cancelled(ctx, err)
+			return r, true, err
+		case timedOut && s.stopOnTimeout():
+			r, err := s.finish(ctx, ReasonCheckpointTimeout, fmt.Sprintf("nobody approved the plan within %s", s.in.Checkpoints.Timeout))
+			return r, true, err
+		case timedOut, ans.Approve:
+			return SessionResult{}, false, nil
+		case s.stopReason != "" && !ans.Reject && ans.Answer == "":
+			continue // the loop stops at the top
+		}
+		reason := strings.TrimSpace(ans.Reason + " " + ans.Answer)
+		if reason == "" {
+			reason = "no reason given"
+		}
+		req.Feedback = "A person read the plan and rejected it: " + reason
+	}
+}
+
+// iterationFailed handles what ends an iteration without a result: the
+// host gone for good, a cancellation, an error no retry fixes, the
+// runtime running out. Other errors become a failed result in res.
+func (s *session) iterationFailed(ctx workflow.Context, role string, res *activities.IterationResult, timedOut bool, err error) (SessionResult, bool, error) {
+	if errors.Is(err, errStoppedOffline) {
+		// The iteration never ran: its host went away and a person
+		// gave up waiting for it.
+		s.status.Iteration--
+		r, ferr := s.finish(ctx, ReasonStopped, fmt.Sprintf("%s while host %s was offline (iteration %d did not run)",
+			s.stopReason, s.in.Host, s.status.Iteration+1))
+		return r, true, ferr
+	}
+	if err != nil {
+		if temporal.IsCanceledError(err) || ctx.Err() != nil {
+			r, cerr := s.cancelled(ctx, err)
+			return r, true, cerr
+		}
+		if isPermanent(err) {
+			r, ferr := s.fail(ctx, err)
+			return r, true, ferr
+		}
+		*res = activities.IterationResult{
+			Iteration: s.status.Iteration,
+			Role:      roleField(role),
+			Outcome:   agent.OutcomeAgentError,
+			Reason:    "iteration failed after retries: " + rootMessage(err),
+		}
+	}
+	if timedOut {
+		r, ferr := s.finish(ctx, ReasonMaxRuntime, fmt.Sprintf("max runtime %s reached during iteration %d", s.limits.MaxRuntime, s.status.Iteration))
+		return r, true, ferr
+	}
+	return SessionResult{}, false, nil
+}
+
+// recordPlan folds a planner's result into the session.
+func (s *session) recordPlan(res activities.IterationResult, sum *IterationSummary) decision {
+	switch res.Outcome {
+	case agent.OutcomeRateLimited:
+		s.status.Iteration--
+		s.ranThisRun--
+		s.status.Totals.RateLimitWaits++
+		return decision{}
+	case agent.OutcomeSuccess:
+		s.status.ConsecutiveFailures = 0
+	default:
+		s.status.Totals.Failures++
+		s.status.ConsecutiveFailures++
+		if m := s.limits.MaxConsecutiveFailures; m > 0 && s.status.ConsecutiveFailures >= m {
+			return decision{done: true, reason: ReasonConsecutiveFailures, msg: fmt.Sprintf("%d consecutive failed iterations; last (the planner): %s", s.status.ConsecutiveFailures, res.Reason)}
+		}
+		return decision{}
+	}
+	switch p := res.Plan; {
+	case p == nil:
+		sum.Reason = "the planner left no plan"
+	case p.Valid:
+		sum.Story = fmt.Sprintf("plan: %d stories", len(p.Stories))
+	default:
+		sum.Reason = "the plan is not valid: " + p.Error
+	}
+	return decision{}
+}
+
+// planText is the plan for a person: one line per story, its criteria
+// under it.
+func planText(stories []tasks.StoryBrief) string {
+	var b strings.Builder
+	for _, st := range stories {
+		fmt.Fprintf(&b, "%d. %s %s\n", st.Priority, st.ID, st.Title)
+		for _, c := range st.Criteria {
+			fmt.Fprintf(&b, "   - %s\n", c)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}
