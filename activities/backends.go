@@ -7,6 +7,7 @@ import (
 	"github.com/durable-ralph/ralph/activities/agent"
 	"github.com/durable-ralph/ralph/activities/claude"
 	"github.com/durable-ralph/ralph/activities/command"
+	"github.com/durable-ralph/ralph/activities/gemini"
 )
 
 // DefaultBackend is the backend of an empty AgentSettings.Backend.
@@ -15,6 +16,7 @@ const DefaultBackend = "claude"
 // backends are the kinds of agent Ralph runs, by name.
 var backends = []agent.Backend{
 	claude.Backend{},
+	gemini.Backend{},
 	command.Backend{},
 }
 

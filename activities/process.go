@@ -185,7 +185,7 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, backend agent.B
 	}
 	mu.Lock()
 	sum := parser.Summary()
-	run := agentRun{summary: sum, live: live.snapshot(), started: progress.StartedAt, resumeFailed: resume != "" && parser.ResumeFailed()}
+	run := agentRun{summary: sum, live: live.snapshot(), started: progress.StartedAt}
 	mu.Unlock()
 	if runCtx.Err() != nil {
 		run.verdict = agent.Verdict{
@@ -195,6 +195,9 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, backend agent.B
 		return run, nil
 	}
 	run.verdict = parser.Verdict(waitErr, stderr.String(), time.Now())
+	// A backend may learn that the session was missing from stderr,
+	// which Verdict read.
+	run.resumeFailed = resume != "" && parser.ResumeFailed()
 	return run, nil
 }
 

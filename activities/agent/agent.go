@@ -48,6 +48,7 @@ type Parser interface {
 	Verdict(exitErr error, stderrTail string, now time.Time) Verdict
 	// ResumeFailed reports that a run started to resume a session ended
 	// because the agent had no such session, so a fresh run must follow.
+	// It is asked after Verdict, which may have learned it from stderr.
 	ResumeFailed() bool
 }
 

@@ -1,0 +1,183 @@
+package testsuite_test
+
+// Helpers shared by the tests that run the real Codex and Gemini CLIs
+// (codex_test.go, gemini_test.go), each against a scripted stand-in for
+// its vendor's API: a whole three-story session, and a worker killed by
+// SIGKILL while the CLI waits for the model.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/internal/devserver"
+	"github.com/durable-ralph/ralph/internal/ralph"
+	"github.com/durable-ralph/ralph/workflows"
+)
+
+// realBin returns the path of a real agent CLI: the variable env names,
+// else def (relative to this package, where make installs it). Without it
+// the test is skipped, except in CI, which must have it.
+func realBin(t *testing.T, env, def, target string) string {
+	t.Helper()
+	path := os.Getenv(env)
+	if path == "" {
+		path = def
+	}
+	abs, err := filepath.Abs(path)
+	require.NoError(t, err)
+	if fi, err := os.Stat(abs); err != nil || fi.IsDir() {
+		msg := fmt.Sprintf("the real CLI is not at %s (run `make %s`, or set %s)", abs, target, env)
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg + ": CI must run these tests")
+		}
+		t.Skip(msg)
+	}
+	return abs
+}
+
+// cliAgent is a real agent CLI as a session runs it.
+type cliAgent struct {
+	backend string
+	bin     string
+	// env is the CLI's environment: its API, HOME, credentials.
+	env []string
+}
+
+func (a cliAgent) input(dir string) workflows.SessionInput {
+	in := input(dir)
+	in.Agent.Backend, in.Agent.Command = a.backend, []string{a.bin}
+	return in
+}
+
+// threeStorySession runs a whole session with the CLI as its agent, on
+// a prd.json of three stories that the API's script implements, and
+// checks that it completes with one commit per story.
+func threeStorySession(t *testing.T, a cliAgent) (workflows.SessionResult, *repo) {
+	t.Helper()
+	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": "# Progress log\n"})
+	cl := startCluster(t, "", &activities.Agent{Env: a.env})
+	began := time.Now()
+	res, err := runSession(t, cl, a.input(r.Dir))
+	require.NoError(t, err)
+	t.Logf("session with the real %s CLI: %d iterations in %.1f s, $%.4f, %d tokens",
+		a.backend, res.Iterations, time.Since(began).Seconds(), res.Totals.CostUSD, res.Totals.Usage.Total())
+	require.Equal(t, workflows.ReasonComplete, res.Reason, res.Message)
+	require.Zero(t, res.Totals.Failures)
+	commits := r.ralphCommits()
+	require.Len(t, commits, 3, "one commit per story: %v", commits)
+	for i, id := range []string{"US-001", "US-002", "US-003"} {
+		require.Contains(t, commits[i], fmt.Sprintf("iteration %d: %s", i+1, id))
+		require.Equal(t, fmt.Sprintf("Story %s is implemented.\n", id), r.read("story-"+id+".txt"))
+		require.Contains(t, r.read("progress.txt"), id+":")
+	}
+	for id, passes := range prdPasses(t, r) {
+		require.True(t, passes, id)
+	}
+	require.Empty(t, strings.TrimSpace(r.git("status", "--porcelain")), "the tree is clean")
+	require.Positive(t, res.Totals.Usage.Total(), "tokens as the CLI reported them")
+	return res, r
+}
+
+// killWorkerMidIteration runs a session in a worker process, kills the
+// worker with SIGKILL once held reports that the CLI waits on a held
+// turn of the first iteration, starts another worker and waits for the
+// session to complete. It returns the session's result, its repository
+// and the client, for the caller to check how the CLI resumed.
+func killWorkerMidIteration(t *testing.T, a cliAgent, held func() bool) (workflows.SessionResult, *repo, client.Client) {
+	t.Helper()
+	srv, err := devserver.Start(context.Background(), devserver.Options{StateDir: t.TempDir(), SearchAttributes: ralph.SearchAttributes(), LogLevel: "error"})
+	require.NoError(t, err)
+	t.Cleanup(srv.Stop)
+
+	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
+	env := append(append([]string(nil), a.env...), "TEMPORAL_ADDRESS="+srv.Address(), "TEMPORAL_NAMESPACE="+srv.Namespace(),
+		"RALPH_WORKER_HOST_ID="+testHost)
+	w1 := startProc(t, env, bins.worker)
+
+	c, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quiet{}})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: sessionIDOf(r.Dir), TaskQueue: workflows.TaskQueue}, workflows.Session, a.input(r.Dir))
+	require.NoError(t, err)
+
+	waitFor(t, 2*time.Minute, "the CLI to wait on the held turn", held)
+	require.NoError(t, w1.cmd.Process.Signal(syscall.SIGKILL))
+	killed := time.Now()
+	w1.wait(t, time.Minute)
+	waitFor(t, 10*time.Second, "the CLI's process group to die with its worker", func() bool {
+		return len(processesIn(r.Dir)) == 0
+	})
+	startProc(t, env, bins.worker)
+
+	var res workflows.SessionResult
+	require.NoError(t, run.Get(ctx, &res))
+	t.Logf("session after kill -9 of the worker: %s %.1f s after the kill, %d iterations", res.Reason, time.Since(killed).Seconds(), res.Iterations)
+	require.Equal(t, workflows.ReasonComplete, res.Reason, res.Message)
+	commits := r.ralphCommits()
+	require.Len(t, commits, 3, "no duplicate commits: %v", commits)
+	for story, passes := range prdPasses(t, r) {
+		require.True(t, passes, story)
+	}
+	require.Equal(t, 1, strings.Count(r.read("progress.txt"), "US-001:"), "the resumed story was recorded once")
+	require.Zero(t, res.Totals.Failures)
+	replay(t, c, sessionIDOf(r.Dir))
+	return res, r, c
+}
+
+// attemptLogs are the raw stream logs of the attempts of the first
+// iteration.
+func attemptLogs(t *testing.T, r *repo) (first, second string) {
+	t.Helper()
+	a1, err := filepath.Glob(filepath.Join(r.Dir, ".ralph", "logs", "*", "iteration-0001.attempt-1.jsonl"))
+	require.NoError(t, err)
+	a2, err := filepath.Glob(filepath.Join(r.Dir, ".ralph", "logs", "*", "iteration-0001.attempt-2.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, a1, 1)
+	require.Len(t, a2, 1)
+	return a1[0], a2[0]
+}
+
+// iterateWith runs one iteration of a fresh three-story workspace with
+// the CLI, outside of Temporal.
+func iterateWith(t *testing.T, a cliAgent) activities.IterationResult {
+	t.Helper()
+	res, err := iterate(t, a)
+	require.NoError(t, err)
+	return res
+}
+
+// iterate is iterateWith for an iteration that may fail for good.
+func iterate(t *testing.T, a cliAgent) (activities.IterationResult, error) {
+	t.Helper()
+	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
+	ag := &activities.Agent{Env: a.env}
+	in := activities.IterationInput{
+		SessionID:     "realcli-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")),
+		Iteration:     1,
+		MaxIterations: 10,
+		Workspace:     r.Dir,
+		Agent:         activities.AgentSettings{Backend: a.backend, Command: []string{a.bin}, Timeout: 2 * time.Minute},
+		Git:           activities.GitSettings{AutoCommit: true},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	began := time.Now()
+	res, err := ag.Iterate(ctx, in, 1, nil, nil)
+	t.Logf("iteration took %.1f s: outcome %s, reason %q, resets at %v, error %v", time.Since(began).Seconds(), res.Outcome, res.Reason, res.RateLimitResetsAt, err)
+	if raw, err := os.ReadFile(filepath.Join(r.Dir, filepath.FromSlash(res.LogFile))); err == nil {
+		t.Logf("the CLI printed:\n%s", raw)
+	}
+	return res, err
+}

@@ -1,0 +1,123 @@
+package testsuite_test
+
+// Tests that run the real Gemini CLI (pinned, installed by `make gemini`)
+// as a session's agent against testsuite/geminiapi, a scripted stand-in
+// for the Gemini API. testsuite/geminiapi's own tests check the CLI's
+// wire behaviour run by run; these check Ralph's sessions on it.
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/durable-ralph/ralph/activities/agent"
+	"github.com/durable-ralph/ralph/testsuite/geminiapi"
+)
+
+// geminiAgent is the real Gemini CLI with its API answered by script.
+func geminiAgent(t *testing.T, script geminiapi.Script) (cliAgent, *geminiapi.Server) {
+	t.Helper()
+	bin := realBin(t, "RALPH_GEMINI_BIN", "../.cache/gemini-cli/node_modules/.bin/gemini", "gemini")
+	srv := geminiapi.New(script)
+	t.Cleanup(srv.Close)
+	srv.SetLog(t.Logf)
+	env, err := srv.CLIEnv(t.TempDir(), nil)
+	require.NoError(t, err)
+	return cliAgent{backend: "gemini", bin: bin, env: append(env, "PATH="+os.Getenv("PATH"))}, srv
+}
+
+func TestGeminiCLICompletesThreeStories(t *testing.T) {
+	a, srv := geminiAgent(t, geminiapi.RalphPRDScript())
+	res, _ := threeStorySession(t, a)
+	require.GreaterOrEqual(t, res.Iterations, 4, "three stories and the completion claim")
+	require.NotEmpty(t, srv.Conversation())
+}
+
+// TestGeminiCLIWorkerKillResumes kills the worker while the CLI waits for
+// the reply to its first tool call; the retry runs `gemini --resume` of
+// the session the dead attempt reported, and the model sees the earlier
+// turns and Ralph's "You were interrupted" in that conversation.
+func TestGeminiCLIWorkerKillResumes(t *testing.T) {
+	firstIteration := regexp.MustCompile(`(?m)^# Ralph loop: iteration 1\b`)
+	inner := geminiapi.RalphPRDScript()
+	var mu sync.Mutex
+	var heldAt time.Time
+	a, srv := geminiAgent(t, func(req *geminiapi.Request) geminiapi.Reply {
+		mu.Lock()
+		hold := heldAt.IsZero() && firstIteration.MatchString(req.Prompt()) && req.Turn() == 1
+		if hold {
+			heldAt = time.Now()
+		}
+		mu.Unlock()
+		if hold {
+			return inner(req).After(5 * time.Minute)
+		}
+		return inner(req)
+	})
+	_, r, _ := killWorkerMidIteration(t, a, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		// The CLI reported its session in a heartbeat by now.
+		return !heldAt.IsZero() && time.Since(heldAt) > 4*time.Second
+	})
+
+	first, second := attemptLogs(t, r)
+	id1, id2 := geminiSession(t, first), geminiSession(t, second)
+	require.NotEmpty(t, id1)
+	require.Equal(t, id1, id2, "attempt 2 ran gemini --resume of attempt 1's session")
+	var resumed bool
+	for _, req := range srv.Conversation() {
+		if strings.HasPrefix(strings.TrimSpace(req.LastUserText()), "You were interrupted") {
+			resumed = true
+			require.Contains(t, req.Prompt(), "## This iteration: US-001", "the resumed conversation holds the first prompt")
+			require.NotEmpty(t, req.FunctionCalls(), "and the first turn's tool call")
+		}
+	}
+	require.True(t, resumed, "the API saw the resumed conversation")
+}
+
+// geminiSession is the session_id of the init event of a raw log.
+func geminiSession(t *testing.T, path string) string {
+	t.Helper()
+	for _, ev := range streamLines(t, path) {
+		if ev["type"] == "init" {
+			id, _ := ev["session_id"].(string)
+			return id
+		}
+	}
+	return ""
+}
+
+// TestGeminiCLIErrorsAreClassified has the API fail; the outcome is read
+// from what the CLI itself printed.
+func TestGeminiCLIErrorsAreClassified(t *testing.T) {
+	t.Run("rate limit", func(t *testing.T) {
+		a, _ := geminiAgent(t, func(*geminiapi.Request) geminiapi.Reply { return geminiapi.RateLimit(30 * time.Second) })
+		began := time.Now()
+		res := iterateWith(t, a)
+		require.Equal(t, agent.OutcomeRateLimited, res.Outcome, res.Reason)
+		require.WithinDuration(t, began.Add(30*time.Second), res.RateLimitResetsAt, 15*time.Second)
+		require.Empty(t, res.Commit)
+	})
+	t.Run("server error", func(t *testing.T) {
+		a, _ := geminiAgent(t, func(*geminiapi.Request) geminiapi.Reply {
+			return geminiapi.Error(500, "The widget backend had an internal error.")
+		})
+		res := iterateWith(t, a)
+		require.Equal(t, agent.OutcomeAgentError, res.Outcome, res.Reason)
+		require.Contains(t, res.Reason, "internal error")
+	})
+	t.Run("bad API key", func(t *testing.T) {
+		a, _ := geminiAgent(t, func(*geminiapi.Request) geminiapi.Reply {
+			return geminiapi.Error(400, "API key not valid. Please pass a valid API key.")
+		})
+		_, err := iterate(t, a)
+		require.ErrorContains(t, err, "agent failed permanently")
+		require.ErrorContains(t, err, "API key not valid", "no retry can fix it: the session ends, saying why")
+	})
+}
