@@ -29,18 +29,18 @@ func exitWith(t *testing.T, code int) error {
 	return err
 }
 
-// recorded replays testdata/name and returns its parser, the error of its
-// recorded exit status and its recorded stderr.
-func recorded(t *testing.T, name string) (*Parser, error, string) {
+// recorded replays testdata/name and returns its parser, its recorded
+// stderr and the error of its recorded exit status.
+func recorded(t *testing.T, name string) (p *Parser, stderr string, exitErr error) {
 	t.Helper()
-	p, _ := replay(t, name, agent.Options{})
+	p, _ = replay(t, name, agent.Options{})
 	code, err := os.ReadFile(filepath.Join("testdata", name+".exit"))
 	require.NoError(t, err)
 	n, err := strconv.Atoi(strings.TrimSpace(string(code)))
 	require.NoError(t, err)
-	stderr, err := os.ReadFile(filepath.Join("testdata", name+".stderr"))
+	errOut, err := os.ReadFile(filepath.Join("testdata", name+".stderr"))
 	require.NoError(t, err)
-	return p, exitWith(t, n), string(stderr)
+	return p, string(errOut), exitWith(t, n)
 }
 
 func TestVerdictRecorded(t *testing.T) {
@@ -107,7 +107,7 @@ func TestVerdictRecorded(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, exitErr, stderr := recorded(t, tc.name)
+			p, stderr, exitErr := recorded(t, tc.name)
 			v := p.Verdict(exitErr, stderr, now)
 			require.Equal(t, tc.outcome, v.Outcome, v.Reason)
 			if tc.outcome == agent.OutcomeSuccess {
