@@ -1658,3 +1658,44 @@ func TestTemplate(t *testing.T) {
 		require.Equal(t, defaults, cfg)
 	}
 }
+
+func TestRoleAgent(t *testing.T) {
+	exec := AgentConfig{Backend: "claude", Command: []string{"claude", "--verbose"}, Model: "sonnet"}
+	tests := []struct {
+		name    string
+		role    RoleConfig
+		backend string
+		command []string
+		model   string
+	}{
+		{"empty: the executor's", RoleConfig{}, "claude", []string{"claude", "--verbose"}, "sonnet"},
+		{"own model, same backend", RoleConfig{Model: "opus"}, "claude", []string{"claude", "--verbose"}, "opus"},
+		{"another backend: its CLI and default model", RoleConfig{Backend: "codex"}, "codex", []string{"codex"}, ""},
+		{"another backend, own command", RoleConfig{Backend: "gemini", Command: []string{"/opt/gemini"}, Model: "gemini-2.5-pro"}, "gemini", []string{"/opt/gemini"}, "gemini-2.5-pro"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b, c, m := exec.RoleAgent(tc.role)
+			require.Equal(t, tc.backend, b)
+			require.Equal(t, tc.command, c)
+			require.Equal(t, tc.model, m)
+		})
+	}
+}
+
+func TestLoadRoles(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "ralph.yaml"), []byte("roles:\n  reviewer:\n    every: 4\n    backend: Codex\n    instructions: run make test\n"), 0o644))
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	AddFlags(fs)
+	cfg, err := Load(fs, dir)
+	require.NoError(t, err)
+	require.True(t, cfg.Roles.Reviewer.On(), "every implies enabled")
+	require.Equal(t, "codex", cfg.Roles.Reviewer.Backend)
+	require.Equal(t, "run make test", cfg.Roles.Reviewer.Instructions)
+
+	require.NoError(t, fs.Parse([]string{"--reviewer-backend", "aider", "--review-every", "-1"}))
+	_, err = Load(fs, dir)
+	require.ErrorContains(t, err, `invalid roles.reviewer.backend (--reviewer-backend, RALPH_ROLES_REVIEWER_BACKEND) = "aider": must be one of claude, codex, gemini, command, or empty for agent.backend`)
+	require.ErrorContains(t, err, `invalid roles.reviewer.every (--review-every, RALPH_ROLES_REVIEWER_EVERY) = -1: must not be negative`)
+}
