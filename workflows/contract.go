@@ -355,6 +355,9 @@ type Totals struct {
 	Failures         int         `json:"failures"`
 	RateLimitWaits   int         `json:"rate_limit_waits"`
 	CompletionClaims int         `json:"completion_claims"`
+	// CostUnknown counts iterations whose cost is unknown (an agent that
+	// reports none, a model without a price): CostUSD leaves them out.
+	CostUnknown int `json:"cost_unknown,omitempty"`
 }
 
 // IterationSummary is the short record of one iteration kept in the status.
@@ -363,7 +366,9 @@ type IterationSummary struct {
 	// Role is the role of the iteration's agent; empty for an executor.
 	Role string `json:"role,omitempty"`
 	// Verdict is a reviewer's verdict (pass, fail).
-	Verdict      string        `json:"verdict,omitempty"`
+	Verdict string `json:"verdict,omitempty"`
+	// CostNote says why CostUSD is not the iteration's cost.
+	CostNote     string        `json:"cost_note,omitempty"`
 	Outcome      agent.Outcome `json:"outcome"`
 	Reason       string        `json:"reason,omitempty"`
 	CostUSD      float64       `json:"cost_usd"`

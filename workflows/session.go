@@ -660,6 +660,9 @@ func (s *session) iterationSummary(role string) string {
 func (s *session) account(res activities.IterationResult) {
 	t := &s.status.Totals
 	t.CostUSD += res.CostUSD
+	if res.CostNote != "" {
+		t.CostUnknown++
+	}
 	t.Usage = t.Usage.Add(res.Usage)
 	t.Turns += res.NumTurns
 	if res.Commit != "" {
@@ -696,6 +699,7 @@ func (s *session) record(ctx workflow.Context, res activities.IterationResult) d
 		Outcome:      res.Outcome,
 		Reason:       res.Reason,
 		CostUSD:      res.CostUSD,
+		CostNote:     res.CostNote,
 		Tokens:       res.Usage.Total(),
 		FilesChanged: len(res.FilesChanged),
 		Commit:       res.Commit,

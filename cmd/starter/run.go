@@ -369,7 +369,11 @@ func iterationLine(it workflows.IterationSummary) string {
 	if it.Role != "" {
 		role = " (" + it.Role + ")"
 	}
-	line := fmt.Sprintf("iteration %d%s: %s, $%.4f, %s, %s changed", it.Iteration, role, it.Outcome, it.CostUSD,
+	cost := fmt.Sprintf("$%.4f", it.CostUSD)
+	if it.CostNote != "" {
+		cost = "cost unknown"
+	}
+	line := fmt.Sprintf("iteration %d%s: %s, %s, %s, %s changed", it.Iteration, role, it.Outcome, cost,
 		plural(int(it.Tokens), "token"), plural(it.FilesChanged, "file"))
 	if it.Commit != "" {
 		line += ", commit " + shortSHA(it.Commit)

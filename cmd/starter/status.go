@@ -160,6 +160,9 @@ func printStatus(out io.Writer, st workflows.Status, execStatus, url string) {
 	if st.Limits.MaxCostUSD > 0 {
 		cost += fmt.Sprintf(" of $%.2f", st.Limits.MaxCostUSD)
 	}
+	if n := st.Totals.CostUnknown; n > 0 {
+		cost += fmt.Sprintf("; %s of unknown cost not counted (see agent.prices)", plural(n, "iteration"))
+	}
 	row("Cost", "%s", cost)
 	u := st.Totals.Usage
 	row("Tokens", "%d (input %d, output %d, cache read %d, cache write %d)", u.Total(), u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens)
