@@ -16,6 +16,9 @@ import (
 	cdpinput "github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/durable-ralph/ralph/workflows"
 )
@@ -389,4 +392,69 @@ func TestBrowserShowsTheLiveViewInPendingActivities(t *testing.T) {
 		require.NoError(t, os.WriteFile(path, shot, 0o644))
 		t.Logf("screenshot: %s", path)
 	}
+}
+
+// TestBrowserShowsThePlanToApprove opens the Temporal UI on a session of
+// starter plan that waits for its plan to be approved: the Current
+// Details show the stories with their acceptance criteria, and the
+// activity summary names the planner. With BROWSER_TEST_ARTIFACTS set,
+// the screenshot is kept there.
+func TestBrowserShowsThePlanToApprove(t *testing.T) {
+	chromium := lookChromium(t)
+	r := newRepo(t, map[string]string{"README.md": "# Widgets\n"})
+	se := newStarterEnv(t, rawScenario(t, map[string]any{
+		"steps":  []any{map[string]any{"auto": true}},
+		"repeat": "auto",
+		"roles":  map[string]any{"planner": []any{map[string]any{"write": map[string]string{"prd.json": planTwoStories}, "text": "Planned."}}},
+	}))
+	id := sessionIDOf(r.Dir)
+	uiPort := envOf(se.env, "RALPH_DEV_UI_PORT")
+	startDevWorker(t, se)
+	code, out := starter(t, se, "plan", "--dev", "a catalogue of widgets", r.Dir)
+	require.Equal(t, 0, code, out)
+	waitFor(t, time.Minute, "the plan to wait for a human", func() bool {
+		_, out := starter(t, se, "list", "--dev", "--status", "awaiting_human")
+		return strings.Contains(out, id)
+	})
+
+	b := startBrowser(t, chromium)
+	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
+	defer cancel()
+	b.do(ctx, "open the workflow page",
+		chromedp.Navigate(fmt.Sprintf("http://127.0.0.1:%s/namespaces/default/workflows/%s", uiPort, id)),
+		chromedp.Click(uiVisible(`#user-metadata-tab`)),
+	)
+	details := b.poll(ctx, "the plan in the Current Details", fmt.Sprintf(`%s
+		.map((f) => f.contentDocument && f.contentDocument.body ? f.contentDocument.body.innerText : '')
+		.find((text) => text.includes("US-002")) || false`, uiVisible(`iframe#user-metadata-current-details`)))
+	require.Contains(t, details, "The planner wrote 2 stories into prd.json")
+	require.Contains(t, details, "US-001 List widgets")
+	require.Contains(t, details, "Typecheck passes")
+	require.Contains(t, details, "cp-1-plan")
+	if dir := os.Getenv("BROWSER_TEST_ARTIFACTS"); dir != "" {
+		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		require.NoError(t, err)
+		path := filepath.Join(dir, t.Name(), "plan-checkpoint.png")
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, shot, 0o644))
+		t.Logf("screenshot: %s", path)
+	}
+
+	// The planner's iteration is named so in the summary the UI shows
+	// for its activity.
+	c, err := client.Dial(client.Options{HostPort: fmt.Sprintf("127.0.0.1:%d", se.port), Logger: quiet{}})
+	require.NoError(t, err)
+	defer c.Close()
+	var summaries []string
+	it := c.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		require.NoError(t, err)
+		if ev.GetActivityTaskScheduledEventAttributes() != nil && ev.GetUserMetadata().GetSummary() != nil {
+			var sum string
+			require.NoError(t, converter.GetDefaultDataConverter().FromPayload(ev.GetUserMetadata().GetSummary(), &sum))
+			summaries = append(summaries, sum)
+		}
+	}
+	require.Contains(t, summaries, "iteration 1 (planner): plan prd.json")
 }

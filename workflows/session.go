@@ -1095,7 +1095,8 @@ func (s *session) details() string {
 			b.WriteString("\n\nOptions: " + strings.Join(cp.Options, " / "))
 		}
 		if cp.Context != "" {
-			b.WriteString("\n\nContext: " + cp.Context)
+			// On a paragraph of its own: a plan's lines are a list.
+			b.WriteString("\n\nContext:\n\n" + cp.Context)
 		}
 		b.WriteString(fmt.Sprintf("\n\nAnswer with the `%s` signal, input `{\"id\": \"%s\", \"approve\": true}`, `{\"id\": \"%s\", \"reject\": true, \"reason\": \"…\"}` or `{\"id\": \"%s\", \"answer\": \"…\"}`; or run `starter respond %s --checkpoint %s --approve` (or `--reject --reason …`, `--answer …`).",
 			SignalCheckpoint, cp.ID, cp.ID, cp.ID, st.SessionID, cp.ID))
