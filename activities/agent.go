@@ -567,23 +567,9 @@ func (a *Agent) inspect(ctx context.Context, repo *git.Repo, in IterationInput, 
 		res.CompletionClaimed = tasks.ClaimsCompletion(finalText, promise)
 	}
 
-	head, err := repo.Head(ctx)
-	if err != nil {
+	if err := recordChanges(ctx, repo, startHead, res); err != nil {
 		return err
 	}
-	res.Head = head
-	if res.AgentCommits, err = repo.CountCommits(ctx, startHead); err != nil {
-		return fmt.Errorf("count agent commits: %w", err)
-	}
-	committed, err := repo.ChangedSince(ctx, startHead)
-	if err != nil {
-		return fmt.Errorf("list committed changes: %w", err)
-	}
-	pending, err := repo.Status(ctx)
-	if err != nil {
-		return fmt.Errorf("git status: %w", err)
-	}
-	res.FilesChanged = union(committed, pending)
 
 	keep := filepath.Join(in.Workspace, stateDir, "state", safeName(in.Key()), fmt.Sprintf("checkpoint-%04d.json", in.Iteration))
 	cp, err := takeCheckpoint(in.Workspace, keep)
@@ -815,21 +801,14 @@ const resumePrompt = "You were interrupted: the process running you stopped befo
 // interruptedNote tells a fresh agent what the dead attempt of its
 // iteration left in the working tree.
 func interruptedNote(ctx context.Context, repo *git.Repo, startHead string) (string, error) {
-	pending, err := repo.Status(ctx)
+	files, err := changedFiles(ctx, repo, startHead)
 	if err != nil {
-		return "", fmt.Errorf("git status: %w", err)
+		return "", err
 	}
-	committed, err := repo.ChangedSince(ctx, startHead)
-	if err != nil {
-		return "", fmt.Errorf("list committed changes: %w", err)
-	}
-	files := union(committed, pending)
 	if len(files) == 0 {
 		return "An earlier attempt at this iteration was interrupted before it changed anything. Do the task from the start.", nil
 	}
-	if len(files) > 30 {
-		files = append(files[:30:30], fmt.Sprintf("and %d more", len(files)-30))
-	}
+	files = firstFew(files, 30)
 	return fmt.Sprintf("An earlier attempt at this iteration was interrupted (the process running it stopped). It left changes in: %s. "+
 		"Review them with git status and git diff, keep what is sound, fix or revert the rest, and finish the task.", strings.Join(files, ", ")), nil
 }

@@ -21,26 +21,22 @@ func (a *Agent) review(ctx context.Context, repo *git.Repo, in IterationInput, m
 	if err != nil {
 		return err
 	}
-	committed, err := repo.ChangedSince(ctx, startHead)
+	changed, err := changedFiles(ctx, repo, startHead)
 	if err != nil {
-		return fmt.Errorf("list committed changes: %w", err)
-	}
-	pending, err := repo.Status(ctx)
-	if err != nil {
-		return fmt.Errorf("git status: %w", err)
+		return err
 	}
 	res.Head = startHead
 	if res.Outcome != agent.OutcomeSuccess {
 		// A reviewer that failed gave no verdict; what it changed goes
 		// all the same.
-		if changed := union(committed, pending); len(changed) > 0 || head != startHead {
+		if len(changed) > 0 || head != startHead {
 			if err := repo.ResetHard(ctx, startHead); err != nil {
 				return fmt.Errorf("discard the reviewer's changes: %w", err)
 			}
 		}
 		return nil
 	}
-	if changed := union(committed, pending); len(changed) > 0 || head != startHead {
+	if len(changed) > 0 || head != startHead {
 		if err := repo.ResetHard(ctx, startHead); err != nil {
 			return fmt.Errorf("discard the reviewer's changes: %w", err)
 		}
@@ -71,23 +67,9 @@ func (a *Agent) review(ctx context.Context, repo *git.Repo, in IterationInput, m
 // committed by finishCommit; an invalid one is left in the tree for the
 // next planner iteration, which is told why.
 func (a *Agent) checkPlan(ctx context.Context, repo *git.Repo, in IterationInput, startHead string, res *IterationResult) error {
-	head, err := repo.Head(ctx)
-	if err != nil {
+	if err := recordChanges(ctx, repo, startHead, res); err != nil {
 		return err
 	}
-	res.Head = head
-	if res.AgentCommits, err = repo.CountCommits(ctx, startHead); err != nil {
-		return fmt.Errorf("count agent commits: %w", err)
-	}
-	committed, err := repo.ChangedSince(ctx, startHead)
-	if err != nil {
-		return fmt.Errorf("list committed changes: %w", err)
-	}
-	pending, err := repo.Status(ctx)
-	if err != nil {
-		return fmt.Errorf("git status: %w", err)
-	}
-	res.FilesChanged = union(committed, pending)
 	if res.Outcome != agent.OutcomeSuccess {
 		return nil
 	}
@@ -99,6 +81,34 @@ func (a *Agent) checkPlan(ctx context.Context, repo *git.Repo, in IterationInput
 	res.Plan = &PlanResult{Valid: true, Stories: stories}
 	res.Task = taskState(st)
 	return nil
+}
+
+// recordChanges records in res what the iteration changed since
+// startHead: HEAD, the agent's own commits, the files changed.
+func recordChanges(ctx context.Context, repo *git.Repo, startHead string, res *IterationResult) error {
+	head, err := repo.Head(ctx)
+	if err != nil {
+		return err
+	}
+	res.Head = head
+	if res.AgentCommits, err = repo.CountCommits(ctx, startHead); err != nil {
+		return fmt.Errorf("count agent commits: %w", err)
+	}
+	res.FilesChanged, err = changedFiles(ctx, repo, startHead)
+	return err
+}
+
+// changedFiles are the files changed since startHead, committed or not.
+func changedFiles(ctx context.Context, repo *git.Repo, startHead string) ([]string, error) {
+	committed, err := repo.ChangedSince(ctx, startHead)
+	if err != nil {
+		return nil, fmt.Errorf("list committed changes: %w", err)
+	}
+	pending, err := repo.Status(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("git status: %w", err)
+	}
+	return union(committed, pending), nil
 }
 
 // planPrompt is the prompt of a planner iteration.

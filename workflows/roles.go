@@ -85,21 +85,8 @@ func (s *session) nextRole() string {
 // reasons in the next executor's prompt (res.Notices). A reviewer that
 // failed to run counts as a failed iteration and runs again.
 func (s *session) recordReview(res activities.IterationResult, sum *IterationSummary) decision {
-	switch res.Outcome {
-	case agent.OutcomeRateLimited:
-		s.status.Iteration--
-		s.ranThisRun--
-		s.status.Totals.RateLimitWaits++
-		return decision{}
-	case agent.OutcomeSuccess:
-		s.status.ConsecutiveFailures = 0
-	default:
-		s.status.Totals.Failures++
-		s.status.ConsecutiveFailures++
-		if m := s.limits.MaxConsecutiveFailures; m > 0 && s.status.ConsecutiveFailures >= m {
-			return decision{done: true, reason: ReasonConsecutiveFailures, msg: fmt.Sprintf("%d consecutive failed iterations; last (the reviewer): %s", s.status.ConsecutiveFailures, res.Reason)}
-		}
-		return decision{}
+	if d, ok := s.countOutcome(res, " (the reviewer)"); !ok {
+		return d
 	}
 	s.sinceReview = 0
 	claim := s.status.ReviewPending
@@ -240,21 +227,8 @@ func (s *session) iterationFailed(ctx workflow.Context, role string, res *activi
 
 // recordPlan folds a planner's result into the session.
 func (s *session) recordPlan(res activities.IterationResult, sum *IterationSummary) decision {
-	switch res.Outcome {
-	case agent.OutcomeRateLimited:
-		s.status.Iteration--
-		s.ranThisRun--
-		s.status.Totals.RateLimitWaits++
-		return decision{}
-	case agent.OutcomeSuccess:
-		s.status.ConsecutiveFailures = 0
-	default:
-		s.status.Totals.Failures++
-		s.status.ConsecutiveFailures++
-		if m := s.limits.MaxConsecutiveFailures; m > 0 && s.status.ConsecutiveFailures >= m {
-			return decision{done: true, reason: ReasonConsecutiveFailures, msg: fmt.Sprintf("%d consecutive failed iterations; last (the planner): %s", s.status.ConsecutiveFailures, res.Reason)}
-		}
-		return decision{}
+	if d, ok := s.countOutcome(res, " (the planner)"); !ok {
+		return d
 	}
 	switch p := res.Plan; {
 	case p == nil:

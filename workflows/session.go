@@ -752,25 +752,10 @@ func (s *session) record(ctx workflow.Context, res activities.IterationResult) d
 		s.status.TaskFileBroken = 0
 	}
 
-	switch res.Outcome {
-	case agent.OutcomeRateLimited:
-		// Not the agent's fault and not progress: the same iteration
-		// number runs again after the wait.
-		s.status.Iteration--
-		s.ranThisRun--
-		s.status.Totals.RateLimitWaits++
-		return decision{}
-	case agent.OutcomeSuccess:
-		s.status.ConsecutiveFailures = 0
-		s.sinceReview++
-	default:
-		s.status.Totals.Failures++
-		s.status.ConsecutiveFailures++
-		if m := s.limits.MaxConsecutiveFailures; m > 0 && s.status.ConsecutiveFailures >= m {
-			return decision{done: true, reason: ReasonConsecutiveFailures, msg: fmt.Sprintf("%d consecutive failed iterations; last: %s", s.status.ConsecutiveFailures, res.Reason)}
-		}
-		return decision{}
+	if d, ok := s.countOutcome(res, ""); !ok {
+		return d
 	}
+	s.sinceReview++
 
 	if res.CompletionClaimed {
 		s.status.Totals.CompletionClaims++
@@ -813,6 +798,30 @@ func (s *session) record(ctx workflow.Context, res activities.IterationResult) d
 		}
 	}
 	return decision{}
+}
+
+// countOutcome counts how an iteration ended. A rate limit is not the
+// agent's fault and not progress: the same iteration number runs again
+// after the wait. A failure adds to the failure streak, which may end the
+// session; who names the role in that message. ok says the iteration
+// succeeded, and what it did is for the caller to read.
+func (s *session) countOutcome(res activities.IterationResult, who string) (d decision, ok bool) {
+	switch res.Outcome {
+	case agent.OutcomeRateLimited:
+		s.status.Iteration--
+		s.ranThisRun--
+		s.status.Totals.RateLimitWaits++
+		return decision{}, false
+	case agent.OutcomeSuccess:
+		s.status.ConsecutiveFailures = 0
+		return decision{}, true
+	}
+	s.status.Totals.Failures++
+	s.status.ConsecutiveFailures++
+	if m := s.limits.MaxConsecutiveFailures; m > 0 && s.status.ConsecutiveFailures >= m {
+		return decision{done: true, reason: ReasonConsecutiveFailures, msg: fmt.Sprintf("%d consecutive failed iterations; last%s: %s", s.status.ConsecutiveFailures, who, res.Reason)}, false
+	}
+	return decision{}, false
 }
 
 // notifyParent tells the queue that started this session about an
