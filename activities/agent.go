@@ -457,7 +457,7 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 		LiveStartedAt:     run.started,
 	}
 	res.LogFile = progress.Log
-	if interrupted {
+	if interrupted && !(resumed && sessionTotals(backend)) {
 		// What the dead attempt reported in its last heartbeat is counted
 		// here, once. Claude Code reports cost only in its final result
 		// event, so an attempt that died before printing one adds nothing.
@@ -949,6 +949,13 @@ func workedOn(before, after tasks.State) (id, title string) {
 		return next.ID, next.Title
 	}
 	return "", ""
+}
+
+// sessionTotals reports whether b's resumed runs report their whole
+// session's usage.
+func sessionTotals(b agent.Backend) bool {
+	s, ok := b.(agent.SessionUsage)
+	return ok && s.ResumedUsageIsSessionTotal()
 }
 
 // costNote says why s's cost is not the run's, "" when it is.

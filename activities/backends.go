@@ -6,6 +6,7 @@ import (
 
 	"github.com/durable-ralph/ralph/activities/agent"
 	"github.com/durable-ralph/ralph/activities/claude"
+	"github.com/durable-ralph/ralph/activities/codex"
 	"github.com/durable-ralph/ralph/activities/command"
 	"github.com/durable-ralph/ralph/activities/gemini"
 )
@@ -16,6 +17,7 @@ const DefaultBackend = "claude"
 // backends are the kinds of agent Ralph runs, by name.
 var backends = []agent.Backend{
 	claude.Backend{},
+	codex.Backend{},
 	gemini.Backend{},
 	command.Backend{},
 }

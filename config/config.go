@@ -853,6 +853,9 @@ var backendCLIs = map[string]string{"claude": "claude", "codex": "codex", "gemin
 // backendNames are the agent.backend values, in the order of the docs.
 var backendNames = []string{"claude", "codex", "gemini", "command"}
 
+// BackendNames are the values agent.backend accepts.
+func BackendNames() []string { return append([]string(nil), backendNames...) }
+
 // resolveAgentCommand sets agent.command to the backend's CLI when it is
 // not set.
 func (c *Config) resolveAgentCommand() error {

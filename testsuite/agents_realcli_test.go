@@ -49,13 +49,15 @@ func realBin(t *testing.T, env, def, target string) string {
 type cliAgent struct {
 	backend string
 	bin     string
+	// model is the model to ask for; "" is the CLI's default.
+	model string
 	// env is the CLI's environment: its API, HOME, credentials.
 	env []string
 }
 
 func (a cliAgent) input(dir string) workflows.SessionInput {
 	in := input(dir)
-	in.Agent.Backend, in.Agent.Command = a.backend, []string{a.bin}
+	in.Agent.Backend, in.Agent.Command, in.Agent.Model = a.backend, []string{a.bin}, a.model
 	return in
 }
 

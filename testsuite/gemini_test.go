@@ -33,8 +33,11 @@ func geminiAgent(t *testing.T, script geminiapi.Script) (cliAgent, *geminiapi.Se
 
 func TestGeminiCLICompletesThreeStories(t *testing.T) {
 	a, srv := geminiAgent(t, geminiapi.RalphPRDScript())
+	a.model = "gemini-2.5-flash"
 	res, _ := threeStorySession(t, a)
 	require.GreaterOrEqual(t, res.Iterations, 4, "three stories and the completion claim")
+	require.Zero(t, res.Totals.CostUnknown, "gemini-2.5-flash has a list price")
+	require.Positive(t, res.Totals.CostUSD)
 	require.NotEmpty(t, srv.Conversation())
 }
 

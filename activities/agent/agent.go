@@ -30,6 +30,14 @@ type Backend interface {
 	NewParser(o Options) Parser
 }
 
+// SessionUsage is implemented by a Backend whose resumed run reports the
+// usage of the agent's whole session, the runs it continues included
+// (Codex reports the thread's running total). A resumed run's usage then
+// replaces, rather than adds to, what the runs before it reported.
+type SessionUsage interface {
+	ResumedUsageIsSessionTotal() bool
+}
+
 // Parser reads the standard output of one agent run, one line at a time,
 // and keeps a running Summary. It is not safe for concurrent use.
 type Parser interface {

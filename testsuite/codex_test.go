@@ -1,0 +1,152 @@
+package testsuite_test
+
+// Tests that run the real Codex CLI (pinned, installed by `make codex`) as
+// a session's agent against testsuite/responsesapi, a scripted stand-in
+// for OpenAI's Responses API (a custom model provider in CODEX_HOME's
+// config.toml). testsuite/responsesapi's own tests check the CLI's wire
+// behaviour run by run; these check Ralph's sessions on it.
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/durable-ralph/ralph/activities/agent"
+	"github.com/durable-ralph/ralph/testsuite/responsesapi"
+)
+
+// codexAgent is the real Codex CLI with its API answered by script: a
+// CODEX_HOME of its own (where it keeps its threads) whose config.toml
+// makes the server its model provider, without retries of its own.
+func codexAgent(t *testing.T, script responsesapi.Script) (cliAgent, *responsesapi.Server) {
+	t.Helper()
+	bin := realBin(t, "RALPH_CODEX_BIN", "../.cache/codex/node_modules/.bin/codex", "codex")
+	srv := responsesapi.New(script)
+	t.Cleanup(srv.Close)
+	srv.SetLog(t.Logf)
+	home := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(home, "config.toml"), []byte(srv.CodexConfig(0)), 0o600))
+	return cliAgent{backend: "codex", bin: bin, env: []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + t.TempDir(),
+		"TMPDIR=" + t.TempDir(),
+		"CODEX_HOME=" + home,
+		responsesapi.EnvKey + "=sk-test-scripted",
+		// A worker passes its agent only the variables of its
+		// allow-list and of agent.env.
+		"RALPH_AGENT_ENV=" + responsesapi.EnvKey,
+	}}, srv
+}
+
+func TestCodexCLICompletesThreeStories(t *testing.T) {
+	a, srv := codexAgent(t, responsesapi.RalphPRDScript())
+	a.model = "gpt-5.1-codex"
+	res, r := threeStorySession(t, a)
+	require.GreaterOrEqual(t, res.Iterations, 4, "three stories and the completion claim")
+	require.NotEmpty(t, srv.Responses())
+	for _, req := range srv.Responses() {
+		require.Equal(t, "gpt-5.1-codex", req.Model, "the model asked for")
+	}
+	// Codex reports tokens; Ralph prices them at gpt-5.1-codex's list
+	// price.
+	require.Zero(t, res.Totals.CostUnknown)
+	u := res.Totals.Usage
+	want := (float64(u.InputTokens+u.CacheCreationInputTokens)*1.25 + float64(u.CacheReadInputTokens)*0.125 + float64(u.OutputTokens)*10) / 1e6
+	require.InDelta(t, want, res.Totals.CostUSD, 1e-9)
+	require.Positive(t, res.Totals.CostUSD)
+	logs, err := filepath.Glob(filepath.Join(r.Dir, ".ralph", "logs", "*", "iteration-*.jsonl"))
+	require.NoError(t, err)
+	require.NotEmpty(t, logs)
+	require.NotEmpty(t, codexThread(t, logs[0]), "the raw log is the CLI's own JSONL")
+}
+
+// TestCodexCLIWorkerKillResumes kills the worker while the CLI waits for
+// the reply to its first tool call; the retry runs `codex exec resume` of
+// the thread the dead attempt reported, and the model sees the earlier
+// turns and Ralph's "You were interrupted" in that conversation.
+func TestCodexCLIWorkerKillResumes(t *testing.T) {
+	firstIteration := regexp.MustCompile(`(?m)^# Ralph loop: iteration 1\b`)
+	inner := responsesapi.RalphPRDScript()
+	var mu sync.Mutex
+	var heldAt time.Time
+	a, srv := codexAgent(t, func(req *responsesapi.Request) responsesapi.Reply {
+		mu.Lock()
+		hold := heldAt.IsZero() && firstIteration.MatchString(req.Prompt()) && req.Turn() == 1
+		if hold {
+			heldAt = time.Now()
+		}
+		mu.Unlock()
+		if hold {
+			return responsesapi.Hold(5 * time.Minute).Then(inner(req))
+		}
+		return inner(req)
+	})
+	_, r, _ := killWorkerMidIteration(t, a, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return !heldAt.IsZero() && time.Since(heldAt) > 4*time.Second
+	})
+
+	first, second := attemptLogs(t, r)
+	id1, id2 := codexThread(t, first), codexThread(t, second)
+	require.NotEmpty(t, id1)
+	require.Equal(t, id1, id2, "attempt 2 ran codex exec resume of attempt 1's thread")
+	var resumed bool
+	for _, req := range srv.Responses() {
+		if strings.HasPrefix(strings.TrimSpace(req.LastUserText()), "You were interrupted") {
+			resumed = true
+			require.Contains(t, req.Prompt(), "## This iteration: US-001", "the resumed conversation holds the first prompt")
+			require.NotEmpty(t, req.ToolCalls(), "and the first turn's tool call")
+		}
+	}
+	require.True(t, resumed, "the API saw the resumed conversation")
+}
+
+// codexThread is the thread_id of the thread.started event of a raw log.
+func codexThread(t *testing.T, path string) string {
+	t.Helper()
+	for _, ev := range streamLines(t, path) {
+		if ev["type"] == "thread.started" {
+			id, _ := ev["thread_id"].(string)
+			return id
+		}
+	}
+	return ""
+}
+
+// TestCodexCLIErrorsAreClassified has the API fail; the outcome is read
+// from what the CLI itself printed.
+func TestCodexCLIErrorsAreClassified(t *testing.T) {
+	t.Run("rate limit", func(t *testing.T) {
+		a, _ := codexAgent(t, func(*responsesapi.Request) responsesapi.Reply { return responsesapi.RateLimit(20 * time.Second) })
+		res := iterateWith(t, a)
+		require.Equal(t, agent.OutcomeRateLimited, res.Outcome, res.Reason)
+		require.Empty(t, res.Commit)
+	})
+	t.Run("usage limit with a reset time", func(t *testing.T) {
+		a, _ := codexAgent(t, func(*responsesapi.Request) responsesapi.Reply { return responsesapi.UsageLimit(2*time.Hour, "plus") })
+		began := time.Now()
+		res := iterateWith(t, a)
+		require.Equal(t, agent.OutcomeRateLimited, res.Outcome, res.Reason)
+		require.Contains(t, res.Reason, "usage limit")
+		require.WithinDuration(t, began.Add(2*time.Hour), res.RateLimitResetsAt, 2*time.Minute)
+	})
+	t.Run("server error", func(t *testing.T) {
+		a, _ := codexAgent(t, func(*responsesapi.Request) responsesapi.Reply { return responsesapi.ServerError() })
+		res := iterateWith(t, a)
+		require.Equal(t, agent.OutcomeAgentError, res.Outcome, res.Reason)
+		require.NotEmpty(t, res.Reason)
+	})
+	t.Run("exhausted quota", func(t *testing.T) {
+		a, _ := codexAgent(t, func(*responsesapi.Request) responsesapi.Reply { return responsesapi.QuotaExceeded() })
+		_, err := iterate(t, a)
+		require.ErrorContains(t, err, "agent failed permanently")
+		require.ErrorContains(t, err, "Quota exceeded")
+	})
+}
