@@ -246,9 +246,9 @@ func (s *session) recordPlan(res activities.IterationResult, sum *IterationSumma
 func planText(stories []tasks.StoryBrief) string {
 	var b strings.Builder
 	for _, st := range stories {
-		fmt.Fprintf(&b, "%d. %s %s\n", st.Priority, st.ID, st.Title)
+		b.WriteString(fmt.Sprintf("%d. %s %s\n", st.Priority, st.ID, st.Title))
 		for _, c := range st.Criteria {
-			fmt.Fprintf(&b, "   - %s\n", c)
+			b.WriteString("   - " + c + "\n")
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
