@@ -41,6 +41,9 @@ func TestAgentBackgroundProcessEndsWithTheAgent(t *testing.T) {
 	}{
 		{"child_keeps_stdout", `sleep 300 &`},
 		{"child_detached_from_output", `sleep 300 >/dev/null 2>&1 </dev/null &`},
+		// Codex and the Gemini CLI run commands in sessions of their
+		// own: out of the agent's process group.
+		{"child_in_a_session_of_its_own", `setsid sleep 300 >/dev/null 2>&1 </dev/null &`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -65,7 +66,11 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, backend agent.B
 	args := append(append([]string(nil), in.Agent.Command[1:]...), backend.Args(opts, resume)...)
 	cmd := exec.CommandContext(runCtx, "/bin/sh", append([]string{"-c", groupGuard, "ralph-agent", bin}, args...)...)
 	cmd.Dir = in.Workspace
-	cmd.Env = append(backend.Env(opts), a.agentEnv()...)
+	// The run's mark goes to everything it starts, so that what leaves
+	// its process group (setsid, as Codex and the Gemini CLI do for the
+	// commands they run) is found by its environment at the end.
+	mark := runMark()
+	cmd.Env = append(append(backend.Env(opts), a.agentEnv()...), mark)
 	cmd.Stdin = strings.NewReader(prompt)
 	// The agent and everything it starts share a process group, so one
 	// signal reaches them all. The guard shell leads the group; the kernel
@@ -167,8 +172,10 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, backend agent.B
 	}()
 
 	waitErr := cmd.Wait()
-	// The agent is gone; so must be everything it left in its group.
+	// The agent is gone; so must be everything it left in its group, and
+	// what it started in sessions of their own.
 	endGroup(pgid)
+	endMarked(mark)
 	readErr := drain(readDone, stdoutR)
 	_ = drain(wrapDone(stderrDone), stderrR)
 	close(stopBeat)
@@ -239,6 +246,71 @@ func endGroup(pgid int) {
 		}
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// markVar is the environment variable that marks the processes of one
+// agent run.
+const markVar = "RALPH_AGENT_RUN"
+
+var runSeq atomic.Int64
+
+// runMark is the KEY=value that marks one agent run's processes: unique
+// on this machine.
+func runMark() string {
+	return fmt.Sprintf("%s=%d.%d.%d", markVar, os.Getpid(), time.Now().UnixNano(), runSeq.Add(1))
+}
+
+// endMarked ends the processes whose environment holds mark, the run's
+// escapees: SIGTERM, then SIGKILL after killGrace. A process that cleared
+// its environment is beyond it.
+func endMarked(mark string) {
+	pids := marked(mark)
+	if len(pids) == 0 {
+		return
+	}
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+	}
+	deadline := time.Now().Add(killGrace)
+	for time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		if len(marked(mark)) == 0 {
+			return
+		}
+	}
+	for _, pid := range marked(mark) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// marked lists the live processes (not zombies) whose environment holds
+// mark.
+func marked(mark string) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	want := []byte(mark)
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !bytes.Contains(env, want) {
+			continue
+		}
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if bytes.Equal(kv, want) {
+				if state, _, ok := procStat(pid); ok && state != 'Z' && state != 'X' {
+					pids = append(pids, pid)
+				}
+				break
+			}
+		}
+	}
+	return pids
 }
 
 // groupAlive reports whether a process of group pgid still runs (is not
