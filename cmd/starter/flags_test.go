@@ -71,3 +71,30 @@ func TestVersion(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Regexp(t, `^starter \S+ \(.+\), Temporal server v1\.\d+\.\d+, Temporal Go SDK v1\.\d+\.\d+, go1\.\d+`, out)
 }
+
+func TestPlanAndCleanRefuseBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no idea", []string{"plan"}, `plan needs an idea: starter plan "what to build" [DIR], or --from FILE`},
+		{"blank idea", []string{"plan", "  ", t.TempDir()}, "the idea is empty"},
+		{"both", []string{"plan", "--from", "spec.md", "an idea", t.TempDir()}, "either as an argument or with --from FILE, not both"},
+		{"missing file", []string{"plan", "--from", "/no/such/spec.md"}, "read the idea: open /no/such/spec.md"},
+		{"bad worktree name", []string{"run", "--worktree", "a/b", t.TempDir()}, `worktree name "a/b" must be 1 to 63 letters`},
+		{"clean outside a clone", []string{"clean", "alpha", t.TempDir()}, "clean needs the clone the work tree is in"},
+		{"clean a queue's work tree", []string{"clean", "issue-12"}, "taken by the issue queue"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := execute(t, tc.args...)
+			require.Equal(t, 1, code, errOut)
+			require.Contains(t, errOut, tc.want)
+		})
+	}
+	code, out, _ := execute(t, "plan", "--help")
+	require.Equal(t, 0, code)
+	for _, f := range []string{"--from", "--yes", "--worktree", "--review", "--planner-model", "--backend"} {
+		require.Contains(t, out, f)
+	}
+}
