@@ -385,6 +385,17 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 			return IterationResult{}, fmt.Errorf("reset the interrupted iteration: %w", err)
 		}
 	}
+	if role == RoleReviewer {
+		if interrupted && prev.ReviewStart != nil {
+			progress.ReviewStart = prev.ReviewStart
+		} else {
+			snap, err := repo.Snapshot(ctx)
+			if err != nil {
+				return IterationResult{}, fmt.Errorf("snapshot the workspace before the review: %w", err)
+			}
+			progress.ReviewStart = &snap
+		}
+	}
 	before, beforeErr := tasks.Load(in.Workspace, mode)
 	if interrupted && prev.StoryID != "" {
 		progress.StoryID, progress.StoryTitle = prev.StoryID, prev.StoryTitle
@@ -473,7 +484,7 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 	}
 	switch role {
 	case RoleReviewer:
-		err = a.review(ctx, repo, in, mode, progress.StartHead, run.summary.FinalText, &res)
+		err = a.review(ctx, repo, in, mode, *progress.ReviewStart, run.summary.FinalText, &res)
 	case RolePlanner:
 		err = a.checkPlan(ctx, repo, in, progress.StartHead, &res)
 	default:

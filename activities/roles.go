@@ -11,37 +11,30 @@ import (
 )
 
 // review turns a reviewer's run into its verdict. A reviewer may not
-// change the workspace: when HEAD moved or a file changed, the changes
-// are discarded and the review fails, whatever the reviewer said.
-func (a *Agent) review(ctx context.Context, repo *git.Repo, in IterationInput, mode tasks.Mode, startHead, finalText string, res *IterationResult) error {
+// change the workspace: when HEAD moved or a file changed since start
+// (the workspace as the reviewer found it, uncommitted work of the
+// executors included), start is put back and the review fails, whatever
+// the reviewer said.
+func (a *Agent) review(ctx context.Context, repo *git.Repo, in IterationInput, mode tasks.Mode, start git.Snapshot, finalText string, res *IterationResult) error {
 	if st, err := tasks.Load(in.Workspace, mode); err == nil {
 		res.Task = taskState(st)
 	}
-	head, err := repo.Head(ctx)
+	changed, moved, err := repo.Changed(ctx, start)
 	if err != nil {
-		return err
+		return fmt.Errorf("compare the workspace with the review's start: %w", err)
 	}
-	changed, err := changedFiles(ctx, repo, startHead)
-	if err != nil {
-		return err
-	}
-	res.Head = startHead
-	if res.Outcome != agent.OutcomeSuccess {
-		// A reviewer that failed gave no verdict; what it changed goes
-		// all the same.
-		if len(changed) > 0 || head != startHead {
-			if err := repo.ResetHard(ctx, startHead); err != nil {
-				return fmt.Errorf("discard the reviewer's changes: %w", err)
-			}
-		}
-		return nil
-	}
-	if len(changed) > 0 || head != startHead {
-		if err := repo.ResetHard(ctx, startHead); err != nil {
+	res.Head = start.Head
+	if len(changed) > 0 || moved {
+		if err := repo.Restore(ctx, start); err != nil {
 			return fmt.Errorf("discard the reviewer's changes: %w", err)
 		}
+	}
+	if res.Outcome != agent.OutcomeSuccess {
+		return nil // a reviewer that failed gave no verdict
+	}
+	if len(changed) > 0 || moved {
 		if len(changed) == 0 {
-			changed = []string{"HEAD moved to " + short(head)}
+			changed = []string{"HEAD moved"}
 		}
 		res.Review = &ReviewResult{
 			Verdict: tasks.VerdictFail,

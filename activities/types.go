@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/durable-ralph/ralph/activities/agent"
+	"github.com/durable-ralph/ralph/activities/git"
 	"github.com/durable-ralph/ralph/activities/tasks"
 )
 
@@ -349,6 +350,10 @@ type Progress struct {
 	// of the Temporal UI's pending activity. It is not carried from a
 	// dead attempt to the next.
 	Live []LiveEvent `json:"live,omitempty"`
+	// ReviewStart is the workspace as a reviewer iteration found it,
+	// which it must leave as it is; a retried attempt keeps the first
+	// attempt's.
+	ReviewStart *git.Snapshot `json:"review_start,omitempty"`
 	// Log is the attempt's raw stream log, relative to the workspace, on
 	// the worker's machine.
 	Log string `json:"log,omitempty"`

@@ -116,10 +116,19 @@ func (s *session) plan(ctx workflow.Context) (SessionResult, bool, error) {
 	req := &activities.PlanRequest{Idea: s.in.Plan.Idea}
 	tries := 0
 	for {
-		s.drainSignals()
+		if s.drains {
+			s.drainSignals()
+		}
 		if reason, msg, done := s.limitReached(ctx); done {
 			r, err := s.finish(ctx, reason, msg)
 			return r, true, err
+		}
+		if s.paused {
+			if err := s.pause(ctx); err != nil {
+				r, err := s.cancelled(ctx, err)
+				return r, true, err
+			}
+			continue
 		}
 		res, timedOut, err := s.runIteration(ctx, activities.RolePlanner, req)
 		if r, done, err := s.iterationFailed(ctx, activities.RolePlanner, &res, timedOut, err); done || err != nil {

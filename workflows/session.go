@@ -519,6 +519,11 @@ func (s *session) runIteration(ctx workflow.Context, role string, plan *activiti
 	}
 	in.Agent.Timeout = s.limits.IterationTimeout
 	consumed := len(s.guidance)
+	if role == activities.RoleReviewer {
+		// A reviewer reads the guidance; it stays for the executor
+		// who is to act on it.
+		consumed = 0
+	}
 
 	actCtx, cancel := workflow.WithCancel(ctx)
 	opts := s.host.options(ctx, workflow.ActivityOptions{
