@@ -47,6 +47,10 @@ type Config struct {
 	// agentCommandFile is the workspace's ralph.yaml if agent.command came
 	// from it, for Notices.
 	agentCommandFile string
+	// roleCommandKeys are the roles.*.command keys the workspace's
+	// ralph.yaml, roleCommandFile, set, for Notices.
+	roleCommandKeys []string
+	roleCommandFile string
 }
 
 // AgentConfig says how to run the coding agent.
@@ -427,6 +431,7 @@ func Load(fs *pflag.FlagSet, workspace string) (Config, error) {
 		return Config{}, err
 	}
 	var agentCommandFile string
+	var roleCommandKeys []string
 	if file != "" {
 		fv, err := readFile(v, file)
 		if err != nil {
@@ -442,6 +447,11 @@ func Load(fs *pflag.FlagSet, workspace string) (Config, error) {
 			if fv.IsSet("agent.command") && !setOutsideFiles(fs, lookupSpec("agent.command")) {
 				agentCommandFile = file
 			}
+			for _, key := range []string{"roles.reviewer.command", "roles.planner.command"} {
+				if fv.IsSet(key) && !setOutsideFiles(fs, lookupSpec(key)) {
+					roleCommandKeys = append(roleCommandKeys, key)
+				}
+			}
 		}
 	}
 
@@ -452,6 +462,9 @@ func Load(fs *pflag.FlagSet, workspace string) (Config, error) {
 	cfg.File = file
 	cfg.UserFile = userFile
 	cfg.agentCommandFile = agentCommandFile
+	if len(roleCommandKeys) > 0 {
+		cfg.roleCommandKeys, cfg.roleCommandFile = roleCommandKeys, file
+	}
 	if workspace != "" {
 		cfg.Workspace = workspace
 	}
@@ -520,6 +533,13 @@ func (c Config) Notices() []string {
 	if c.agentCommandFile != "" {
 		notices = append(notices, fmt.Sprintf("using agent command %s from %s",
 			formatValue(c.Agent.Command), c.agentCommandFile))
+	}
+	for _, key := range c.roleCommandKeys {
+		command := c.Roles.Planner.Command
+		if key == "roles.reviewer.command" {
+			command = c.Roles.Reviewer.Command
+		}
+		notices = append(notices, fmt.Sprintf("using %s %s from %s", key, formatValue(command), c.roleCommandFile))
 	}
 	if c.Dev.Enabled && !isLoopback(c.Dev.IP) {
 		what := "the embedded Temporal server listens"

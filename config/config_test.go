@@ -1261,6 +1261,11 @@ func TestNotices(t *testing.T) {
 			want: []string{`using agent command "claude --dangerously-skip-permissions" from FILE`},
 		},
 		{
+			name: "a role's command from ralph.yaml",
+			file: "roles:\n  reviewer:\n    enabled: true\n    command: [./review.sh, --strict]\n",
+			want: []string{`using roles.reviewer.command "./review.sh --strict" from FILE`},
+		},
+		{
 			name: "agent command list from ralph.yaml over user file",
 			user: "agent:\n  command: claude\n",
 			file: "agent:\n  command: [./agent.sh, -v]\n",
@@ -1654,7 +1659,7 @@ func TestTemplate(t *testing.T) {
 		cfg, err := Load(nil, dir)
 		require.NoError(t, err, text)
 		cfg.Workspace, defaults.Workspace = "", ""
-		cfg.File, cfg.agentCommandFile = "", ""
+		cfg.File, cfg.agentCommandFile, cfg.roleCommandFile, cfg.roleCommandKeys = "", "", "", nil
 		require.Equal(t, defaults, cfg)
 	}
 }
