@@ -157,3 +157,29 @@ func TestPlanApproveComplete(t *testing.T) {
 	require.Equal(t, 3, strings.Count(r.read("prd.json"), `"passes": true`))
 	replayFrom(t, se, id)
 }
+
+// TestPlanFollowShowsTheStories follows a plan in the terminal: the
+// stories of the plan to approve are printed there, and after the
+// approval the same command follows the work to its end.
+func TestPlanFollowShowsTheStories(t *testing.T) {
+	r := newRepo(t, map[string]string{"README.md": "# Widgets\n"})
+	se := newStarterEnv(t, rawScenario(t, map[string]any{
+		"steps":  []any{map[string]any{"auto": true}},
+		"repeat": "auto",
+		"roles":  map[string]any{"planner": []any{map[string]any{"write": map[string]string{"prd.json": planTwoStories}, "text": "Planned."}}},
+	}))
+	startDevWorker(t, se)
+	p := startProc(t, se.env, bins.starter, "plan", "--dev", "--follow", "a catalogue of widgets", r.Dir)
+	waitFor(t, time.Minute, "the plan in the terminal", func() bool {
+		return strings.Contains(p.Output(), "2. US-002 Add a widget")
+	})
+	out := p.Output()
+	require.Contains(t, out, "session waits for a human: checkpoint cp-1-plan (human-verify): The planner wrote 2 stories")
+	require.Contains(t, out, "1. US-001 List widgets\n     - list renders\n     - Typecheck passes")
+	require.Contains(t, out, "iteration 1 (planner): success")
+	code, text := starter(t, se, "respond", "--dev", r.Dir, "--approve")
+	require.Equal(t, 0, code, text)
+	require.Equal(t, 0, p.wait(t, 2*time.Minute), p.Output())
+	require.Contains(t, p.Output(), "ended: complete")
+	require.Contains(t, p.Output(), "iteration 3 (executor): success")
+}
