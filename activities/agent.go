@@ -228,11 +228,81 @@ func (a *Agent) RunIteration(ctx context.Context, in IterationInput) (IterationR
 	if hb := info.HeartbeatTimeout; hb > 0 && run.heartbeatInterval() > hb/4 {
 		run.HeartbeatInterval = hb / 4
 	}
-	res, err := run.Iterate(ctx, in, int(info.Attempt), prev, beat)
+	keep := newKeepAlive(prev, beat)
+	keep.start(run.heartbeatInterval())
+	defer keep.stop()
+	res, err := run.Iterate(ctx, in, int(info.Attempt), prev, keep.beat)
 	if err == nil && a.Observe != nil {
 		a.Observe(res)
 	}
 	return res, err
+}
+
+// keepAlive heartbeats an iteration for as long as it runs, not only
+// while its agent does: what follows the agent (git on a large tree, the
+// commit) must not look like a dead worker. Between the agent's own
+// beats it repeats the last progress, or the dead attempt's until there
+// is one, so that a retry always finds the latest.
+type keepAlive struct {
+	mu    sync.Mutex
+	last  *Progress
+	send  func(Progress)
+	beats chan struct{} // a beat was sent: the ticker may wait again
+	done  chan struct{}
+	ended chan struct{}
+}
+
+func newKeepAlive(prev *Progress, send func(Progress)) *keepAlive {
+	return &keepAlive{last: prev, send: send, beats: make(chan struct{}, 1), done: make(chan struct{}), ended: make(chan struct{})}
+}
+
+// start repeats the last progress every interval without a beat, until
+// stop.
+func (k *keepAlive) start(interval time.Duration) {
+	go func() {
+		defer close(k.ended)
+		k.run(interval)
+	}()
+}
+
+// stop ends the repeats and returns when the last has been sent. It is
+// called once.
+func (k *keepAlive) stop() {
+	close(k.done)
+	<-k.ended
+}
+
+// beat sends p and keeps it as the last progress.
+func (k *keepAlive) beat(p Progress) {
+	k.mu.Lock()
+	k.last = &p
+	k.mu.Unlock()
+	k.send(p)
+	select {
+	case k.beats <- struct{}{}:
+	default:
+	}
+}
+
+// run repeats the last progress when no beat came for an interval.
+func (k *keepAlive) run(interval time.Duration) {
+	t := time.NewTimer(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-k.done:
+			return
+		case <-k.beats:
+		case <-t.C:
+			k.mu.Lock()
+			last := k.last
+			k.mu.Unlock()
+			if last != nil {
+				k.send(*last)
+			}
+		}
+		t.Reset(interval)
+	}
 }
 
 // takeSlot takes one of the worker's agent slots for the iteration,

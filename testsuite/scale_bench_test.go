@@ -179,12 +179,13 @@ func (sc *scaleBench) input(dir string) workflows.SessionInput {
 }
 
 // checkCounter requires that the workspace's counter reached the
-// iteration count and that every iteration committed.
-func (sc *scaleBench) checkCounter(b *testing.B, dir string) {
+// iteration count and that every iteration committed; context says more
+// when it did not (the worker's log).
+func (sc *scaleBench) checkCounter(b *testing.B, dir, context string) {
 	b.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, scaleCounter))
 	require.NoError(b, err)
-	require.Equal(b, strconv.Itoa(sc.iterations), strings.TrimSpace(string(data)), "counter of %s", dir)
+	require.Equal(b, strconv.Itoa(sc.iterations), strings.TrimSpace(string(data)), "counter of %s%s", dir, context)
 	cmd := exec.Command("git", "rev-list", "--count", "HEAD")
 	cmd.Dir = dir
 	out, err := cmd.Output()
@@ -238,7 +239,7 @@ func (sc *scaleBench) plainLoops(b *testing.B, n int) (time.Duration, cpuTimes) 
 		require.NoError(b, err)
 	}
 	for _, dir := range dirs {
-		sc.checkCounter(b, dir)
+		sc.checkCounter(b, dir, "")
 	}
 	return elapsed, cpu.sub(cpu0)
 }
@@ -337,7 +338,7 @@ func (sc *scaleBench) sessions(b *testing.B, n int) scaleRun {
 		require.NoError(b, errs[i], "session %d; worker output:\n%s", i, w.output())
 		require.Equal(b, workflows.ReasonMaxIterations, results[i].Reason, "session %d: %s", i, results[i].Message)
 		require.Equal(b, sc.iterations, results[i].Totals.Commits, "session %d", i)
-		sc.checkCounter(b, dirs[i])
+		sc.checkCounter(b, dirs[i], "; the worker's log ends:\n"+tailOf(w.output(), 8<<10))
 		if ends[i].After(last) {
 			last = ends[i]
 		}
@@ -413,6 +414,14 @@ func (w *scaleWorker) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.out.Write(p)
+}
+
+// tailOf is the last n bytes of s.
+func tailOf(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
 }
 
 func (w *scaleWorker) output() string {
