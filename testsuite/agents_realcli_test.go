@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,27 +25,6 @@ import (
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/workflows"
 )
-
-// realBin returns the path of a real agent CLI: the variable env names,
-// else def (relative to this package, where make installs it). Without it
-// the test is skipped, except in CI, which must have it.
-func realBin(t *testing.T, env, def, target string) string {
-	t.Helper()
-	path := os.Getenv(env)
-	if path == "" {
-		path = def
-	}
-	abs, err := filepath.Abs(path)
-	require.NoError(t, err)
-	if fi, err := os.Stat(abs); err != nil || fi.IsDir() {
-		msg := fmt.Sprintf("the real CLI is not at %s (run `make %s`, or set %s)", abs, target, env)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg + ": CI must run these tests")
-		}
-		t.Skip(msg)
-	}
-	return abs
-}
 
 // cliAgent is a real agent CLI as a session runs it.
 type cliAgent struct {
@@ -182,4 +163,46 @@ func iterate(t *testing.T, a cliAgent) (activities.IterationResult, error) {
 		t.Logf("the CLI printed:\n%s", raw)
 	}
 	return res, err
+}
+
+// heldTurn is the model turn a kill test holds: the reply to the first
+// tool call of the first iteration, until the CLI is gone.
+type heldTurn struct {
+	mu sync.Mutex
+	at time.Time
+}
+
+var firstIterationRE = regexp.MustCompile(`(?m)^# Ralph loop: iteration 1\b`)
+
+// take reports whether a request of the conversation that began with
+// prompt, at turn, is the one to hold; only the first such is.
+func (h *heldTurn) take(prompt string, turn int) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.at.IsZero() || turn != 1 || !firstIterationRE.MatchString(prompt) {
+		return false
+	}
+	h.at = time.Now()
+	return true
+}
+
+// waited reports whether the held turn has waited long enough for the
+// CLI to have reported its session in a heartbeat.
+func (h *heldTurn) waited() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return !h.at.IsZero() && time.Since(h.at) > 4*time.Second
+}
+
+// eventField is the string field key of the first event of type typ in a
+// raw log: the CLI's session or thread id.
+func eventField(t *testing.T, path, typ, key string) string {
+	t.Helper()
+	for _, ev := range streamLines(t, path) {
+		if ev["type"] == typ {
+			v, _ := ev[key].(string)
+			return v
+		}
+	}
+	return ""
 }

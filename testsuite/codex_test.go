@@ -9,15 +9,14 @@ package testsuite_test
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-ralph/ralph/activities/agent"
+	"github.com/durable-ralph/ralph/testsuite/realcli"
 	"github.com/durable-ralph/ralph/testsuite/responsesapi"
 )
 
@@ -26,7 +25,7 @@ import (
 // makes the server its model provider, without retries of its own.
 func codexAgent(t *testing.T, script responsesapi.Script) (cliAgent, *responsesapi.Server) {
 	t.Helper()
-	bin := realBin(t, "RALPH_CODEX_BIN", "../.cache/codex/node_modules/.bin/codex", "codex")
+	bin := realcli.Bin(t, "RALPH_CODEX_BIN", realcli.Codex, "codex")
 	srv := responsesapi.New(script)
 	t.Cleanup(srv.Close)
 	srv.SetLog(t.Logf)
@@ -71,27 +70,15 @@ func TestCodexCLICompletesThreeStories(t *testing.T) {
 // the thread the dead attempt reported, and the model sees the earlier
 // turns and Ralph's "You were interrupted" in that conversation.
 func TestCodexCLIWorkerKillResumes(t *testing.T) {
-	firstIteration := regexp.MustCompile(`(?m)^# Ralph loop: iteration 1\b`)
 	inner := responsesapi.RalphPRDScript()
-	var mu sync.Mutex
-	var heldAt time.Time
+	var held heldTurn
 	a, srv := codexAgent(t, func(req *responsesapi.Request) responsesapi.Reply {
-		mu.Lock()
-		hold := heldAt.IsZero() && firstIteration.MatchString(req.Prompt()) && req.Turn() == 1
-		if hold {
-			heldAt = time.Now()
-		}
-		mu.Unlock()
-		if hold {
+		if held.take(req.Prompt(), req.Turn()) {
 			return responsesapi.Hold(5 * time.Minute).Then(inner(req))
 		}
 		return inner(req)
 	})
-	_, r, _ := killWorkerMidIteration(t, a, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return !heldAt.IsZero() && time.Since(heldAt) > 4*time.Second
-	})
+	_, r, _ := killWorkerMidIteration(t, a, held.waited)
 
 	first, second := attemptLogs(t, r)
 	id1, id2 := codexThread(t, first), codexThread(t, second)
@@ -111,13 +98,7 @@ func TestCodexCLIWorkerKillResumes(t *testing.T) {
 // codexThread is the thread_id of the thread.started event of a raw log.
 func codexThread(t *testing.T, path string) string {
 	t.Helper()
-	for _, ev := range streamLines(t, path) {
-		if ev["type"] == "thread.started" {
-			id, _ := ev["thread_id"].(string)
-			return id
-		}
-	}
-	return ""
+	return eventField(t, path, "thread.started", "thread_id")
 }
 
 // TestCodexCLIErrorsAreClassified has the API fail; the outcome is read

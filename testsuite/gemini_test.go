@@ -7,9 +7,7 @@ package testsuite_test
 
 import (
 	"os"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,12 +15,13 @@ import (
 
 	"github.com/durable-ralph/ralph/activities/agent"
 	"github.com/durable-ralph/ralph/testsuite/geminiapi"
+	"github.com/durable-ralph/ralph/testsuite/realcli"
 )
 
 // geminiAgent is the real Gemini CLI with its API answered by script.
 func geminiAgent(t *testing.T, script geminiapi.Script) (cliAgent, *geminiapi.Server) {
 	t.Helper()
-	bin := realBin(t, "RALPH_GEMINI_BIN", "../.cache/gemini-cli/node_modules/.bin/gemini", "gemini")
+	bin := realcli.Bin(t, "RALPH_GEMINI_BIN", realcli.Gemini, "gemini")
 	srv := geminiapi.New(script)
 	t.Cleanup(srv.Close)
 	srv.SetLog(t.Logf)
@@ -46,28 +45,15 @@ func TestGeminiCLICompletesThreeStories(t *testing.T) {
 // the session the dead attempt reported, and the model sees the earlier
 // turns and Ralph's "You were interrupted" in that conversation.
 func TestGeminiCLIWorkerKillResumes(t *testing.T) {
-	firstIteration := regexp.MustCompile(`(?m)^# Ralph loop: iteration 1\b`)
 	inner := geminiapi.RalphPRDScript()
-	var mu sync.Mutex
-	var heldAt time.Time
+	var held heldTurn
 	a, srv := geminiAgent(t, func(req *geminiapi.Request) geminiapi.Reply {
-		mu.Lock()
-		hold := heldAt.IsZero() && firstIteration.MatchString(req.Prompt()) && req.Turn() == 1
-		if hold {
-			heldAt = time.Now()
-		}
-		mu.Unlock()
-		if hold {
+		if held.take(req.Prompt(), req.Turn()) {
 			return inner(req).After(5 * time.Minute)
 		}
 		return inner(req)
 	})
-	_, r, _ := killWorkerMidIteration(t, a, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		// The CLI reported its session in a heartbeat by now.
-		return !heldAt.IsZero() && time.Since(heldAt) > 4*time.Second
-	})
+	_, r, _ := killWorkerMidIteration(t, a, held.waited)
 
 	first, second := attemptLogs(t, r)
 	id1, id2 := geminiSession(t, first), geminiSession(t, second)
@@ -87,13 +73,7 @@ func TestGeminiCLIWorkerKillResumes(t *testing.T) {
 // geminiSession is the session_id of the init event of a raw log.
 func geminiSession(t *testing.T, path string) string {
 	t.Helper()
-	for _, ev := range streamLines(t, path) {
-		if ev["type"] == "init" {
-			id, _ := ev["session_id"].(string)
-			return id
-		}
-	}
-	return ""
+	return eventField(t, path, "init", "session_id")
 }
 
 // TestGeminiCLIErrorsAreClassified has the API fail; the outcome is read

@@ -32,32 +32,15 @@ import (
 	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/testsuite/modelserver"
+	"github.com/durable-ralph/ralph/testsuite/realcli"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
-// realClaudeDefault is where `make claude` installs the CLI, relative to
-// this package.
-const realClaudeDefault = "../.cache/claude-code/node_modules/.bin/claude"
-
 // realClaude returns the path of the real CLI (RALPH_CLAUDE_BIN, else the
-// one `make claude` installs). Without it the test is skipped, except in
-// CI, which must have it.
+// one `make claude` installs).
 func realClaude(t *testing.T) string {
 	t.Helper()
-	path := os.Getenv("RALPH_CLAUDE_BIN")
-	if path == "" {
-		path = realClaudeDefault
-	}
-	abs, err := filepath.Abs(path)
-	require.NoError(t, err)
-	if fi, err := os.Stat(abs); err != nil || fi.IsDir() {
-		msg := fmt.Sprintf("the real Claude Code CLI is not at %s (run `make claude`, or set RALPH_CLAUDE_BIN)", abs)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg + ": CI must run these tests")
-		}
-		t.Skip(msg)
-	}
-	return abs
+	return realcli.Bin(t, "RALPH_CLAUDE_BIN", realcli.Claude, "claude")
 }
 
 // cliEnv is the environment of the real CLI in a test: the model server as

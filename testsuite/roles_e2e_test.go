@@ -121,6 +121,9 @@ func TestPlanApproveComplete(t *testing.T) {
 	require.Contains(t, out, "- Typecheck passes")
 	require.Contains(t, out, "Roles        executor, planner")
 	require.NotContains(t, out, "running: the planner", "it waits for a person, not for the planner")
+	code, out = starter(t, se, "plan", "--dev", "another idea", r.Dir)
+	require.Equal(t, 1, code, out)
+	require.Contains(t, out, "already runs on "+r.Dir+": plan starts a session of its own; stop that one first")
 	code, out = starter(t, se, "respond", "--dev", r.Dir, "--checkpoint", "cp-2-plan", "--reject", "--reason", "users must be able to delete widgets too")
 	require.Equal(t, 0, code, out)
 

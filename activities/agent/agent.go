@@ -9,7 +9,11 @@
 package agent
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -189,4 +193,32 @@ func Cut(s string, n int) string {
 		cut--
 	}
 	return s[:max(cut, 0)] + "…"
+}
+
+// ExcerptLen bounds the excerpt of an invalid line a Summary keeps.
+const ExcerptLen = 200
+
+// JSONLine begins the parsing of one line of a JSON-lines stream: it
+// trims the line and reads its "type". A blank line gives "" and no
+// error. A line that is not a JSON object with a type is counted in
+// s.InvalidLines (the first kept as an excerpt) and reported by an error
+// wrapping ErrInvalidLine; any other is counted in s.Events.
+func (s *Summary) JSONLine(line []byte) (typ string, trimmed []byte, err error) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return "", nil, nil
+	}
+	var head struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(line, &head); err != nil || head.Type == "" {
+		s.InvalidLines++
+		excerpt := Cut(strings.ToValidUTF8(string(line), "?"), ExcerptLen)
+		if s.FirstInvalidLine == "" {
+			s.FirstInvalidLine = excerpt
+		}
+		return "", nil, fmt.Errorf("%w: %q", ErrInvalidLine, excerpt)
+	}
+	s.Events++
+	return head.Type, line, nil
 }

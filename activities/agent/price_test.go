@@ -42,3 +42,31 @@ func TestCut(t *testing.T) {
 	require.Equal(t, "short", Cut("short", 10))
 	require.Equal(t, "ééé…", Cut("éééééé", 9))
 }
+
+func TestJSONLine(t *testing.T) {
+	var s Summary
+	for _, tc := range []struct {
+		line, typ string
+		invalid   bool
+	}{
+		{"  \n", "", false},
+		{`{"type":"thread.started","thread_id":"t1"}` + "\n", "thread.started", false},
+		{"Warning: garbage", "", true},
+		{`{"no":"type"}`, "", true},
+		{`{"type":"turn.completed"}`, "turn.completed", false},
+	} {
+		typ, line, err := s.JSONLine([]byte(tc.line))
+		require.Equal(t, tc.typ, typ, tc.line)
+		if tc.invalid {
+			require.ErrorIs(t, err, ErrInvalidLine)
+		} else {
+			require.NoError(t, err)
+		}
+		if typ != "" {
+			require.Equal(t, byte('}'), line[len(line)-1], "trimmed")
+		}
+	}
+	require.Equal(t, 2, s.Events)
+	require.Equal(t, 2, s.InvalidLines)
+	require.Equal(t, "Warning: garbage", s.FirstInvalidLine)
+}

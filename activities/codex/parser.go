@@ -1,7 +1,6 @@
 package codex
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -23,9 +22,6 @@ const maxIDLen = 256
 
 // maxSubjectLen bounds Event.ToolSubject.
 const maxSubjectLen = 200
-
-// maxExcerptLen bounds the excerpt of the first invalid line.
-const maxExcerptLen = 200
 
 // maxErrors is how many messages of the CLI's error events a Parser keeps
 // for Verdict.
@@ -163,22 +159,10 @@ type Parser struct {
 // line that is not a JSON object with a type is an error wrapping
 // agent.ErrInvalidLine.
 func (p *Parser) Line(line []byte) (agent.Event, error) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return agent.Event{}, nil
+	typ, line, err := p.s.JSONLine(line)
+	if typ == "" {
+		return agent.Event{}, err
 	}
-	var head struct {
-		Type string `json:"type"`
-	}
-	if err := json.Unmarshal(line, &head); err != nil || head.Type == "" {
-		p.s.InvalidLines++
-		excerpt := agent.Cut(strings.ToValidUTF8(string(line), "?"), maxExcerptLen)
-		if p.s.FirstInvalidLine == "" {
-			p.s.FirstInvalidLine = excerpt
-		}
-		return agent.Event{}, fmt.Errorf("%w: %q", agent.ErrInvalidLine, excerpt)
-	}
-	p.s.Events++
 	var w wireEvent
 	if err := json.Unmarshal(line, &w); err != nil {
 		// An event of a shape this CLI version does not print.

@@ -20,31 +20,14 @@ import (
 
 	"github.com/durable-ralph/ralph/activities/agent"
 	"github.com/durable-ralph/ralph/activities/gemini"
+	"github.com/durable-ralph/ralph/testsuite/realcli"
 )
 
-// realGeminiDefault is where `make gemini` installs the CLI, relative to
-// this package.
-const realGeminiDefault = "../../.cache/gemini-cli/node_modules/.bin/gemini"
-
 // realGemini returns the path of the real CLI (RALPH_GEMINI_BIN, else the
-// one `make gemini` installs). Without it the test is skipped, except in
-// CI, which must have it.
+// one `make gemini` installs).
 func realGemini(t *testing.T) string {
 	t.Helper()
-	path := os.Getenv("RALPH_GEMINI_BIN")
-	if path == "" {
-		path = realGeminiDefault
-	}
-	abs, err := filepath.Abs(path)
-	require.NoError(t, err)
-	if fi, err := os.Stat(abs); err != nil || fi.IsDir() {
-		msg := fmt.Sprintf("the real Gemini CLI is not at %s (run `make gemini`, or set RALPH_GEMINI_BIN)", abs)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg + ": CI must run these tests")
-		}
-		t.Skip(msg)
-	}
-	return abs
+	return realcli.Bin(t, "RALPH_GEMINI_BIN", realcli.Gemini, "gemini")
 }
 
 // cliRun is one finished run of the real CLI.

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,32 +18,15 @@ import (
 
 	"github.com/durable-ralph/ralph/activities/agent"
 	"github.com/durable-ralph/ralph/activities/codex"
+	"github.com/durable-ralph/ralph/testsuite/realcli"
 	"github.com/durable-ralph/ralph/testsuite/responsesapi"
 )
 
-// realCodexDefault is where `make codex` installs the CLI, relative to
-// this package.
-const realCodexDefault = "../../.cache/codex/node_modules/.bin/codex"
-
 // realCodex returns the path of the real Codex CLI (RALPH_CODEX_BIN, else
-// the one `make codex` installs). Without it the test is skipped, except
-// in CI, which must have it.
+// the one `make codex` installs).
 func realCodex(t *testing.T) string {
 	t.Helper()
-	path := os.Getenv("RALPH_CODEX_BIN")
-	if path == "" {
-		path = realCodexDefault
-	}
-	abs, err := filepath.Abs(path)
-	require.NoError(t, err)
-	if fi, err := os.Stat(abs); err != nil || fi.IsDir() {
-		msg := fmt.Sprintf("the real Codex CLI is not at %s (run `make codex`, or set RALPH_CODEX_BIN)", abs)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg + ": CI must run these tests")
-		}
-		t.Skip(msg)
-	}
-	return abs
+	return realcli.Bin(t, "RALPH_CODEX_BIN", realcli.Codex, "codex")
 }
 
 // codexCLI is the real CLI set up against a scripted server: a CODEX_HOME of
