@@ -42,7 +42,7 @@ unit:
 
 # The deterministic and concurrent code under the race detector.
 race:
-	go test -count=1 -race ./workflows/... ./activities/... ./config/...
+	go test -count=1 -race ./contract/... ./workflows/... ./activities/... ./agent/... ./tasks/... ./git/... ./config/...
 
 # The real Claude Code CLI, pinned, for testsuite/realcli_test.go (it runs
 # against a scripted local model server). Installed once into .cache/, again

@@ -22,10 +22,11 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/durable-ralph/ralph/activities/agent"
-	"github.com/durable-ralph/ralph/activities/git"
-	"github.com/durable-ralph/ralph/activities/redact"
-	"github.com/durable-ralph/ralph/activities/tasks"
+	"github.com/durable-ralph/ralph/agent"
+	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/git"
+	"github.com/durable-ralph/ralph/redact"
+	"github.com/durable-ralph/ralph/tasks"
 )
 
 // Defaults of Agent's tunables.
@@ -39,8 +40,7 @@ const (
 	DefaultMaxLineBytes = 4 << 20
 )
 
-// stateDir is Ralph's directory inside a workspace; it is excluded from git.
-const stateDir = ".ralph"
+// contract.StateDir is Ralph's directory inside a workspace; it is excluded from git.
 
 // Agent runs agent iterations on workspaces of this worker's host. Its
 // fields are the worker's settings, not the session's.
@@ -71,7 +71,7 @@ type Agent struct {
 	OnSlot func(ctx context.Context, ev SlotEvent)
 	// Observe is given the result of every iteration RunIteration ran
 	// (the worker's metrics); nil is nobody.
-	Observe func(IterationResult)
+	Observe func(contract.IterationResult)
 }
 
 // HostReady answers on the task queue of this worker's host: a session
@@ -83,7 +83,7 @@ func (a *Agent) HostReady(ctx context.Context) (string, error) {
 // WorkspaceCheck is what CheckWorkspace found.
 type WorkspaceCheck struct {
 	repo    *git.Repo
-	Mode    tasks.Mode
+	Mode    contract.Mode
 	Promise string
 	State   tasks.State
 	// UncommittedTaskFile is the task file when it is the workspace's only
@@ -97,7 +97,7 @@ type WorkspaceCheck struct {
 // the worker; the starter runs it before it starts a session on a
 // workspace of its own machine, so that a bad workspace is one clear
 // error rather than a failed session.
-func CheckWorkspace(ctx context.Context, in PrepareInput) (WorkspaceCheck, error) {
+func CheckWorkspace(ctx context.Context, in contract.PrepareInput) (WorkspaceCheck, error) {
 	repo, err := openWorkspace(ctx, in.Workspace)
 	if err != nil {
 		return WorkspaceCheck{}, err
@@ -105,10 +105,10 @@ func CheckWorkspace(ctx context.Context, in PrepareInput) (WorkspaceCheck, error
 	check := WorkspaceCheck{repo: repo}
 	mode, promise, modeErr := resolveTask(in.Workspace, in.Task)
 	if in.Planning {
-		mode, promise, modeErr = tasks.ModePRD, tasks.DefaultPromise(tasks.ModePRD), nil
-		if m := in.Task.Mode; m != "" && m != string(tasks.ModePRD) {
+		mode, promise, modeErr = contract.ModePRD, tasks.DefaultPromise(contract.ModePRD), nil
+		if m := in.Task.Mode; m != "" && m != string(contract.ModePRD) {
 			modeErr = temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("a session that plans writes prd.json, but task.mode is %s", m), ErrTypeInvalidTaskFile, nil)
+				fmt.Sprintf("a session that plans writes prd.json, but task.mode is %s", m), contract.ErrTypeInvalidTaskFile, nil)
 		}
 	}
 	if !in.Git.AllowDirty {
@@ -118,7 +118,7 @@ func CheckWorkspace(ctx context.Context, in PrepareInput) (WorkspaceCheck, error
 		}
 		var dirty []string
 		for _, p := range all {
-			if p != stateDir+"/" && !strings.HasPrefix(p, stateDir+"/") {
+			if p != contract.StateDir+"/" && !strings.HasPrefix(p, contract.StateDir+"/") {
 				dirty = append(dirty, p)
 			}
 		}
@@ -132,8 +132,7 @@ func CheckWorkspace(ctx context.Context, in PrepareInput) (WorkspaceCheck, error
 			}
 			return WorkspaceCheck{}, temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("workspace %s has uncommitted changes (%s): commit or stash them, or allow a dirty tree (--allow-dirty)",
-					in.Workspace, strings.Join(shown, ", ")),
-				ErrTypeDirtyWorkspace, nil)
+					in.Workspace, strings.Join(shown, ", ")), contract.ErrTypeDirtyWorkspace, nil)
 		}
 	}
 	if modeErr != nil {
@@ -155,41 +154,41 @@ func CheckWorkspace(ctx context.Context, in PrepareInput) (WorkspaceCheck, error
 // that is the only uncommitted change is committed, saying so. A session
 // in a work tree (in.Worktree) makes it first and stays on its branch,
 // whatever branchName says: two work trees cannot share a branch.
-func (a *Agent) PrepareWorkspace(ctx context.Context, in PrepareInput) (PrepareResult, error) {
+func (a *Agent) PrepareWorkspace(ctx context.Context, in contract.PrepareInput) (contract.PrepareResult, error) {
 	if in.Worktree != nil {
 		if err := prepareWorktree(ctx, *in.Worktree, in.Workspace); err != nil {
-			return PrepareResult{}, err
+			return contract.PrepareResult{}, err
 		}
 	}
 	check, err := CheckWorkspace(ctx, in)
 	if err != nil {
-		return PrepareResult{}, err
+		return contract.PrepareResult{}, err
 	}
 	repo, st := check.repo, check.State
 	if err := excludeState(ctx, repo, in.Workspace); err != nil {
-		return PrepareResult{}, err
+		return contract.PrepareResult{}, err
 	}
 	if st.BranchName != "" && in.Worktree == nil {
 		if err := repo.Checkout(ctx, st.BranchName); err != nil {
-			return PrepareResult{}, fmt.Errorf("check out branch %s from prd.json: %w", st.BranchName, err)
+			return contract.PrepareResult{}, fmt.Errorf("check out branch %s from prd.json: %w", st.BranchName, err)
 		}
 	}
 	if f := check.UncommittedTaskFile; f != "" && in.Git.AutoCommit {
 		if _, err := repo.CommitAll(ctx, "ralph: add the task file "+f,
 			f+" was not committed when the session started: Ralph commits it before the first iteration.",
 			in.SessionID, 0); err != nil {
-			return PrepareResult{}, fmt.Errorf("commit the task file %s: %w", f, err)
+			return contract.PrepareResult{}, fmt.Errorf("commit the task file %s: %w", f, err)
 		}
 	}
 	branch, err := repo.Branch(ctx)
 	if err != nil {
-		return PrepareResult{}, err
+		return contract.PrepareResult{}, err
 	}
 	head, err := repo.Head(ctx)
 	if err != nil {
-		return PrepareResult{}, err
+		return contract.PrepareResult{}, err
 	}
-	return PrepareResult{
+	return contract.PrepareResult{
 		Mode:              string(check.Mode),
 		CompletionPromise: check.Promise,
 		Branch:            branch,
@@ -203,10 +202,10 @@ func (a *Agent) PrepareWorkspace(ctx context.Context, in PrepareInput) (PrepareR
 // did. Agent failures are results; errors are left for infrastructure
 // failures (retried by Temporal) and for what no retry can fix
 // (non-retryable).
-func (a *Agent) RunIteration(ctx context.Context, in IterationInput) (IterationResult, error) {
-	var prev *Progress
+func (a *Agent) RunIteration(ctx context.Context, in contract.IterationInput) (contract.IterationResult, error) {
+	var prev *contract.Progress
 	if activity.HasHeartbeatDetails(ctx) {
-		var p Progress
+		var p contract.Progress
 		if err := activity.GetHeartbeatDetails(ctx, &p); err == nil {
 			prev = &p
 		}
@@ -214,12 +213,12 @@ func (a *Agent) RunIteration(ctx context.Context, in IterationInput) (IterationR
 	if prev == nil && in.Resume != nil {
 		prev = in.Resume // an earlier try whose host went offline
 	}
-	beat := func(p Progress) { activity.RecordHeartbeat(ctx, p) }
+	beat := func(p contract.Progress) { activity.RecordHeartbeat(ctx, p) }
 	info := activity.GetInfo(ctx)
 	if a.Slots != nil {
 		release, err := a.takeSlot(ctx, in, prev, beat)
 		if err != nil {
-			return IterationResult{}, err
+			return contract.IterationResult{}, err
 		}
 		defer release()
 	}
@@ -245,14 +244,14 @@ func (a *Agent) RunIteration(ctx context.Context, in IterationInput) (IterationR
 // is one, so that a retry always finds the latest.
 type keepAlive struct {
 	mu    sync.Mutex
-	last  *Progress
-	send  func(Progress)
+	last  *contract.Progress
+	send  func(contract.Progress)
 	beats chan struct{} // a beat was sent: the ticker may wait again
 	done  chan struct{}
 	ended chan struct{}
 }
 
-func newKeepAlive(prev *Progress, send func(Progress)) *keepAlive {
+func newKeepAlive(prev *contract.Progress, send func(contract.Progress)) *keepAlive {
 	return &keepAlive{last: prev, send: send, beats: make(chan struct{}, 1), done: make(chan struct{}), ended: make(chan struct{})}
 }
 
@@ -273,7 +272,7 @@ func (k *keepAlive) stop() {
 }
 
 // beat sends p and keeps it as the last progress.
-func (k *keepAlive) beat(p Progress) {
+func (k *keepAlive) beat(p contract.Progress) {
 	k.mu.Lock()
 	k.last = &p
 	k.mu.Unlock()
@@ -310,7 +309,7 @@ func (k *keepAlive) run(interval time.Duration) {
 // progress of a dead earlier attempt (so that the next attempt still
 // finds it) with a line that says what it waits for, and tells the
 // session through OnSlot.
-func (a *Agent) takeSlot(ctx context.Context, in IterationInput, prev *Progress, beat func(Progress)) (release func(), err error) {
+func (a *Agent) takeSlot(ctx context.Context, in contract.IterationInput, prev *contract.Progress, beat func(contract.Progress)) (release func(), err error) {
 	if a.Slots.TryAcquire() {
 		return a.Slots.Release, nil
 	}
@@ -325,7 +324,7 @@ func (a *Agent) takeSlot(ctx context.Context, in IterationInput, prev *Progress,
 		}
 	}
 	notify(ev)
-	waiting := Progress{Attempt: int(info.Attempt), Iteration: in.Iteration}
+	waiting := contract.Progress{Attempt: int(info.Attempt), Iteration: in.Iteration}
 	if prev != nil {
 		waiting = *prev
 		waiting.Attempt, waiting.Live = int(info.Attempt), nil
@@ -356,8 +355,7 @@ func (a *Agent) takeSlot(ctx context.Context, in IterationInput, prev *Progress,
 			return nil, err
 		}
 		return nil, temporal.NewApplicationErrorWithOptions(
-			fmt.Sprintf("all %d agent slots of this worker stayed in use for %s", a.Slots.Max(), time.Since(since).Round(time.Second)),
-			ErrTypeAgentSlotBusy, temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{waiting}})
+			fmt.Sprintf("all %d agent slots of this worker stayed in use for %s", a.Slots.Max(), time.Since(since).Round(time.Second)), contract.ErrTypeAgentSlotBusy, temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{waiting}})
 	}
 	ev.Waiting = false
 	notify(ev)
@@ -382,86 +380,86 @@ func (a *Agent) heartbeatInterval() time.Duration {
 // numbers the try, prev is the last progress a dead earlier try reported
 // (or nil), and beat receives progress every HeartbeatInterval.
 // RunIteration is Iterate with Temporal's heartbeats.
-func (a *Agent) Iterate(ctx context.Context, in IterationInput, attempt int, prev *Progress, beat func(Progress)) (IterationResult, error) {
+func (a *Agent) Iterate(ctx context.Context, in contract.IterationInput, attempt int, prev *contract.Progress, beat func(contract.Progress)) (contract.IterationResult, error) {
 	run := *a
 	if run.Redact == nil {
 		run.Redact = redact.New(append(os.Environ(), a.Env...))
 	}
 	res, err := run.iterate(ctx, in, attempt, prev, beat)
 	if err != nil {
-		return IterationResult{}, run.Redact.Error(err)
+		return contract.IterationResult{}, run.Redact.Error(err)
 	}
-	return run.Redact.Value(res).(IterationResult), nil
+	return run.Redact.Value(res).(contract.IterationResult), nil
 }
 
-func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, prev *Progress, beat func(Progress)) (IterationResult, error) {
+func (a *Agent) iterate(ctx context.Context, in contract.IterationInput, attempt int, prev *contract.Progress, beat func(contract.Progress)) (contract.IterationResult, error) {
 	started := time.Now()
 	if beat == nil {
-		beat = func(Progress) {}
+		beat = func(contract.Progress) {}
 	} else {
 		inner := beat
-		beat = func(p Progress) { inner(a.Redact.Value(p).(Progress)) }
+		beat = func(p contract.Progress) { inner(a.Redact.Value(p).(contract.Progress)) }
 	}
 	if len(in.Agent.Command) == 0 || in.Agent.Command[0] == "" {
-		return IterationResult{}, temporal.NewNonRetryableApplicationError("agent command is empty", ErrTypeInvalidAgentConfig, nil)
+		return contract.IterationResult{}, temporal.NewNonRetryableApplicationError("agent command is empty", contract.ErrTypeInvalidAgentConfig, nil)
 	}
 	backend, err := BackendOf(in.Agent.Backend)
 	if err != nil {
-		return IterationResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidAgentConfig, err)
+		return contract.IterationResult{}, temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrTypeInvalidAgentConfig, err)
 	}
 	repo, err := openWorkspace(ctx, in.Workspace)
 	if err != nil {
-		return IterationResult{}, err
+		return contract.IterationResult{}, err
 	}
 	key := safeName(in.Key())
-	logDir := filepath.Join(in.Workspace, stateDir, "logs", key)
-	resultFile := filepath.Join(in.Workspace, stateDir, "state", key, fmt.Sprintf("iteration-%04d.json", in.Iteration))
+	logDir := filepath.Join(in.Workspace, contract.StateDir, "logs", key)
+	resultFile := filepath.Join(in.Workspace, contract.StateDir, "state", key, fmt.Sprintf("iteration-%04d.json", in.Iteration))
 
 	// A retry after the iteration already finished returns what it
 	// recorded, committing first if the commit did not happen.
 	if res, ok, err := loadResult(resultFile); err != nil {
-		return IterationResult{}, err
+		return contract.IterationResult{}, err
 	} else if ok {
 		return a.finishCommit(ctx, repo, in, res, resultFile)
 	}
 
 	if err := excludeState(ctx, repo, in.Workspace); err != nil {
-		return IterationResult{}, err
+		return contract.IterationResult{}, err
 	}
 	var warnings []string
 	warn := func(err error) { warnings = append(warnings, err.Error()) }
 
 	role := in.RoleOf()
-	progress := &Progress{Attempt: attempt, Iteration: in.Iteration, Role: in.Role}
+	progress := &contract.Progress{Attempt: attempt, Iteration: in.Iteration, Role: in.Role}
 	if prev != nil && prev.StartHead != "" {
 		// A previous attempt died mid-run: measure this iteration from
 		// where it started, so its partial work is counted and committed.
 		progress.StartHead = prev.StartHead
 	} else if progress.StartHead, err = repo.Head(ctx); err != nil {
-		return IterationResult{}, err
+		return contract.IterationResult{}, err
 	}
 
 	mode, promise, err := resolveTask(in.Workspace, in.Task)
-	if role == RolePlanner {
+	if role == contract.RolePlanner {
 		// The planner writes the task file: there may be none yet.
-		mode, promise, err = tasks.ModePRD, tasks.DefaultPromise(tasks.ModePRD), nil
+		mode, promise, err = contract.ModePRD, tasks.DefaultPromise(contract.ModePRD), nil
 	}
 	if err != nil {
-		return IterationResult{}, err
+		return contract.IterationResult{}, err
 	}
 	interrupted := prev != nil && prev.StartHead != ""
 	if interrupted && prev.AgentSessionID == "" && in.Agent.ResetInterrupted {
 		if err := repo.ResetHard(ctx, progress.StartHead); err != nil {
-			return IterationResult{}, fmt.Errorf("reset the interrupted iteration: %w", err)
+			return contract.IterationResult{}, fmt.Errorf("reset the interrupted iteration: %w", err)
 		}
 	}
-	if role == RoleReviewer {
+	if role == contract.RoleReviewer {
 		if interrupted && prev.ReviewStart != nil {
 			progress.ReviewStart = prev.ReviewStart
 		} else {
 			snap, err := repo.Snapshot(ctx)
 			if err != nil {
-				return IterationResult{}, fmt.Errorf("snapshot the workspace before the review: %w", err)
+				return contract.IterationResult{}, fmt.Errorf("snapshot the workspace before the review: %w", err)
 			}
 			progress.ReviewStart = &snap
 		}
@@ -475,13 +473,13 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 	if interrupted && prev.AgentSessionID == "" && !in.Agent.ResetInterrupted {
 		note, err := interruptedNote(ctx, repo, progress.StartHead)
 		if err != nil {
-			return IterationResult{}, err
+			return contract.IterationResult{}, err
 		}
 		in.Guidance = append([]string{note}, in.Guidance...)
 	}
 	prompt, err := a.prompt(in, mode, promise, before, beforeErr)
 	if err != nil {
-		return IterationResult{}, fmt.Errorf("build prompt: %w", err)
+		return contract.IterationResult{}, fmt.Errorf("build prompt: %w", err)
 	}
 	base := fmt.Sprintf("iteration-%04d", in.Iteration)
 	logName := fmt.Sprintf("%s.attempt-%d.jsonl", base, attempt)
@@ -493,7 +491,7 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 	}
 	defer closeLog()
 	if logw != io.Discard {
-		progress.Log = filepath.ToSlash(filepath.Join(stateDir, "logs", key, logName))
+		progress.Log = filepath.ToSlash(filepath.Join(contract.StateDir, "logs", key, logName))
 	}
 
 	var run agentRun
@@ -504,7 +502,7 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 		progress.AgentSessionID = prev.AgentSessionID
 		run, err = a.runAgent(ctx, in, backend, resumePrompt, prev.AgentSessionID, logw, progress, beat)
 		if err != nil {
-			return IterationResult{}, err
+			return contract.IterationResult{}, err
 		}
 		resumed = !run.resumeFailed
 		if !resumed {
@@ -514,11 +512,11 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 	if !resumed {
 		run, err = a.runAgent(ctx, in, backend, prompt, "", logw, progress, beat)
 		if err != nil {
-			return IterationResult{}, err
+			return contract.IterationResult{}, err
 		}
 	}
 
-	res := IterationResult{
+	res := contract.IterationResult{
 		Iteration:         in.Iteration,
 		Role:              in.Role,
 		Outcome:           run.verdict.Outcome,
@@ -533,7 +531,7 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 		ResultText:        truncate(run.summary.FinalText, 2000),
 		RateLimitResetsAt: run.verdict.ResetsAt,
 		Resumed:           resumed,
-		Repair:            beforeErr != nil && role == RoleExecutor,
+		Repair:            beforeErr != nil && role == contract.RoleExecutor,
 		Live:              run.live,
 		LiveStartedAt:     run.started,
 	}
@@ -545,23 +543,23 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 		res.CostUSD += prev.CostUSD
 		res.Usage = res.Usage.Add(prev.Usage)
 	}
-	if res.Outcome == agent.OutcomePermanent {
-		return IterationResult{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("agent failed permanently: %s", res.Reason), ErrTypeAgentPermanent, nil)
+	if res.Outcome == contract.OutcomePermanent {
+		return contract.IterationResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("agent failed permanently: %s", res.Reason), contract.ErrTypeAgentPermanent, nil)
 	}
 	if err := a.guardHistory(ctx, repo, in, progress.StartHead, &res); err != nil {
-		return IterationResult{}, err
+		return contract.IterationResult{}, err
 	}
 	switch role {
-	case RoleReviewer:
+	case contract.RoleReviewer:
 		err = a.review(ctx, repo, in, mode, *progress.ReviewStart, run.summary.FinalText, &res)
-	case RolePlanner:
+	case contract.RolePlanner:
 		err = a.checkPlan(ctx, repo, in, progress.StartHead, &res)
 	default:
 		err = a.inspect(ctx, repo, in, mode, promise, before, progress.StartHead, run.summary.FinalText, &res)
 	}
 	if err != nil {
-		return IterationResult{}, err
+		return contract.IterationResult{}, err
 	}
 	if interrupted && progress.StoryID != "" {
 		// The task file may already show the dead attempt's work as done;
@@ -575,7 +573,7 @@ func (a *Agent) iterate(ctx context.Context, in IterationInput, attempt int, pre
 			res.Notices = append(res.Notices, checkNotice(*res.Check))
 		}
 	}
-	if res.Outcome == agent.OutcomeRateLimited {
+	if res.Outcome == contract.OutcomeRateLimited {
 		// Nothing to record: the workflow runs this iteration again after
 		// the limit resets.
 		return res, nil
@@ -609,7 +607,7 @@ func createLog(dir, promptName, logName, prompt string) (io.Writer, func(), erro
 // pattern is anchored at the repository's top level, which is the
 // workspace's parent when the workspace is a subdirectory.
 func excludeState(ctx context.Context, repo *git.Repo, workspace string) error {
-	pattern := "/" + stateDir + "/"
+	pattern := "/" + contract.StateDir + "/"
 	dir := workspace
 	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = resolved
@@ -622,21 +620,21 @@ func excludeState(ctx context.Context, repo *git.Repo, workspace string) error {
 		pattern = "/" + filepath.ToSlash(rel) + pattern
 	}
 	if err := repo.Exclude(ctx, pattern); err != nil {
-		return fmt.Errorf("exclude %s from git: %w", stateDir, err)
+		return fmt.Errorf("exclude %s from git: %w", contract.StateDir, err)
 	}
 	return nil
 }
 
 // inspect fills in what the iteration changed in the workspace.
-func (a *Agent) inspect(ctx context.Context, repo *git.Repo, in IterationInput, mode tasks.Mode, promise string, before tasks.State, startHead, finalText string, res *IterationResult) error {
+func (a *Agent) inspect(ctx context.Context, repo *git.Repo, in contract.IterationInput, mode contract.Mode, promise string, before tasks.State, startHead, finalText string, res *contract.IterationResult) error {
 	after, err := tasks.Load(in.Workspace, mode)
 	switch {
 	case err != nil:
 		// The agent broke the task file. The iteration failed; the next
 		// prompt shows the error so the agent can repair it.
 		res.TaskFileError = err.Error()
-		if res.Outcome == agent.OutcomeSuccess {
-			res.Outcome = agent.OutcomeAgentError
+		if res.Outcome == contract.OutcomeSuccess {
+			res.Outcome = contract.OutcomeAgentError
 			res.Reason = "task file unreadable after the iteration: " + err.Error()
 		}
 		res.Task = taskState(before)
@@ -644,7 +642,7 @@ func (a *Agent) inspect(ctx context.Context, repo *git.Repo, in IterationInput, 
 		res.Task = taskState(after)
 		res.StoryID, res.StoryTitle = workedOn(before, after)
 	}
-	if res.Outcome == agent.OutcomeSuccess && !res.Repair {
+	if res.Outcome == contract.OutcomeSuccess && !res.Repair {
 		res.CompletionClaimed = tasks.ClaimsCompletion(finalText, promise)
 	}
 
@@ -652,14 +650,14 @@ func (a *Agent) inspect(ctx context.Context, repo *git.Repo, in IterationInput, 
 		return err
 	}
 
-	keep := filepath.Join(in.Workspace, stateDir, "state", safeName(in.Key()), fmt.Sprintf("checkpoint-%04d.json", in.Iteration))
+	keep := filepath.Join(in.Workspace, contract.StateDir, "state", safeName(in.Key()), fmt.Sprintf("checkpoint-%04d.json", in.Iteration))
 	cp, err := takeCheckpoint(in.Workspace, keep)
 	if err != nil {
 		return err
 	}
 	if cp == nil {
 		if cp, err = tagCheckpoint(finalText); err != nil {
-			cp = &CheckpointRequest{Type: CheckpointDecision, Question: clip(finalText, maxQuestion), Context: err.Error(), Source: "tag"}
+			cp = &contract.CheckpointRequest{Type: contract.CheckpointDecision, Question: clip(finalText, maxQuestion), Context: err.Error(), Source: "tag"}
 		}
 	}
 	res.Checkpoint = cp
@@ -670,29 +668,29 @@ func (a *Agent) inspect(ctx context.Context, repo *git.Repo, in IterationInput, 
 // the trailers identify the commit, so a retry finds it instead of
 // committing again. Then it keeps the iteration's last commit reachable
 // under refs/ralph.
-func (a *Agent) finishCommit(ctx context.Context, repo *git.Repo, in IterationInput, res IterationResult, resultFile string) (IterationResult, error) {
+func (a *Agent) finishCommit(ctx context.Context, repo *git.Repo, in contract.IterationInput, res contract.IterationResult, resultFile string) (contract.IterationResult, error) {
 	if res.Halt != "" {
 		// The work is not where the session's branch is: leave it for a
 		// person to sort out rather than commit it somewhere.
 		return res, nil
 	}
 	// A plan that is not valid stays uncommitted for the next planner.
-	badPlan := in.RoleOf() == RolePlanner && (res.Plan == nil || !res.Plan.Valid)
+	badPlan := in.RoleOf() == contract.RolePlanner && (res.Plan == nil || !res.Plan.Valid)
 	if in.Git.AutoCommit && res.Commit == "" && !badPlan {
 		commit, err := repo.FindCommit(ctx, in.Key(), in.Iteration)
 		if err != nil {
-			return IterationResult{}, fmt.Errorf("look for iteration commit: %w", err)
+			return contract.IterationResult{}, fmt.Errorf("look for iteration commit: %w", err)
 		}
 		if commit == "" {
 			pending, err := repo.Status(ctx)
 			if err != nil {
-				return IterationResult{}, fmt.Errorf("git status: %w", err)
+				return contract.IterationResult{}, fmt.Errorf("git status: %w", err)
 			}
 			if len(pending) > 0 {
 				commit, err = repo.CommitAll(ctx, commitSubject(in.Iteration, res), commitBody(res), in.Key(), in.Iteration,
 					git.TrailerRole+": "+in.RoleOf())
 				if err != nil {
-					return IterationResult{}, fmt.Errorf("commit iteration %d: %w", in.Iteration, err)
+					return contract.IterationResult{}, fmt.Errorf("commit iteration %d: %w", in.Iteration, err)
 				}
 			}
 		}
@@ -707,7 +705,7 @@ func (a *Agent) finishCommit(ctx context.Context, repo *git.Repo, in IterationIn
 	if res.Head != "" {
 		ref := iterationRef(in.Key(), in.Iteration)
 		if err := repo.SetRef(ctx, ref, res.Head); err != nil {
-			return IterationResult{}, fmt.Errorf("keep iteration %d's commit: %w", in.Iteration, err)
+			return contract.IterationResult{}, fmt.Errorf("keep iteration %d's commit: %w", in.Iteration, err)
 		}
 		res.Ref = ref
 	}
@@ -734,7 +732,7 @@ func refName(key string) string {
 // work was. Both are told to the next iteration. A history that went
 // another way than the work (a rebase, an amended commit) halts the
 // session, the old line kept under refs/ralph.
-func (a *Agent) guardHistory(ctx context.Context, repo *git.Repo, in IterationInput, start string, res *IterationResult) error {
+func (a *Agent) guardHistory(ctx context.Context, repo *git.Repo, in contract.IterationInput, start string, res *contract.IterationResult) error {
 	if start == "" {
 		return nil
 	}
@@ -816,7 +814,7 @@ func (a *Agent) guardHistory(ctx context.Context, repo *git.Repo, in IterationIn
 
 // restore puts branch back at start after the agent rewound history,
 // keeping the agent's uncommitted changes, and tells the next iteration.
-func (a *Agent) restore(ctx context.Context, repo *git.Repo, in IterationInput, branch, start, what string, res *IterationResult) error {
+func (a *Agent) restore(ctx context.Context, repo *git.Repo, in contract.IterationInput, branch, start, what string, res *contract.IterationResult) error {
 	var err error
 	if branch != "" {
 		err = repo.BranchAt(ctx, branch, start)
@@ -851,10 +849,10 @@ func orName(s, def string) string {
 	return s
 }
 
-func commitSubject(iteration int, res IterationResult) string {
+func commitSubject(iteration int, res contract.IterationResult) string {
 	s := fmt.Sprintf("ralph: iteration %d", iteration)
 	if res.Plan != nil {
-		return fmt.Sprintf("%s: plan %s (%d stories)", s, tasks.PRDFile, len(res.Plan.Stories))
+		return fmt.Sprintf("%s: plan %s (%d stories)", s, contract.PRDFile, len(res.Plan.Stories))
 	}
 	if res.StoryID != "" || res.StoryTitle != "" {
 		s += ": " + strings.TrimSpace(res.StoryID+" "+res.StoryTitle)
@@ -862,7 +860,7 @@ func commitSubject(iteration int, res IterationResult) string {
 	return s
 }
 
-func commitBody(res IterationResult) string {
+func commitBody(res contract.IterationResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Outcome: %s", res.Outcome)
 	if res.Reason != "" {
@@ -894,8 +892,8 @@ func interruptedNote(ctx context.Context, repo *git.Repo, startHead string) (str
 		"Review them with git status and git diff, keep what is sound, fix or revert the rest, and finish the task.", strings.Join(files, ", ")), nil
 }
 
-func (a *Agent) prompt(in IterationInput, mode tasks.Mode, promise string, st tasks.State, loadErr error) (string, error) {
-	if in.RoleOf() == RolePlanner {
+func (a *Agent) prompt(in contract.IterationInput, mode contract.Mode, promise string, st tasks.State, loadErr error) (string, error) {
+	if in.RoleOf() == contract.RolePlanner {
 		return a.planPrompt(in), nil
 	}
 	pin := tasks.PromptInput{
@@ -914,20 +912,20 @@ func (a *Agent) prompt(in IterationInput, mode tasks.Mode, promise string, st ta
 	}
 	var err error
 	if pin.Instructions, err = tasks.LoadInstructions(in.Workspace, in.Task.InstructionsFile); err != nil {
-		return "", temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidTaskFile, err)
+		return "", temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrTypeInvalidTaskFile, err)
 	}
-	if mode == tasks.ModeIssue {
+	if mode == contract.ModeIssue {
 		pin.Learnings = tasks.LoadMemories(in.Task.MemoriesFile, tasks.MemoriesLimit)
 	}
 	if loadErr != nil {
-		if in.RoleOf() == RoleReviewer {
+		if in.RoleOf() == contract.RoleReviewer {
 			// Nothing to review against; the reviewer says so.
 			return "", invalidTaskFile(loadErr)
 		}
 		// The agent broke the task file: this iteration repairs it.
 		return tasks.BuildRepairPrompt(in.Workspace, pin, loadErr), nil
 	}
-	if in.RoleOf() == RoleReviewer {
+	if in.RoleOf() == contract.RoleReviewer {
 		return tasks.BuildReviewPrompt(in.Workspace, tasks.RoleInput{PromptInput: pin, RoleInstructions: in.RoleInstructions})
 	}
 	return tasks.BuildPrompt(in.Workspace, pin)
@@ -935,7 +933,7 @@ func (a *Agent) prompt(in IterationInput, mode tasks.Mode, promise string, st ta
 
 // Prompt is the prompt the iteration in would give its agent, built as
 // RunIteration builds it, without running anything.
-func Prompt(ctx context.Context, in IterationInput) (string, error) {
+func Prompt(ctx context.Context, in contract.IterationInput) (string, error) {
 	mode, promise, err := resolveTask(in.Workspace, in.Task)
 	if err != nil {
 		return "", err
@@ -963,22 +961,22 @@ func openWorkspace(ctx context.Context, dir string) (*git.Repo, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("workspace %s is not accessible: %v", dir, err), ErrTypeInvalidWorkspace, err)
+			fmt.Sprintf("workspace %s is not accessible: %v", dir, err), contract.ErrTypeInvalidWorkspace, err)
 	}
 	if !fi.IsDir() {
 		return nil, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("workspace %s is not a directory", dir), ErrTypeInvalidWorkspace, nil)
+			fmt.Sprintf("workspace %s is not a directory", dir), contract.ErrTypeInvalidWorkspace, nil)
 	}
 	repo, err := git.Open(ctx, dir)
 	if errors.Is(err, git.ErrNotRepository) {
 		return nil, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("workspace %s is not a git repository (run git init there first)", dir), ErrTypeInvalidWorkspace, err)
+			fmt.Sprintf("workspace %s is not a git repository (run git init there first)", dir), contract.ErrTypeInvalidWorkspace, err)
 	}
 	return repo, err
 }
 
-func resolveTask(dir string, t TaskSettings) (tasks.Mode, string, error) {
-	var mode tasks.Mode
+func resolveTask(dir string, t contract.TaskSettings) (contract.Mode, string, error) {
+	var mode contract.Mode
 	var err error
 	if t.Mode != "" {
 		mode, err = tasks.ParseMode(t.Mode)
@@ -996,11 +994,11 @@ func resolveTask(dir string, t TaskSettings) (tasks.Mode, string, error) {
 }
 
 func invalidTaskFile(err error) error {
-	return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidTaskFile, err)
+	return temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrTypeInvalidTaskFile, err)
 }
 
-func taskState(st tasks.State) TaskState {
-	ts := TaskState{
+func taskState(st tasks.State) contract.TaskState {
+	ts := contract.TaskState{
 		Mode:       string(st.Mode),
 		File:       st.File,
 		Total:      st.Total,
@@ -1073,23 +1071,23 @@ var unsafeName = strings.NewReplacer("/", "_", "\\", "_", "..", "_", "\x00", "_"
 
 func safeName(s string) string { return unsafeName.Replace(s) }
 
-func loadResult(path string) (IterationResult, bool, error) {
+func loadResult(path string) (contract.IterationResult, bool, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return IterationResult{}, false, nil
+		return contract.IterationResult{}, false, nil
 	}
 	if err != nil {
-		return IterationResult{}, false, fmt.Errorf("read recorded result: %w", err)
+		return contract.IterationResult{}, false, fmt.Errorf("read recorded result: %w", err)
 	}
-	var res IterationResult
+	var res contract.IterationResult
 	if err := json.Unmarshal(data, &res); err != nil {
 		// A torn write from a crash: run the iteration again.
-		return IterationResult{}, false, nil
+		return contract.IterationResult{}, false, nil
 	}
 	return res, true, nil
 }
 
-func saveResult(path string, res IterationResult) error {
+func saveResult(path string, res contract.IterationResult) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("create state dir: %w", err)
 	}

@@ -20,7 +20,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/agent"
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // fakeClaude is the fake agent binary, built once from testsuite/fakeclaude.
@@ -103,15 +103,15 @@ func countCalls(t *testing.T, state string) int {
 	return strings.Count(string(data), "\n")
 }
 
-func iterationInput(dir string, n int) activities.IterationInput {
-	return activities.IterationInput{
+func iterationInput(dir string, n int) contract.IterationInput {
+	return contract.IterationInput{
 		SessionID: "ralph-test-0001", Iteration: n, MaxIterations: 10, Workspace: dir,
-		Agent: activities.AgentSettings{Command: []string{fakeClaude}, Timeout: time.Minute},
-		Git:   activities.GitSettings{AutoCommit: true},
+		Agent: contract.AgentSettings{Command: []string{fakeClaude}, Timeout: time.Minute},
+		Git:   contract.GitSettings{AutoCommit: true},
 	}
 }
 
-func runActivity(t *testing.T, ag *activities.Agent, in activities.IterationInput) (res activities.IterationResult, beats int, err error) {
+func runActivity(t *testing.T, ag *activities.Agent, in contract.IterationInput) (res contract.IterationResult, beats int, err error) {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
@@ -133,7 +133,7 @@ func TestRunIterationCommitsOneStory(t *testing.T) {
 
 	res, beats, err := runActivity(t, ag, iterationInput(dir, 1))
 	require.NoError(t, err)
-	require.Equal(t, agent.OutcomeSuccess, res.Outcome, res.Reason)
+	require.Equal(t, contract.OutcomeSuccess, res.Outcome, res.Reason)
 	require.GreaterOrEqual(t, beats, 1)
 	require.Equal(t, "US-001", res.StoryID)
 	require.Equal(t, "List widgets", res.StoryTitle)
@@ -203,14 +203,14 @@ func TestRunIterationClassifiesAgentEnds(t *testing.T) {
 		name    string
 		step    map[string]any
 		timeout time.Duration
-		want    agent.Outcome
+		want    contract.Outcome
 		reason  string
 	}{
-		{name: "garbage", step: map[string]any{"garbage": true}, want: agent.OutcomeAgentError, reason: "not stream-json"},
-		{name: "crash", step: map[string]any{"crash": true}, want: agent.OutcomeAgentError, reason: "without a result"},
-		{name: "error_result", step: map[string]any{"is_error": true, "error_text": "tool loop failed"}, want: agent.OutcomeAgentError, reason: "tool loop failed"},
-		{name: "rate_limited", step: map[string]any{"rate_limit": 3600}, want: agent.OutcomeRateLimited},
-		{name: "hang_times_out", step: map[string]any{"hang": true}, timeout: 2 * time.Second, want: agent.OutcomeTimeout, reason: "iteration timeout"},
+		{name: "garbage", step: map[string]any{"garbage": true}, want: contract.OutcomeAgentError, reason: "not stream-json"},
+		{name: "crash", step: map[string]any{"crash": true}, want: contract.OutcomeAgentError, reason: "without a result"},
+		{name: "error_result", step: map[string]any{"is_error": true, "error_text": "tool loop failed"}, want: contract.OutcomeAgentError, reason: "tool loop failed"},
+		{name: "rate_limited", step: map[string]any{"rate_limit": 3600}, want: contract.OutcomeRateLimited},
+		{name: "hang_times_out", step: map[string]any{"hang": true}, timeout: 2 * time.Second, want: contract.OutcomeTimeout, reason: "iteration timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -225,7 +225,7 @@ func TestRunIterationClassifiesAgentEnds(t *testing.T) {
 			require.NoError(t, err, "agent failures are results, not activity errors")
 			require.Equal(t, tt.want, res.Outcome, res.Reason)
 			require.Contains(t, res.Reason, tt.reason)
-			if tt.want == agent.OutcomeRateLimited {
+			if tt.want == contract.OutcomeRateLimited {
 				require.WithinDuration(t, time.Now().Add(time.Hour), res.RateLimitResetsAt, time.Minute)
 			}
 			if tt.timeout > 0 {
@@ -275,7 +275,7 @@ func TestRunIterationMissingBinaryIsPermanent(t *testing.T) {
 	require.Error(t, err)
 	var appErr *temporal.ApplicationError
 	require.ErrorAs(t, err, &appErr)
-	require.Equal(t, activities.ErrTypeAgentNotFound, appErr.Type())
+	require.Equal(t, contract.ErrTypeAgentNotFound, appErr.Type())
 	require.True(t, appErr.NonRetryable())
 	require.Contains(t, err.Error(), `agent binary "no-such-agent-binary" not found`)
 }
@@ -308,7 +308,7 @@ func TestPrepareWorkspace(t *testing.T) {
 	ag := &activities.Agent{}
 	t.Run("checks_out_prd_branch", func(t *testing.T) {
 		dir := newRepo(t, map[string]string{"prd.json": prd})
-		res, err := ag.PrepareWorkspace(ctx, activities.PrepareInput{SessionID: "s", Workspace: dir})
+		res, err := ag.PrepareWorkspace(ctx, contract.PrepareInput{SessionID: "s", Workspace: dir})
 		require.NoError(t, err)
 		require.Equal(t, "prd", res.Mode)
 		require.Equal(t, "<promise>COMPLETE</promise>", res.CompletionPromise)
@@ -319,7 +319,7 @@ func TestPrepareWorkspace(t *testing.T) {
 	tests := []struct {
 		name     string
 		setup    func(t *testing.T) string
-		in       activities.PrepareInput
+		in       contract.PrepareInput
 		wantType string
 		wantMsg  string
 	}{
@@ -330,7 +330,7 @@ func TestPrepareWorkspace(t *testing.T) {
 				write(t, d, "wip.txt")
 				return d
 			},
-			wantType: activities.ErrTypeDirtyWorkspace, wantMsg: "uncommitted changes (wip.txt)",
+			wantType: contract.ErrTypeDirtyWorkspace, wantMsg: "uncommitted changes (wip.txt)",
 		},
 		{
 			name: "task_file_and_another_change",
@@ -340,29 +340,29 @@ func TestPrepareWorkspace(t *testing.T) {
 				write(t, d, "wip.txt")
 				return d
 			},
-			wantType: activities.ErrTypeDirtyWorkspace, wantMsg: "uncommitted changes (prd.json, wip.txt)",
+			wantType: contract.ErrTypeDirtyWorkspace, wantMsg: "uncommitted changes (prd.json, wip.txt)",
 		},
 		{
 			name: "malformed_prd",
 			setup: func(t *testing.T) string {
 				return newRepo(t, map[string]string{"prd.json": "{\n  \"userStories\": [\n    {\"id\": 1,}\n  ]\n}\n"})
 			},
-			wantType: activities.ErrTypeInvalidTaskFile, wantMsg: "prd.json:3:",
+			wantType: contract.ErrTypeInvalidTaskFile, wantMsg: "prd.json:3:",
 		},
 		{
 			name:     "no_task_file",
 			setup:    func(t *testing.T) string { return newRepo(t, map[string]string{"README.md": "hi"}) },
-			wantType: activities.ErrTypeInvalidTaskFile, wantMsg: "prd.json",
+			wantType: contract.ErrTypeInvalidTaskFile, wantMsg: "prd.json",
 		},
 		{
 			name:     "not_a_git_repository",
 			setup:    func(t *testing.T) string { return t.TempDir() },
-			wantType: activities.ErrTypeInvalidWorkspace, wantMsg: "not a git repository",
+			wantType: contract.ErrTypeInvalidWorkspace, wantMsg: "not a git repository",
 		},
 		{
 			name:     "missing_workspace",
 			setup:    func(t *testing.T) string { return filepath.Join(t.TempDir(), "gone") },
-			wantType: activities.ErrTypeInvalidWorkspace, wantMsg: "not accessible",
+			wantType: contract.ErrTypeInvalidWorkspace, wantMsg: "not accessible",
 		},
 	}
 	for _, tt := range tests {
@@ -382,26 +382,26 @@ func TestPrepareWorkspace(t *testing.T) {
 	t.Run("uncommitted_task_file_alone_is_committed", func(t *testing.T) {
 		dir := newRepo(t, map[string]string{"README.md": "hi"})
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "prd.json"), []byte(prd), 0o644))
-		check, err := activities.CheckWorkspace(ctx, activities.PrepareInput{Workspace: dir})
+		check, err := activities.CheckWorkspace(ctx, contract.PrepareInput{Workspace: dir})
 		require.NoError(t, err)
 		require.Equal(t, "prd.json", check.UncommittedTaskFile)
 		require.Contains(t, gitRun(t, dir, "status", "--porcelain"), "prd.json", "the check changes nothing")
 
-		res, err := ag.PrepareWorkspace(ctx, activities.PrepareInput{SessionID: "s", Workspace: dir, Git: activities.GitSettings{AutoCommit: true}})
+		res, err := ag.PrepareWorkspace(ctx, contract.PrepareInput{SessionID: "s", Workspace: dir, Git: contract.GitSettings{AutoCommit: true}})
 		require.NoError(t, err)
 		require.Equal(t, "ralph/widgets", res.Branch)
 		require.Empty(t, gitRun(t, dir, "status", "--porcelain"))
 		require.Contains(t, gitRun(t, dir, "log", "-1", "--format=%B"), "ralph: add the task file prd.json\n\nprd.json was not committed when the session started")
 		// A retry finds it committed and changes nothing more.
 		head := gitRun(t, dir, "rev-parse", "HEAD")
-		_, err = ag.PrepareWorkspace(ctx, activities.PrepareInput{SessionID: "s", Workspace: dir, Git: activities.GitSettings{AutoCommit: true}})
+		_, err = ag.PrepareWorkspace(ctx, contract.PrepareInput{SessionID: "s", Workspace: dir, Git: contract.GitSettings{AutoCommit: true}})
 		require.NoError(t, err)
 		require.Equal(t, head, gitRun(t, dir, "rev-parse", "HEAD"))
 	})
 	t.Run("dirty_tree_allowed", func(t *testing.T) {
 		dir := newRepo(t, map[string]string{"prd.json": prd})
 		write(t, dir, "wip.txt")
-		_, err := ag.PrepareWorkspace(ctx, activities.PrepareInput{SessionID: "s", Workspace: dir, Git: activities.GitSettings{AllowDirty: true}})
+		_, err := ag.PrepareWorkspace(ctx, contract.PrepareInput{SessionID: "s", Workspace: dir, Git: contract.GitSettings{AllowDirty: true}})
 		require.NoError(t, err)
 	})
 }
@@ -419,9 +419,9 @@ func TestRetryResumesTheAgentSession(t *testing.T) {
 
 	// Attempt 1 hangs; its worker "dies" (the context ends) after it
 	// reported the agent's session in a heartbeat.
-	var last activities.Progress
+	var last contract.Progress
 	ctx, cancel := context.WithCancel(context.Background())
-	_, err := ag.Iterate(ctx, in, 1, nil, func(p activities.Progress) {
+	_, err := ag.Iterate(ctx, in, 1, nil, func(p contract.Progress) {
 		last = p
 		if p.AgentSessionID != "" {
 			cancel()
@@ -434,7 +434,7 @@ func TestRetryResumesTheAgentSession(t *testing.T) {
 
 	res, err := ag.Iterate(context.Background(), in, 2, &last, nil)
 	require.NoError(t, err)
-	require.Equal(t, agent.OutcomeSuccess, res.Outcome, res.Reason)
+	require.Equal(t, contract.OutcomeSuccess, res.Outcome, res.Reason)
 	require.True(t, res.Resumed)
 	require.Equal(t, last.AgentSessionID, res.AgentSessionID)
 	require.Equal(t, "US-001", res.StoryID)
@@ -463,10 +463,10 @@ func TestRetryWithoutSessionKeepsOrResetsPartialWork(t *testing.T) {
 			env, state := scenarioEnv(t)
 			in := iterationInput(dir, 1)
 			in.Agent.ResetInterrupted = reset
-			prev := &activities.Progress{Attempt: 1, StartHead: head, StoryID: "US-001", StoryTitle: "List widgets"}
+			prev := &contract.Progress{Attempt: 1, StartHead: head, StoryID: "US-001", StoryTitle: "List widgets"}
 			res, err := (&activities.Agent{Env: env}).Iterate(context.Background(), in, 2, prev, nil)
 			require.NoError(t, err)
-			require.Equal(t, agent.OutcomeSuccess, res.Outcome, res.Reason)
+			require.Equal(t, contract.OutcomeSuccess, res.Outcome, res.Reason)
 			require.False(t, res.Resumed)
 
 			data, err := os.ReadFile(filepath.Join(state, "calls.jsonl"))

@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/durable-ralph/ralph/activities/agent"
-	"github.com/durable-ralph/ralph/activities/claude"
-	"github.com/durable-ralph/ralph/activities/codex"
-	"github.com/durable-ralph/ralph/activities/command"
-	"github.com/durable-ralph/ralph/activities/gemini"
+	"github.com/durable-ralph/ralph/agent"
+	"github.com/durable-ralph/ralph/agent/claude"
+	"github.com/durable-ralph/ralph/agent/codex"
+	"github.com/durable-ralph/ralph/agent/command"
+	"github.com/durable-ralph/ralph/agent/gemini"
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // DefaultBackend is the backend of an empty AgentSettings.Backend.
@@ -44,8 +45,8 @@ func BackendOf(name string) (agent.Backend, error) {
 	return nil, fmt.Errorf("unknown agent backend %q (want one of %s)", name, strings.Join(Backends(), ", "))
 }
 
-// options are the settings of s a backend reads.
-func (s AgentSettings) options() agent.Options {
+// backendOptions are the settings of s a backend reads.
+func backendOptions(s contract.AgentSettings) agent.Options {
 	return agent.Options{
 		Model:     s.Model,
 		MaxTurns:  s.MaxTurns,

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // checkOutputLimit bounds the output of a failed check kept for the next
@@ -18,7 +20,7 @@ const checkOutputLimit = 4 << 10
 // its own process group with the agent's environment, beating while it
 // runs. It never fails the iteration: a check that cannot start has not
 // passed, and the next prompt says why.
-func (a *Agent) check(ctx context.Context, in IterationInput, beat func()) *CheckResult {
+func (a *Agent) check(ctx context.Context, in contract.IterationInput, beat func()) *contract.CheckResult {
 	timeout := in.Agent.Timeout
 	if timeout <= 0 {
 		timeout = 30 * time.Minute
@@ -26,7 +28,7 @@ func (a *Agent) check(ctx context.Context, in IterationInput, beat func()) *Chec
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	started := time.Now()
-	res := &CheckResult{Command: in.Task.CheckCommand}
+	res := &contract.CheckResult{Command: in.Task.CheckCommand}
 
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", in.Task.CheckCommand)
 	cmd.Dir = in.Workspace
@@ -75,7 +77,7 @@ func (a *Agent) check(ctx context.Context, in IterationInput, beat func()) *Chec
 
 // checkNotice tells the next iteration that its completion claim did not
 // hold.
-func checkNotice(c CheckResult) string {
+func checkNotice(c contract.CheckResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The last iteration claimed completion, but the completion check `%s` failed (exit status %d), so the work is not done. Fix what it reports, then claim completion again.", c.Command, c.ExitCode)
 	if c.Output != "" {

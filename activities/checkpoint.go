@@ -8,11 +8,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-)
 
-// CheckpointFile is where an agent writes a question for a human,
-// relative to the workspace.
-const CheckpointFile = stateDir + "/checkpoint.json"
+	"github.com/durable-ralph/ralph/contract"
+)
 
 // Bounds on what an agent may put in a checkpoint; a human reads it.
 const (
@@ -25,27 +23,27 @@ const (
 // takeCheckpoint reads and removes the agent's checkpoint file, keeping a
 // copy under the session's state dir. It returns nil when there is none.
 // A file that cannot be understood is an error the iteration reports.
-func takeCheckpoint(workspace, keep string) (*CheckpointRequest, error) {
-	path := filepath.Join(workspace, CheckpointFile)
+func takeCheckpoint(workspace, keep string) (*contract.CheckpointRequest, error) {
+	path := filepath.Join(workspace, contract.CheckpointFile)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", CheckpointFile, err)
+		return nil, fmt.Errorf("read %s: %w", contract.CheckpointFile, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(keep), 0o755); err != nil {
-		return nil, fmt.Errorf("keep %s: %w", CheckpointFile, err)
+		return nil, fmt.Errorf("keep %s: %w", contract.CheckpointFile, err)
 	}
 	if err := os.Rename(path, keep); err != nil {
-		return nil, fmt.Errorf("keep %s: %w", CheckpointFile, err)
+		return nil, fmt.Errorf("keep %s: %w", contract.CheckpointFile, err)
 	}
-	var cp CheckpointRequest
+	var cp contract.CheckpointRequest
 	if err := json.Unmarshal(data, &cp); err != nil {
 		return rawCheckpoint(data, err), nil
 	}
 	cp.Source = "file"
-	if err := cp.normalize(); err != nil {
+	if err := normalizeCheckpoint(&cp); err != nil {
 		return rawCheckpoint(data, err), nil
 	}
 	return &cp, nil
@@ -54,11 +52,11 @@ func takeCheckpoint(workspace, keep string) (*CheckpointRequest, error) {
 // rawCheckpoint turns a checkpoint file that is not what the protocol asks
 // for into a question anyway: the agent wanted a human, and a human can
 // read what it wrote.
-func rawCheckpoint(data []byte, err error) *CheckpointRequest {
-	return &CheckpointRequest{
-		Type:     CheckpointDecision,
+func rawCheckpoint(data []byte, err error) *contract.CheckpointRequest {
+	return &contract.CheckpointRequest{
+		Type:     contract.CheckpointDecision,
 		Question: clip(strings.TrimSpace(string(data)), maxQuestion),
-		Context:  fmt.Sprintf("The agent's %s did not follow the checkpoint format (%v); its content is shown as the question.", CheckpointFile, err),
+		Context:  fmt.Sprintf("The agent's %s did not follow the checkpoint format (%v); its content is shown as the question.", contract.CheckpointFile, err),
 		Source:   "file",
 	}
 }
@@ -69,13 +67,13 @@ var checkpointTag = regexp.MustCompile(`(?s)<checkpoint(?:\s+type\s*=\s*"([^"]*)
 
 // tagCheckpoint finds a checkpoint tag in the agent's final text. Lines of
 // the body that start with "- " are the options; the rest is the question.
-func tagCheckpoint(text string) (*CheckpointRequest, error) {
+func tagCheckpoint(text string) (*contract.CheckpointRequest, error) {
 	m := checkpointTag.FindAllStringSubmatch(text, -1)
 	if len(m) == 0 {
 		return nil, nil
 	}
 	last := m[len(m)-1]
-	cp := CheckpointRequest{Type: last[1], Source: "tag"}
+	cp := contract.CheckpointRequest{Type: last[1], Source: "tag"}
 	var question []string
 	for _, line := range strings.Split(last[2], "\n") {
 		t := strings.TrimSpace(line)
@@ -86,20 +84,21 @@ func tagCheckpoint(text string) (*CheckpointRequest, error) {
 		}
 	}
 	cp.Question = strings.Join(question, "\n")
-	if err := cp.normalize(); err != nil {
+	if err := normalizeCheckpoint(&cp); err != nil {
 		return nil, fmt.Errorf("checkpoint tag: %w", err)
 	}
 	return &cp, nil
 }
 
-func (cp *CheckpointRequest) normalize() error {
+// normalizeCheckpoint checks cp and bounds its texts.
+func normalizeCheckpoint(cp *contract.CheckpointRequest) error {
 	if cp.Type == "" {
-		cp.Type = CheckpointDecision
+		cp.Type = contract.CheckpointDecision
 	}
 	switch cp.Type {
-	case CheckpointHumanVerify, CheckpointDecision, CheckpointHumanAction:
+	case contract.CheckpointHumanVerify, contract.CheckpointDecision, contract.CheckpointHumanAction:
 	default:
-		return fmt.Errorf("type %q is not one of %s, %s, %s", cp.Type, CheckpointHumanVerify, CheckpointDecision, CheckpointHumanAction)
+		return fmt.Errorf("type %q is not one of %s, %s, %s", cp.Type, contract.CheckpointHumanVerify, contract.CheckpointDecision, contract.CheckpointHumanAction)
 	}
 	cp.Question = strings.TrimSpace(cp.Question)
 	if cp.Question == "" {

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/agent"
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // wrapped is an agent command line: a shell script that runs first, then
@@ -58,7 +58,7 @@ func TestAgentBackgroundProcessEndsWithTheAgent(t *testing.T) {
 			started := time.Now()
 			res, _, err := runActivity(t, &activities.Agent{Env: env}, in)
 			require.NoError(t, err)
-			require.Equal(t, agent.OutcomeSuccess, res.Outcome, "the iteration ends when the agent exits, not at its timeout: %s", res.Reason)
+			require.Equal(t, contract.OutcomeSuccess, res.Outcome, "the iteration ends when the agent exits, not at its timeout: %s", res.Reason)
 			require.Less(t, time.Since(started), 20*time.Second)
 			require.NotEmpty(t, res.Commit)
 
@@ -100,7 +100,7 @@ func TestBrokenTaskFileGetsARepairIteration(t *testing.T) {
 	res, _, err := runActivity(t, &activities.Agent{Env: env}, in)
 	require.NoError(t, err, "an unreadable task file is the agent's to repair, not an activity failure")
 	require.True(t, res.Repair)
-	require.Equal(t, agent.OutcomeSuccess, res.Outcome, res.Reason)
+	require.Equal(t, contract.OutcomeSuccess, res.Outcome, res.Reason)
 	require.Empty(t, res.TaskFileError, "the repair worked")
 	require.Equal(t, 2, res.Task.Total)
 
@@ -117,7 +117,7 @@ func TestBrokenTaskFileAfterTheIterationIsReported(t *testing.T) {
 	env, _ := scenarioEnv(t, map[string]any{"write": map[string]string{"prd.json": brokenPRD}, "commit": true})
 	res, _, err := runActivity(t, &activities.Agent{Env: env}, iterationInput(dir, 1))
 	require.NoError(t, err)
-	require.Equal(t, agent.OutcomeAgentError, res.Outcome)
+	require.Equal(t, contract.OutcomeAgentError, res.Outcome)
 	require.Contains(t, res.TaskFileError, "prd.json:4:")
 }
 
@@ -208,7 +208,7 @@ func TestWorkspaceInASubdirectoryKeepsRalphFilesOutOfGit(t *testing.T) {
 
 	env, _ := scenarioEnv(t)
 	ag := &activities.Agent{Env: env}
-	_, err := ag.PrepareWorkspace(t.Context(), activities.PrepareInput{SessionID: "s", Workspace: sub, Git: activities.GitSettings{}})
+	_, err := ag.PrepareWorkspace(t.Context(), contract.PrepareInput{SessionID: "s", Workspace: sub, Git: contract.GitSettings{}})
 	require.NoError(t, err)
 	for i := 1; i <= 2; i++ {
 		res, _, err := runActivity(t, ag, iterationInput(sub, i))
@@ -253,7 +253,7 @@ func TestResultThatCannotBeRecordedStillCommitsAndCounts(t *testing.T) {
 	readOnly(t, filepath.Join(dir, ".ralph"))
 	res, _, err := runActivity(t, ag, iterationInput(dir, 2))
 	require.NoError(t, err, "the work and its cost are reported, not lost to an activity error")
-	require.Equal(t, agent.OutcomeSuccess, res.Outcome)
+	require.Equal(t, contract.OutcomeSuccess, res.Outcome)
 	require.Positive(t, res.CostUSD)
 	require.NotEmpty(t, res.Commit, "the agent's work is committed")
 	require.Empty(t, strings.TrimSpace(gitRun(t, dir, "status", "--porcelain")))
@@ -301,7 +301,7 @@ func TestSecretsAreRedactedFromWhatLeavesTheActivity(t *testing.T) {
 			`echo "auth with $ANTHROPIC_API_KEY failed" >&2; exit 3`, "agent"}
 	res, _, err := runActivity(t, &activities.Agent{Env: env}, in)
 	require.NoError(t, err)
-	require.Equal(t, agent.OutcomeAgentError, res.Outcome)
+	require.Equal(t, contract.OutcomeAgentError, res.Outcome)
 	require.NotContains(t, res.Reason, secret)
 	require.NotContains(t, res.ResultText, secret)
 	require.Contains(t, res.ResultText, "[REDACTED:ANTHROPIC_API_KEY]")

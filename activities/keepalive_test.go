@@ -5,13 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/stretchr/testify/require"
 )
 
 func TestKeepAliveRepeatsTheLastProgress(t *testing.T) {
 	var mu sync.Mutex
-	var sent []Progress
-	send := func(p Progress) {
+	var sent []contract.Progress
+	send := func(p contract.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
 		sent = append(sent, p)
@@ -28,12 +29,12 @@ func TestKeepAliveRepeatsTheLastProgress(t *testing.T) {
 		return n
 	}
 
-	k := newKeepAlive(&Progress{StartHead: "dead-attempt"}, send)
+	k := newKeepAlive(&contract.Progress{StartHead: "dead-attempt"}, send)
 	k.start(10 * time.Millisecond)
 	require.Eventually(t, func() bool { return count("dead-attempt") >= 3 }, 2*time.Second, 5*time.Millisecond,
 		"before this attempt's first beat, the dead attempt's progress is kept alive")
 
-	k.beat(Progress{StartHead: "this-attempt"})
+	k.beat(contract.Progress{StartHead: "this-attempt"})
 	require.Eventually(t, func() bool { return count("this-attempt") >= 3 }, 2*time.Second, 5*time.Millisecond,
 		"after a beat, the latest progress is repeated")
 	before := count("dead-attempt")
@@ -50,8 +51,8 @@ func TestKeepAliveRepeatsTheLastProgress(t *testing.T) {
 }
 
 func TestKeepAliveSendsNothingWithoutProgress(t *testing.T) {
-	sent := make(chan Progress, 10)
-	k := newKeepAlive(nil, func(p Progress) { sent <- p })
+	sent := make(chan contract.Progress, 10)
+	k := newKeepAlive(nil, func(p contract.Progress) { sent <- p })
 	k.start(5 * time.Millisecond)
 	time.Sleep(40 * time.Millisecond)
 	k.stop()

@@ -8,8 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/durable-ralph/ralph/activities/agent"
-	"github.com/durable-ralph/ralph/activities/redact"
+	"github.com/durable-ralph/ralph/agent"
+	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/redact"
 )
 
 func TestLiveLog(t *testing.T) {
@@ -25,12 +26,12 @@ func TestLiveLog(t *testing.T) {
 	l.add(agent.Event{Tool: "Edit", ToolSubject: "/work/app/internal/db/store.go"}, now)
 	l.add(agent.Event{Tool: "Read", ToolSubject: "/etc/hosts"}, now)
 	got := l.snapshot()
-	require.Equal(t, []LiveEvent{
-		{Seq: 1, At: now, Kind: LiveSays, Text: "Let me run the tests"},
-		{Seq: 2, At: now, Kind: LiveTool, Name: "Bash", Text: "TOKEN=[REDACTED:API_TOKEN] go test ./..."},
-		{Seq: 3, At: now, Kind: LiveError, Text: "API Error: 429"},
-		{Seq: 4, At: now, Kind: LiveTool, Name: "Edit", Text: "internal/db/store.go"},
-		{Seq: 5, At: now, Kind: LiveTool, Name: "Read", Text: "/etc/hosts"},
+	require.Equal(t, []contract.LiveEvent{
+		{Seq: 1, At: now, Kind: contract.LiveSays, Text: "Let me run the tests"},
+		{Seq: 2, At: now, Kind: contract.LiveTool, Name: "Bash", Text: "TOKEN=[REDACTED:API_TOKEN] go test ./..."},
+		{Seq: 3, At: now, Kind: contract.LiveError, Text: "API Error: 429"},
+		{Seq: 4, At: now, Kind: contract.LiveTool, Name: "Edit", Text: "internal/db/store.go"},
+		{Seq: 5, At: now, Kind: contract.LiveTool, Name: "Read", Text: "/etc/hosts"},
 	}, got, "paths in the workspace are relative")
 	require.Equal(t, []string{
 		`0:05 ▸ says  "Let me run the tests"`,
@@ -40,15 +41,15 @@ func TestLiveLog(t *testing.T) {
 		"0:05 ▸ Read  /etc/hosts",
 	}, tail(now.Add(-5*time.Second), got), "the lines the UI shows at the top of the heartbeat")
 
-	for i := range 3 * LiveLimit {
+	for i := range 3 * contract.LiveLimit {
 		l.add(agent.Event{Says: fmt.Sprintf("message %d %s", i, strings.Repeat("é", 500))}, now)
 	}
 	got = l.snapshot()
-	require.Len(t, got, LiveLimit)
-	require.Equal(t, 5+3*LiveLimit, got[len(got)-1].Seq)
-	require.Equal(t, got[0].Seq+LiveLimit-1, got[len(got)-1].Seq, "the last ones, in order")
+	require.Len(t, got, contract.LiveLimit)
+	require.Equal(t, 5+3*contract.LiveLimit, got[len(got)-1].Seq)
+	require.Equal(t, got[0].Seq+contract.LiveLimit-1, got[len(got)-1].Seq, "the last ones, in order")
 	for _, e := range got {
-		require.LessOrEqual(t, len(e.Text), LiveTextLimit)
+		require.LessOrEqual(t, len(e.Text), contract.LiveTextLimit)
 		require.True(t, strings.HasSuffix(e.Text, "…"))
 	}
 }

@@ -16,7 +16,8 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/durable-ralph/ralph/activities/agent"
+	"github.com/durable-ralph/ralph/agent"
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // Grace periods of the end of an agent process.
@@ -38,7 +39,7 @@ type agentRun struct {
 	// found no such session.
 	resumeFailed bool
 	// live are the agent's last events, and started when it started.
-	live    []LiveEvent
+	live    []contract.LiveEvent
 	started time.Time
 }
 
@@ -48,12 +49,11 @@ type agentRun struct {
 // The iteration ends when the agent process exits: whatever it left
 // running in its group is killed, so a background job that keeps stdout
 // open neither holds the iteration until its timeout nor outlives it.
-func (a *Agent) runAgent(ctx context.Context, in IterationInput, backend agent.Backend, prompt, resume string, logw io.Writer, progress *Progress, beat func(Progress)) (agentRun, error) {
+func (a *Agent) runAgent(ctx context.Context, in contract.IterationInput, backend agent.Backend, prompt, resume string, logw io.Writer, progress *contract.Progress, beat func(contract.Progress)) (agentRun, error) {
 	bin, err := exec.LookPath(in.Agent.Command[0])
 	if err != nil {
 		return agentRun{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("agent binary %q not found on the worker's PATH: %v", in.Agent.Command[0], err),
-			ErrTypeAgentNotFound, err)
+			fmt.Sprintf("agent binary %q not found on the worker's PATH: %v", in.Agent.Command[0], err), contract.ErrTypeAgentNotFound, err)
 	}
 	timeout := in.Agent.Timeout
 	if timeout <= 0 {
@@ -62,7 +62,7 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, backend agent.B
 	runCtx, cancelRun := context.WithTimeout(ctx, timeout)
 	defer cancelRun()
 
-	opts := in.Agent.options()
+	opts := backendOptions(in.Agent)
 	args := append(append([]string(nil), in.Agent.Command[1:]...), backend.Args(opts, resume)...)
 	cmd := exec.CommandContext(runCtx, "/bin/sh", append([]string{"-c", groupGuard, "ralph-agent", bin}, args...)...)
 	cmd.Dir = in.Workspace
@@ -102,7 +102,7 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, backend agent.B
 	stderrW.Close()
 	if err != nil {
 		return agentRun{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("start agent %q: %v", bin, err), ErrTypeAgentNotFound, err)
+			fmt.Sprintf("start agent %q: %v", bin, err), contract.ErrTypeAgentNotFound, err)
 	}
 	pgid := cmd.Process.Pid
 
@@ -117,7 +117,7 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, backend agent.B
 	live := &liveLog{redact: a.Redact, dir: in.Workspace}
 	progress.StartedAt = time.Now()
 	var mu sync.Mutex
-	snapshot := func() Progress {
+	snapshot := func() contract.Progress {
 		mu.Lock()
 		defer mu.Unlock()
 		s := parser.Summary()
@@ -196,7 +196,7 @@ func (a *Agent) runAgent(ctx context.Context, in IterationInput, backend agent.B
 	mu.Unlock()
 	if runCtx.Err() != nil {
 		run.verdict = agent.Verdict{
-			Outcome: agent.OutcomeTimeout,
+			Outcome: contract.OutcomeTimeout,
 			Reason:  fmt.Sprintf("agent ran longer than the iteration timeout of %s and was killed", timeout),
 		}
 		return run, nil

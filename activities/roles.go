@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/durable-ralph/ralph/activities/agent"
-	"github.com/durable-ralph/ralph/activities/git"
-	"github.com/durable-ralph/ralph/activities/tasks"
+	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/git"
+	"github.com/durable-ralph/ralph/tasks"
 )
 
 // review turns a reviewer's run into its verdict. A reviewer may not
@@ -15,7 +15,7 @@ import (
 // (the workspace as the reviewer found it, uncommitted work of the
 // executors included), start is put back and the review fails, whatever
 // the reviewer said.
-func (a *Agent) review(ctx context.Context, repo *git.Repo, in IterationInput, mode tasks.Mode, start git.Snapshot, finalText string, res *IterationResult) error {
+func (a *Agent) review(ctx context.Context, repo *git.Repo, in contract.IterationInput, mode contract.Mode, start contract.Snapshot, finalText string, res *contract.IterationResult) error {
 	if st, err := tasks.Load(in.Workspace, mode); err == nil {
 		res.Task = taskState(st)
 	}
@@ -29,23 +29,23 @@ func (a *Agent) review(ctx context.Context, repo *git.Repo, in IterationInput, m
 			return fmt.Errorf("discard the reviewer's changes: %w", err)
 		}
 	}
-	if res.Outcome != agent.OutcomeSuccess {
+	if res.Outcome != contract.OutcomeSuccess {
 		return nil // a reviewer that failed gave no verdict
 	}
 	if len(changed) > 0 || moved {
 		if len(changed) == 0 {
 			changed = []string{"HEAD moved"}
 		}
-		res.Review = &ReviewResult{
-			Verdict: tasks.VerdictFail,
+		res.Review = &contract.ReviewResult{
+			Verdict: contract.VerdictFail,
 			Changed: changed,
 			Reasons: fmt.Sprintf("The reviewer changed the workspace (%s), which a review must not do; Ralph discarded the changes, and the review failed.",
 				strings.Join(firstFew(changed, 10), ", ")),
 		}
 	} else if verdict, reasons, ok := tasks.ParseVerdict(finalText); ok {
-		res.Review = &ReviewResult{Verdict: verdict, Reasons: reasons}
+		res.Review = &contract.ReviewResult{Verdict: verdict, Reasons: reasons}
 	} else {
-		res.Review = &ReviewResult{Verdict: tasks.VerdictFail,
+		res.Review = &contract.ReviewResult{Verdict: contract.VerdictFail,
 			Reasons: "The reviewer ended without a verdict (<verdict>pass</verdict> or <verdict>fail</verdict>), so the work is not confirmed. Its last words: " + truncate(finalText, 600)}
 	}
 	if !res.Review.Passed() {
@@ -59,26 +59,26 @@ func (a *Agent) review(ctx context.Context, repo *git.Repo, in IterationInput, m
 // checkPlan checks the prd.json a planner left: a valid plan is
 // committed by finishCommit; an invalid one is left in the tree for the
 // next planner iteration, which is told why.
-func (a *Agent) checkPlan(ctx context.Context, repo *git.Repo, in IterationInput, startHead string, res *IterationResult) error {
+func (a *Agent) checkPlan(ctx context.Context, repo *git.Repo, in contract.IterationInput, startHead string, res *contract.IterationResult) error {
 	if err := recordChanges(ctx, repo, startHead, res); err != nil {
 		return err
 	}
-	if res.Outcome != agent.OutcomeSuccess {
+	if res.Outcome != contract.OutcomeSuccess {
 		return nil
 	}
 	st, stories, err := tasks.ValidatePlan(in.Workspace)
 	if err != nil {
-		res.Plan = &PlanResult{Error: err.Error()}
+		res.Plan = &contract.PlanResult{Error: err.Error()}
 		return nil
 	}
-	res.Plan = &PlanResult{Valid: true, Stories: stories}
+	res.Plan = &contract.PlanResult{Valid: true, Stories: stories}
 	res.Task = taskState(st)
 	return nil
 }
 
 // recordChanges records in res what the iteration changed since
 // startHead: HEAD, the agent's own commits, the files changed.
-func recordChanges(ctx context.Context, repo *git.Repo, startHead string, res *IterationResult) error {
+func recordChanges(ctx context.Context, repo *git.Repo, startHead string, res *contract.IterationResult) error {
 	head, err := repo.Head(ctx)
 	if err != nil {
 		return err
@@ -105,10 +105,10 @@ func changedFiles(ctx context.Context, repo *git.Repo, startHead string) ([]stri
 }
 
 // planPrompt is the prompt of a planner iteration.
-func (a *Agent) planPrompt(in IterationInput) string {
+func (a *Agent) planPrompt(in contract.IterationInput) string {
 	pin := tasks.PlanInput{RoleInput: tasks.RoleInput{
 		PromptInput: tasks.PromptInput{
-			Mode:      tasks.ModePRD,
+			Mode:      contract.ModePRD,
 			Iteration: in.Iteration,
 			Guidance:  in.Guidance,
 			Notices:   in.Notices,

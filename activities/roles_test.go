@@ -9,8 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/agent"
-	"github.com/durable-ralph/ralph/activities/tasks"
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // TestReviewerCannotChangeTheWorkspace runs reviewers on a workspace that
@@ -25,10 +24,10 @@ func TestReviewerCannotChangeTheWorkspace(t *testing.T) {
 		reasons string
 	}{
 		{"edits", map[string]any{"write": map[string]string{"list.go": "// fixed by the reviewer\n", "prd.json": "{}"}, "commit": true, "text": "Fixed.\n<verdict>pass</verdict>"},
-			tasks.VerdictFail, "The reviewer changed the workspace (list.go, prd.json)"},
-		{"reads", map[string]any{"text": "Checked.\n<verdict>fail</verdict>\nUS-002: no handler"}, tasks.VerdictFail, "US-002: no handler"},
-		{"passes", map[string]any{"text": "<verdict>pass</verdict>\nAll criteria hold."}, tasks.VerdictPass, "All criteria hold."},
-		{"says nothing", map[string]any{"text": "Looks fine."}, tasks.VerdictFail, "ended without a verdict"},
+			contract.VerdictFail, "The reviewer changed the workspace (list.go, prd.json)"},
+		{"reads", map[string]any{"text": "Checked.\n<verdict>fail</verdict>\nUS-002: no handler"}, contract.VerdictFail, "US-002: no handler"},
+		{"passes", map[string]any{"text": "<verdict>pass</verdict>\nAll criteria hold."}, contract.VerdictPass, "All criteria hold."},
+		{"says nothing", map[string]any{"text": "Looks fine."}, contract.VerdictFail, "ended without a verdict"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -41,12 +40,12 @@ func TestReviewerCannotChangeTheWorkspace(t *testing.T) {
 
 			env, _ := scenarioEnv(t, tc.step)
 			in := iterationInput(dir, 3)
-			in.Role, in.RoleInstructions = activities.RoleReviewer, "Also run the linter."
+			in.Role, in.RoleInstructions = contract.RoleReviewer, "Also run the linter."
 			in.Git.AutoCommit = false
 			res, _, err := runActivity(t, &activities.Agent{Env: env}, in)
 			require.NoError(t, err)
-			require.Equal(t, agent.OutcomeSuccess, res.Outcome, res.Reason)
-			require.Equal(t, activities.RoleReviewer, res.Role)
+			require.Equal(t, contract.OutcomeSuccess, res.Outcome, res.Reason)
+			require.Equal(t, contract.RoleReviewer, res.Role)
 			require.NotNil(t, res.Review)
 			require.Equal(t, tc.verdict, res.Review.Verdict)
 			require.Contains(t, res.Review.Reasons, tc.reasons)
@@ -61,7 +60,7 @@ func TestReviewerCannotChangeTheWorkspace(t *testing.T) {
 			got, err := os.ReadFile(filepath.Join(dir, "prd.json"))
 			require.NoError(t, err)
 			require.Equal(t, done, string(got))
-			if tc.verdict == tasks.VerdictFail {
+			if tc.verdict == contract.VerdictFail {
 				require.NotEmpty(t, res.Notices, "the next executor hears why")
 				require.Contains(t, res.Notices[0], tc.reasons)
 			} else {
@@ -83,7 +82,7 @@ func TestPlannerPlanIsCheckedAndCommitted(t *testing.T) {
 	)
 	ag := &activities.Agent{Env: env}
 	in := iterationInput(dir, 1)
-	in.Role, in.Plan = activities.RolePlanner, &activities.PlanRequest{Idea: "list widgets"}
+	in.Role, in.Plan = contract.RolePlanner, &contract.PlanRequest{Idea: "list widgets"}
 
 	res, _, err := runActivity(t, ag, in)
 	require.NoError(t, err)
@@ -97,7 +96,7 @@ func TestPlannerPlanIsCheckedAndCommitted(t *testing.T) {
 	res, _, err = runActivity(t, ag, in)
 	require.NoError(t, err)
 	require.True(t, res.Plan.Valid, res.Plan.Error)
-	require.Equal(t, []tasks.StoryBrief{{ID: "US-001", Title: "List", Priority: 1, Criteria: []string{"renders", "Typecheck passes"}}}, res.Plan.Stories)
+	require.Equal(t, []contract.StoryBrief{{ID: "US-001", Title: "List", Priority: 1, Criteria: []string{"renders", "Typecheck passes"}}}, res.Plan.Stories)
 	require.NotEmpty(t, res.Commit)
 	msg := gitRun(t, dir, "log", "-1", "--format=%B")
 	require.Contains(t, msg, "ralph: iteration 2: plan prd.json (1 stories)")

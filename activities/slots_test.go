@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/agent"
+	"github.com/durable-ralph/ralph/contract"
 )
 
 func TestIterationWaitsForAnAgentSlot(t *testing.T) {
@@ -36,7 +36,7 @@ func TestIterationWaitsForAnAgentSlot(t *testing.T) {
 	}()
 	res, beats, err := runActivity(t, ag, iterationInput(dir, 1))
 	require.NoError(t, err)
-	require.Equal(t, agent.OutcomeSuccess, res.Outcome, res.Reason)
+	require.Equal(t, contract.OutcomeSuccess, res.Outcome, res.Reason)
 	require.Positive(t, beats)
 	require.Equal(t, 0, ag.Slots.Running(), "the slot is given back")
 	mu.Lock()
@@ -63,7 +63,7 @@ func TestIterationGivesUpAnAttemptWhenSlotsStayBusy(t *testing.T) {
 	_, _, err := runActivity(t, ag, in)
 	var appErr *temporal.ApplicationError
 	require.True(t, errors.As(err, &appErr), "%v", err)
-	require.Equal(t, activities.ErrTypeAgentSlotBusy, appErr.Type())
+	require.Equal(t, contract.ErrTypeAgentSlotBusy, appErr.Type())
 	require.True(t, appErr.NonRetryable())
 	require.Contains(t, appErr.Error(), "all 1 agent slots of this worker stayed in use")
 	require.Less(t, time.Since(start), time.Minute)

@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
-	"github.com/durable-ralph/ralph/activities/agent"
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // Config is the resolved configuration of a session.
@@ -892,17 +892,17 @@ func (c *Config) resolveAgentCommand() error {
 }
 
 // PriceTable is agent.prices as a table.
-func (a AgentConfig) PriceTable() (agent.Prices, error) {
+func (a AgentConfig) PriceTable() (contract.Prices, error) {
 	return parsePrices(a.Prices)
 }
 
 // parsePrices reads MODEL=INPUT/CACHED/OUTPUT or MODEL=INPUT/OUTPUT
 // entries, in US dollars per million tokens.
-func parsePrices(entries []string) (agent.Prices, error) {
+func parsePrices(entries []string) (contract.Prices, error) {
 	if len(entries) == 0 {
 		return nil, nil
 	}
-	prices := agent.Prices{}
+	prices := contract.Prices{}
 	for _, e := range entries {
 		model, spec, ok := strings.Cut(e, "=")
 		model = strings.ToLower(strings.TrimSpace(model))
@@ -918,7 +918,7 @@ func parsePrices(entries []string) (agent.Prices, error) {
 			}
 			nums[i] = n
 		}
-		p := agent.Price{Input: nums[0], Output: nums[len(nums)-1]}
+		p := contract.Price{Input: nums[0], Output: nums[len(nums)-1]}
 		if len(nums) == 3 {
 			p.CachedInput = nums[1]
 		}

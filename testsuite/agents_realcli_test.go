@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/workflows"
@@ -36,7 +37,7 @@ type cliAgent struct {
 	env []string
 }
 
-func (a cliAgent) input(dir string) workflows.SessionInput {
+func (a cliAgent) input(dir string) contract.SessionInput {
 	in := input(dir)
 	in.Agent.Backend, in.Agent.Command, in.Agent.Model = a.backend, []string{a.bin}, a.model
 	return in
@@ -45,7 +46,7 @@ func (a cliAgent) input(dir string) workflows.SessionInput {
 // threeStorySession runs a whole session with the CLI as its agent, on
 // a prd.json of three stories that the API's script implements, and
 // checks that it completes with one commit per story.
-func threeStorySession(t *testing.T, a cliAgent) (workflows.SessionResult, *repo) {
+func threeStorySession(t *testing.T, a cliAgent) (contract.SessionResult, *repo) {
 	t.Helper()
 	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": "# Progress log\n"})
 	cl := startCluster(t, "", &activities.Agent{Env: a.env})
@@ -54,7 +55,7 @@ func threeStorySession(t *testing.T, a cliAgent) (workflows.SessionResult, *repo
 	require.NoError(t, err)
 	t.Logf("session with the real %s CLI: %d iterations in %.1f s, $%.4f, %d tokens",
 		a.backend, res.Iterations, time.Since(began).Seconds(), res.Totals.CostUSD, res.Totals.Usage.Total())
-	require.Equal(t, workflows.ReasonComplete, res.Reason, res.Message)
+	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
 	require.Zero(t, res.Totals.Failures)
 	commits := r.ralphCommits()
 	require.Len(t, commits, 3, "one commit per story: %v", commits)
@@ -76,7 +77,7 @@ func threeStorySession(t *testing.T, a cliAgent) (workflows.SessionResult, *repo
 // turn of the first iteration, starts another worker and waits for the
 // session to complete. It returns the session's result, its repository
 // and the client, for the caller to check how the CLI resumed.
-func killWorkerMidIteration(t *testing.T, a cliAgent, held func() bool) (workflows.SessionResult, *repo, client.Client) {
+func killWorkerMidIteration(t *testing.T, a cliAgent, held func() bool) (contract.SessionResult, *repo, client.Client) {
 	t.Helper()
 	srv, err := devserver.Start(context.Background(), devserver.Options{StateDir: t.TempDir(), SearchAttributes: ralph.SearchAttributes(), LogLevel: "error"})
 	require.NoError(t, err)
@@ -92,7 +93,7 @@ func killWorkerMidIteration(t *testing.T, a cliAgent, held func() bool) (workflo
 	t.Cleanup(c.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: sessionIDOf(r.Dir), TaskQueue: workflows.TaskQueue}, workflows.Session, a.input(r.Dir))
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: sessionIDOf(r.Dir), TaskQueue: contract.TaskQueue}, workflows.Session, a.input(r.Dir))
 	require.NoError(t, err)
 
 	waitFor(t, 2*time.Minute, "the CLI to wait on the held turn", held)
@@ -104,10 +105,10 @@ func killWorkerMidIteration(t *testing.T, a cliAgent, held func() bool) (workflo
 	})
 	startProc(t, env, bins.worker)
 
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	require.NoError(t, run.Get(ctx, &res))
 	t.Logf("session after kill -9 of the worker: %s %.1f s after the kill, %d iterations", res.Reason, time.Since(killed).Seconds(), res.Iterations)
-	require.Equal(t, workflows.ReasonComplete, res.Reason, res.Message)
+	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
 	commits := r.ralphCommits()
 	require.Len(t, commits, 3, "no duplicate commits: %v", commits)
 	for story, passes := range prdPasses(t, r) {
@@ -134,7 +135,7 @@ func attemptLogs(t *testing.T, r *repo) (first, second string) {
 
 // iterateWith runs one iteration of a fresh three-story workspace with
 // the CLI, outside of Temporal.
-func iterateWith(t *testing.T, a cliAgent) activities.IterationResult {
+func iterateWith(t *testing.T, a cliAgent) contract.IterationResult {
 	t.Helper()
 	res, err := iterate(t, a)
 	require.NoError(t, err)
@@ -142,17 +143,17 @@ func iterateWith(t *testing.T, a cliAgent) activities.IterationResult {
 }
 
 // iterate is iterateWith for an iteration that may fail for good.
-func iterate(t *testing.T, a cliAgent) (activities.IterationResult, error) {
+func iterate(t *testing.T, a cliAgent) (contract.IterationResult, error) {
 	t.Helper()
 	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
 	ag := &activities.Agent{Env: a.env}
-	in := activities.IterationInput{
+	in := contract.IterationInput{
 		SessionID:     "realcli-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")),
 		Iteration:     1,
 		MaxIterations: 10,
 		Workspace:     r.Dir,
-		Agent:         activities.AgentSettings{Backend: a.backend, Command: []string{a.bin}, Timeout: 2 * time.Minute},
-		Git:           activities.GitSettings{AutoCommit: true},
+		Agent:         contract.AgentSettings{Backend: a.backend, Command: []string{a.bin}, Timeout: 2 * time.Minute},
+		Git:           contract.GitSettings{AutoCommit: true},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/agent"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
@@ -85,9 +85,9 @@ func benchEnv(b *testing.B) []string {
 	return []string{"FAKE_CLAUDE_SCENARIO=" + path, "FAKE_CLAUDE_STATE_DIR=" + b.TempDir()}
 }
 
-func benchInput(dir string) workflows.SessionInput {
+func benchInput(dir string) contract.SessionInput {
 	in := input(dir)
-	in.Task = activities.TaskSettings{Mode: "prompt"}
+	in.Task = contract.TaskSettings{Mode: "prompt"}
 	in.Limits.MaxIterations = benchIterations
 	in.Limits.MaxNoProgress = benchIterations
 	in.Limits.MaxRuntime = time.Hour
@@ -103,12 +103,12 @@ func benchPlainLoop(b *testing.B) time.Duration {
 	ctx := context.Background()
 	start := time.Now()
 	for i := 1; i <= benchIterations; i++ {
-		res, err := ag.Iterate(ctx, activities.IterationInput{
+		res, err := ag.Iterate(ctx, contract.IterationInput{
 			SessionID: "plain", Iteration: i, MaxIterations: benchIterations,
 			Workspace: dir, Agent: in.Agent, Task: in.Task, Git: in.Git,
 		}, 1, nil, nil)
 		require.NoError(b, err)
-		require.Equal(b, agent.OutcomeSuccess, res.Outcome, res.Reason)
+		require.Equal(b, contract.OutcomeSuccess, res.Outcome, res.Reason)
 		require.NotEmpty(b, res.Commit, "iteration %d committed nothing", i)
 	}
 	return time.Since(start)
@@ -123,13 +123,13 @@ func benchSession(b *testing.B) time.Duration {
 	ctx := context.Background()
 	start := time.Now()
 	run, err := cl.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: sessionIDOf(dir), TaskQueue: workflows.TaskQueue,
+		ID: sessionIDOf(dir), TaskQueue: contract.TaskQueue,
 	}, workflows.Session, in)
 	require.NoError(b, err)
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	require.NoError(b, run.Get(ctx, &res))
 	elapsed := time.Since(start)
-	require.Equal(b, workflows.ReasonMaxIterations, res.Reason, res.Message)
+	require.Equal(b, contract.ReasonMaxIterations, res.Reason, res.Message)
 	require.Equal(b, benchIterations, res.Totals.Commits)
 	return elapsed
 }

@@ -12,8 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/agent"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/workflows"
@@ -39,31 +38,31 @@ func TestSignalsInTheTaskOfTheLastResultBeforeContinueAsNew(t *testing.T) {
 		arg    any
 		check  func(t *testing.T, run client.WorkflowRun, fake *boundaryAgent)
 	}{
-		{"stop", workflows.SignalStop, workflows.StopSignal{Reason: "enough"}, func(t *testing.T, run client.WorkflowRun, _ *boundaryAgent) {
-			var res workflows.SessionResult
+		{"stop", contract.SignalStop, contract.StopSignal{Reason: "enough"}, func(t *testing.T, run client.WorkflowRun, _ *boundaryAgent) {
+			var res contract.SessionResult
 			require.NoError(t, run.Get(context.Background(), &res))
-			require.Equal(t, workflows.ReasonStopped, res.Reason, res.Message)
+			require.Equal(t, contract.ReasonStopped, res.Reason, res.Message)
 			require.Equal(t, 2, res.Iterations, "no iteration after the stop")
 		}},
-		{"guide", workflows.SignalGuide, "never touch migrations/", func(t *testing.T, run client.WorkflowRun, fake *boundaryAgent) {
-			var res workflows.SessionResult
+		{"guide", contract.SignalGuide, "never touch migrations/", func(t *testing.T, run client.WorkflowRun, fake *boundaryAgent) {
+			var res contract.SessionResult
 			require.NoError(t, run.Get(context.Background(), &res))
 			in := fake.inputs()
 			require.Len(t, in, 3)
 			require.Equal(t, []string{"never touch migrations/"}, in[2].Guidance, "the guidance reaches the first iteration of the next run")
 		}},
-		{"pause", workflows.SignalPause, nil, func(t *testing.T, run client.WorkflowRun, fake *boundaryAgent) {
+		{"pause", contract.SignalPause, nil, func(t *testing.T, run client.WorkflowRun, fake *boundaryAgent) {
 			waitFor(t, 30*time.Second, "the session to pause", func() bool {
-				v, err := c.QueryWorkflow(context.Background(), run.GetID(), "", workflows.QueryStatus)
+				v, err := c.QueryWorkflow(context.Background(), run.GetID(), "", contract.QueryStatus)
 				if err != nil {
 					return false
 				}
-				var st workflows.Status
-				return v.Get(&st) == nil && st.State == workflows.StatePaused
+				var st contract.Status
+				return v.Get(&st) == nil && st.State == contract.StatePaused
 			})
 			require.Len(t, fake.inputs(), 2, "no iteration runs while paused")
-			require.NoError(t, c.SignalWorkflow(context.Background(), run.GetID(), "", workflows.SignalStop, workflows.StopSignal{}))
-			var res workflows.SessionResult
+			require.NoError(t, c.SignalWorkflow(context.Background(), run.GetID(), "", contract.SignalStop, contract.StopSignal{}))
+			var res contract.SessionResult
 			require.NoError(t, run.Get(context.Background(), &res))
 			require.Equal(t, 2, res.Iterations)
 		}},
@@ -73,7 +72,7 @@ func TestSignalsInTheTaskOfTheLastResultBeforeContinueAsNew(t *testing.T) {
 			queue := "boundary-" + tc.name
 			fake := &boundaryAgent{t: t, c: c, signal: tc.signal, arg: tc.arg}
 			// The session's workspace activities run on its host's queue.
-			acts := worker.New(c, workflows.HostTaskQueue(queue, testHost), worker.Options{DisableWorkflowWorker: true})
+			acts := worker.New(c, contract.HostTaskQueue(queue, testHost), worker.Options{DisableWorkflowWorker: true})
 			acts.RegisterActivityWithOptions(fake.prepare, activity.RegisterOptions{Name: "PrepareWorkspace"})
 			acts.RegisterActivityWithOptions(fake.iterate, activity.RegisterOptions{Name: "RunIteration"})
 			require.NoError(t, acts.Start())
@@ -128,15 +127,15 @@ type boundaryAgent struct {
 
 	mu   sync.Mutex
 	wf   worker.Worker
-	seen []activities.IterationInput
+	seen []contract.IterationInput
 }
 
-func (b *boundaryAgent) prepare(context.Context, activities.PrepareInput) (activities.PrepareResult, error) {
-	return activities.PrepareResult{Mode: "prd", Branch: "main",
-		Task: activities.TaskState{Mode: "prd", File: "prd.json", Total: 3, Verifiable: true}}, nil
+func (b *boundaryAgent) prepare(context.Context, contract.PrepareInput) (contract.PrepareResult, error) {
+	return contract.PrepareResult{Mode: "prd", Branch: "main",
+		Task: contract.TaskState{Mode: "prd", File: "prd.json", Total: 3, Verifiable: true}}, nil
 }
 
-func (b *boundaryAgent) iterate(ctx context.Context, in activities.IterationInput) (activities.IterationResult, error) {
+func (b *boundaryAgent) iterate(ctx context.Context, in contract.IterationInput) (contract.IterationResult, error) {
 	b.mu.Lock()
 	b.seen = append(b.seen, in)
 	n := len(b.seen)
@@ -146,7 +145,7 @@ func (b *boundaryAgent) iterate(ctx context.Context, in activities.IterationInpu
 		b.firstRun = activity.GetInfo(ctx).WorkflowExecution.RunID
 		wf.Stop()
 		if err := b.c.SignalWorkflow(ctx, b.id, "", b.signal, b.arg); err != nil {
-			return activities.IterationResult{}, errors.Join(errors.New("signal"), err)
+			return contract.IterationResult{}, errors.Join(errors.New("signal"), err)
 		}
 		// The result is reported after this returns; the new workflow
 		// worker starts polling once it is recorded.
@@ -155,15 +154,15 @@ func (b *boundaryAgent) iterate(ctx context.Context, in activities.IterationInpu
 			b.startWorkflows()
 		}()
 	}
-	return activities.IterationResult{
-		Iteration: in.Iteration, Outcome: agent.OutcomeSuccess, CostUSD: 0.01,
+	return contract.IterationResult{
+		Iteration: in.Iteration, Outcome: contract.OutcomeSuccess, CostUSD: 0.01,
 		FilesChanged: []string{"a.go"}, Commit: "c0ffee",
-		Task: activities.TaskState{Mode: "prd", File: "prd.json", Total: 3, Done: 1, Verifiable: true},
+		Task: contract.TaskState{Mode: "prd", File: "prd.json", Total: 3, Done: 1, Verifiable: true},
 	}, nil
 }
 
-func (b *boundaryAgent) inputs() []activities.IterationInput {
+func (b *boundaryAgent) inputs() []contract.IterationInput {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]activities.IterationInput(nil), b.seen...)
+	return append([]contract.IterationInput(nil), b.seen...)
 }

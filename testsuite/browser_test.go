@@ -20,7 +20,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/durable-ralph/ralph/workflows"
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // TestBrowserAnswersCheckpointThroughUISignalForm drives the Temporal Web UI
@@ -91,7 +91,7 @@ func TestBrowserAnswersCheckpointThroughUISignalForm(t *testing.T) {
 	case "select":
 		b.do(ctx, "choose the checkpoint signal",
 			chromedp.Click(uiVisible(modal+` [data-testid="signal-select-button"]`)),
-			chromedp.Click(uiOption(modal, workflows.SignalCheckpoint)),
+			chromedp.Click(uiOption(modal, contract.SignalCheckpoint)),
 		)
 		// The list of signals lies over the Data field until it has faded
 		// out; a click before then would land on another signal.
@@ -100,7 +100,7 @@ func TestBrowserAnswersCheckpointThroughUISignalForm(t *testing.T) {
 	default:
 		t.Logf("the signal form has no list of signals; typing the name")
 		b.do(ctx, "type the signal name",
-			chromedp.SendKeys(uiVisible(modal+` input#signal-name`), workflows.SignalCheckpoint))
+			chromedp.SendKeys(uiVisible(modal+` input#signal-name`), contract.SignalCheckpoint))
 	}
 
 	// The Data field is a CodeMirror editor; typing would auto-close
@@ -117,8 +117,8 @@ func TestBrowserAnswersCheckpointThroughUISignalForm(t *testing.T) {
 		uiVisible(modal+` .cm-content`)))
 	require.Equal(t, payload, entered)
 	// Nothing since has changed the signal name.
-	b.poll(ctx, "the signal name "+workflows.SignalCheckpoint, fmt.Sprintf(`%s.map((e) => e.value).find((v) => v === %q) || false`,
-		uiVisible(modal+` input#signal-select, `+modal+` input#signal-name`), workflows.SignalCheckpoint))
+	b.poll(ctx, "the signal name "+contract.SignalCheckpoint, fmt.Sprintf(`%s.map((e) => e.value).find((v) => v === %q) || false`,
+		uiVisible(modal+` input#signal-select, `+modal+` input#signal-name`), contract.SignalCheckpoint))
 
 	b.do(ctx, "submit the signal",
 		chromedp.WaitEnabled(uiVisible(modal+` [data-testid="confirm-modal-button"]`)),

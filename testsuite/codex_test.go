@@ -15,7 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/durable-ralph/ralph/activities/agent"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/testsuite/realcli"
 	"github.com/durable-ralph/ralph/testsuite/responsesapi"
 )
@@ -107,21 +107,21 @@ func TestCodexCLIErrorsAreClassified(t *testing.T) {
 	t.Run("rate limit", func(t *testing.T) {
 		a, _ := codexAgent(t, func(*responsesapi.Request) responsesapi.Reply { return responsesapi.RateLimit(20 * time.Second) })
 		res := iterateWith(t, a)
-		require.Equal(t, agent.OutcomeRateLimited, res.Outcome, res.Reason)
+		require.Equal(t, contract.OutcomeRateLimited, res.Outcome, res.Reason)
 		require.Empty(t, res.Commit)
 	})
 	t.Run("usage limit with a reset time", func(t *testing.T) {
 		a, _ := codexAgent(t, func(*responsesapi.Request) responsesapi.Reply { return responsesapi.UsageLimit(2*time.Hour, "plus") })
 		began := time.Now()
 		res := iterateWith(t, a)
-		require.Equal(t, agent.OutcomeRateLimited, res.Outcome, res.Reason)
+		require.Equal(t, contract.OutcomeRateLimited, res.Outcome, res.Reason)
 		require.Contains(t, res.Reason, "usage limit")
 		require.WithinDuration(t, began.Add(2*time.Hour), res.RateLimitResetsAt, 2*time.Minute)
 	})
 	t.Run("server error", func(t *testing.T) {
 		a, _ := codexAgent(t, func(*responsesapi.Request) responsesapi.Reply { return responsesapi.ServerError() })
 		res := iterateWith(t, a)
-		require.Equal(t, agent.OutcomeAgentError, res.Outcome, res.Reason)
+		require.Equal(t, contract.OutcomeAgentError, res.Outcome, res.Reason)
 		require.NotEmpty(t, res.Reason)
 	})
 	t.Run("exhausted quota", func(t *testing.T) {

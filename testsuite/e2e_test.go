@@ -16,18 +16,19 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
 // runSession starts a session on the cluster and waits for its result.
-func runSession(t *testing.T, cl *cluster, in workflows.SessionInput) (workflows.SessionResult, error) {
+func runSession(t *testing.T, cl *cluster, in contract.SessionInput) (contract.SessionResult, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	id := sessionIDOf(in.Workspace)
-	run, err := cl.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.Session, in)
+	run, err := cl.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: contract.TaskQueue}, workflows.Session, in)
 	require.NoError(t, err)
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	err = run.Get(ctx, &res)
 	replay(t, cl.client, id)
 	return res, err
@@ -73,7 +74,7 @@ func TestSessionCompletesPRDWithOneCommitPerStory(t *testing.T) {
 
 	res, err := runSession(t, cl, input(r.Dir))
 	require.NoError(t, err)
-	require.Equal(t, workflows.ReasonComplete, res.Reason, res.Message)
+	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
 
 	// Three stories, three commits, on the branch prd.json names; then
 	// one more iteration that finds nothing left and claims completion.
@@ -113,7 +114,7 @@ func TestSessionCompletesProgressFile(t *testing.T) {
 
 	res, err := runSession(t, cl, input(r.Dir))
 	require.NoError(t, err)
-	require.Equal(t, workflows.ReasonComplete, res.Reason, res.Message)
+	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
 	require.Len(t, r.ralphCommits(), 3)
 	require.NotContains(t, r.read("progress.md"), "- [ ]")
 	require.Equal(t, 3, res.Task.Done)
@@ -127,7 +128,7 @@ func TestSessionEndsOnGarbageWithoutCrashingTheWorker(t *testing.T) {
 
 	res, err := runSession(t, cl, input(r.Dir))
 	require.NoError(t, err)
-	require.Equal(t, workflows.ReasonConsecutiveFailures, res.Reason)
+	require.Equal(t, contract.ReasonConsecutiveFailures, res.Reason)
 	require.Equal(t, 3, res.Iterations)
 	require.Contains(t, res.Message, "not stream-json")
 	require.Equal(t, 3, res.Totals.Failures)

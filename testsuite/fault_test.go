@@ -15,9 +15,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/ralph"
-	"github.com/durable-ralph/ralph/workflows"
 )
 
 // processesIn lists the processes whose working directory is dir.
@@ -106,9 +106,9 @@ func TestWorkerKilledMidIterationRecovers(t *testing.T) {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	require.NoError(t, c.GetWorkflow(ctx, id, "").Get(ctx, &res))
-	require.Equal(t, workflows.ReasonComplete, res.Reason, res.Message)
+	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
 	commits := r.ralphCommits()
 	require.Len(t, commits, 3, "no duplicate commits: %v", commits)
 	for i, c := range commits {

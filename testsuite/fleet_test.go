@@ -23,10 +23,10 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	tcluster "github.com/durable-ralph/ralph/testsuite/cluster"
 	"github.com/durable-ralph/ralph/testsuite/fakegithub"
-	"github.com/durable-ralph/ralph/workflows"
 )
 
 // fleetHost is one machine of a fleet test: a worker process with its
@@ -58,7 +58,7 @@ func workspaceCalls(t *testing.T, r *repo) []fakeCall {
 
 // countSessions counts the open sessions of host in state, from
 // visibility; every open session of host when state is "".
-func countSessions(t *testing.T, c client.Client, host string, state workflows.State) int {
+func countSessions(t *testing.T, c client.Client, host string, state contract.State) int {
 	t.Helper()
 	q := fmt.Sprintf("WorkflowType = 'Session' AND ExecutionStatus = 'Running' AND RalphHost = '%s'", host)
 	if state != "" {
@@ -142,7 +142,7 @@ func TestFleetOnPostgres(t *testing.T) {
 		h := hosts[i%2]
 		r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
 		h.repos = append(h.repos, r)
-		ids[r] = workflows.SessionWorkflowID(h.id, r.Dir)
+		ids[r] = contract.SessionWorkflowID(h.id, r.Dir)
 		p := startProc(t, base, bins.starter, "run", r.Dir, "--host-id", h.id,
 			"--heartbeat-timeout", "3s", "--host-timeout", "4s", "--max-iterations", "10")
 		require.Equal(t, 0, p.wait(t, time.Minute), p.Output())
@@ -166,7 +166,7 @@ func TestFleetOnPostgres(t *testing.T) {
 	require.Positive(t, open, "host-a still has sessions to finish")
 
 	waitFor(t, time.Minute, "host-a's sessions to show host_offline", func() bool {
-		return countSessions(t, c, a.id, workflows.StateHostOffline) == open
+		return countSessions(t, c, a.id, contract.StateHostOffline) == open
 	})
 	offline := time.Since(killed)
 	code, out := runStarter(t, base, "status", ids[a.repos[0]])
@@ -178,7 +178,7 @@ func TestFleetOnPostgres(t *testing.T) {
 	// The other host is not affected: its sessions all finish while
 	// host-a is down, and none of them ever waited for a host.
 	waitFor(t, 3*time.Minute, "host-b's sessions to finish", func() bool { return countSessions(t, c, b.id, "") == 0 })
-	require.Equal(t, open, countSessions(t, c, a.id, workflows.StateHostOffline), "host-a's sessions wait, they do not fail")
+	require.Equal(t, open, countSessions(t, c, a.id, contract.StateHostOffline), "host-a's sessions wait, they do not fail")
 	for _, r := range b.repos {
 		require.Equal(t, 0, countEvents(t, c, ids[r], "HostReady"), "session %s of host-b waited for a host", ids[r])
 	}
@@ -195,7 +195,7 @@ func TestFleetOnPostgres(t *testing.T) {
 	restarted := time.Now()
 	a.start(t)
 	waitFor(t, time.Minute, "host-a's sessions to resume", func() bool {
-		return countSessions(t, c, a.id, workflows.StateHostOffline) < open
+		return countSessions(t, c, a.id, contract.StateHostOffline) < open
 	})
 	resumed := time.Since(restarted)
 	waitFor(t, 3*time.Minute, "host-a's sessions to finish", func() bool { return countSessions(t, c, a.id, "") == 0 })
@@ -204,9 +204,9 @@ func TestFleetOnPostgres(t *testing.T) {
 	for _, h := range hosts {
 		for _, r := range h.repos {
 			id := ids[r]
-			var res workflows.SessionResult
+			var res contract.SessionResult
 			require.NoError(t, c.GetWorkflow(context.Background(), id, "").Get(context.Background(), &res), id)
-			require.Equal(t, workflows.ReasonComplete, res.Reason, "%s: %s", id, res.Message)
+			require.Equal(t, contract.ReasonComplete, res.Reason, "%s: %s", id, res.Message)
 			require.Equal(t, 0, res.Totals.Failures, "%s: a host that went away is not a failure", id)
 			require.Equal(t, []string{"US-001 List widgets", "US-002 Add a widget", "US-003 Delete a widget"},
 				storySubjects(r.ralphCommits()), "%s: one commit per story, nothing twice", id)
@@ -314,9 +314,9 @@ func TestAgentSlotsCapAWorker(t *testing.T) {
 	require.Equal(t, float64(1), m[`ralph_sessions{state="waiting_for_agent_slot"}`], "sessions by state from visibility")
 
 	for _, r := range repos {
-		var res workflows.SessionResult
+		var res contract.SessionResult
 		require.NoError(t, c.GetWorkflow(context.Background(), sessionIDOf(r.Dir), "").Get(context.Background(), &res))
-		require.Equal(t, workflows.ReasonComplete, res.Reason, res.Message)
+		require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
 		require.Equal(t, 0, res.Totals.Failures, "waiting for a slot is not a failure")
 	}
 	// One agent at a time: each run starts after the one before has
@@ -354,21 +354,21 @@ func fleetQueue(t *testing.T, c client.Client, env []string, h *fleetHost) {
 	code, text := runStarter(t, env, "queue", clone.Dir, "--host-id", h.id, "--repo", "acme/app",
 		"--github-api-url", gh.URL(), "--until-idle", "--poll-interval", "1h")
 	require.Equal(t, 0, code, text)
-	qid := workflows.QueueWorkflowID(h.id, "acme", "app")
+	qid := contract.QueueWorkflowID(h.id, "acme", "app")
 	require.Contains(t, text, qid)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	var res workflows.QueueResult
+	var res contract.QueueResult
 	require.NoError(t, c.GetWorkflow(ctx, qid, "").Get(ctx, &res))
 	require.Len(t, gh.Pulls(), 1)
 
-	sid := workflows.IssueSessionID(h.id, "acme", "app", n)
+	sid := contract.IssueSessionID(h.id, "acme", "app", n)
 	desc, err := c.DescribeWorkflowExecution(ctx, sid, "")
 	require.NoError(t, err)
 	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, desc.GetWorkflowExecutionInfo().GetStatus())
 	var host string
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(
-		desc.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()[workflows.SearchRalphHost.GetName()], &host))
+		desc.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()[contract.SearchRalphHost.GetName()], &host))
 	require.Equal(t, h.id, host)
 	wt := &repo{t: t, Dir: filepath.Join(clone.Dir, ".ralph", "worktrees", fmt.Sprintf("issue-%d", n))}
 	agentRuns := workspaceCalls(t, wt)
@@ -386,20 +386,20 @@ func fleetQueue(t *testing.T, c client.Client, env []string, h *fleetHost) {
 func fleetGoneHost(t *testing.T, c client.Client, env []string) {
 	t.Helper()
 	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
-	id := workflows.SessionWorkflowID("host-gone", r.Dir)
+	id := contract.SessionWorkflowID("host-gone", r.Dir)
 	code, out := runStarter(t, env, "run", r.Dir, "--host-id", "host-gone", "--host-timeout", "2s")
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "warning: no worker of host host-gone polls the task queue ralph@host-gone")
 	waitFor(t, time.Minute, "the session to show host_offline", func() bool {
-		return countSessions(t, c, "host-gone", workflows.StateHostOffline) == 1
+		return countSessions(t, c, "host-gone", contract.StateHostOffline) == 1
 	})
 	code, out = runStarter(t, env, "stop", id, "--reason", "the machine is gone")
 	require.Equal(t, 0, code, out)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	require.NoError(t, c.GetWorkflow(ctx, id, "").Get(ctx, &res))
-	require.Equal(t, workflows.ReasonStopped, res.Reason)
+	require.Equal(t, contract.ReasonStopped, res.Reason)
 	require.Contains(t, res.Message, "while host host-gone was offline")
 	require.Equal(t, 0, res.Iterations)
 }

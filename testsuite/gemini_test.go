@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/durable-ralph/ralph/activities/agent"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/testsuite/geminiapi"
 	"github.com/durable-ralph/ralph/testsuite/realcli"
 )
@@ -83,7 +83,7 @@ func TestGeminiCLIErrorsAreClassified(t *testing.T) {
 		a, _ := geminiAgent(t, func(*geminiapi.Request) geminiapi.Reply { return geminiapi.RateLimit(30 * time.Second) })
 		began := time.Now()
 		res := iterateWith(t, a)
-		require.Equal(t, agent.OutcomeRateLimited, res.Outcome, res.Reason)
+		require.Equal(t, contract.OutcomeRateLimited, res.Outcome, res.Reason)
 		require.WithinDuration(t, began.Add(30*time.Second), res.RateLimitResetsAt, 15*time.Second)
 		require.Empty(t, res.Commit)
 	})
@@ -92,7 +92,7 @@ func TestGeminiCLIErrorsAreClassified(t *testing.T) {
 			return geminiapi.Error(500, "The widget backend had an internal error.")
 		})
 		res := iterateWith(t, a)
-		require.Equal(t, agent.OutcomeAgentError, res.Outcome, res.Reason)
+		require.Equal(t, contract.OutcomeAgentError, res.Outcome, res.Reason)
 		require.Contains(t, res.Reason, "internal error")
 	})
 	t.Run("bad API key", func(t *testing.T) {

@@ -23,9 +23,9 @@ import (
 
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/activities/github"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/ralph"
-	"github.com/durable-ralph/ralph/workflows"
 )
 
 // bins are the programs the tests run as real processes, built once.
@@ -234,7 +234,7 @@ func startCluster(t testing.TB, stateDir string, agent *activities.Agent) *clust
 	require.NoError(t, err)
 	c, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quiet{}})
 	require.NoError(t, err)
-	w := ralph.NewWorker(c, ralph.WorkerOptions{TaskQueue: workflows.TaskQueue, HostID: testHost, MaxAgents: 8}, agent, &github.Activities{WriteInterval: -1})
+	w := ralph.NewWorker(c, ralph.WorkerOptions{TaskQueue: contract.TaskQueue, HostID: testHost, MaxAgents: 8}, agent, &github.Activities{WriteInterval: -1})
 	require.NoError(t, w.Start())
 	cl := &cluster{srv: srv, client: c, worker: w}
 	t.Cleanup(cl.stop)
@@ -261,16 +261,16 @@ var testHost = func() string {
 
 // sessionIDOf is the ID of the session of the workspace dir on this
 // machine.
-func sessionIDOf(dir string) string { return workflows.SessionWorkflowID(testHost, dir) }
+func sessionIDOf(dir string) string { return contract.SessionWorkflowID(testHost, dir) }
 
 // input is a session input for a workspace with test-sized limits.
-func input(workspace string) workflows.SessionInput {
-	return workflows.SessionInput{
+func input(workspace string) contract.SessionInput {
+	return contract.SessionInput{
 		Workspace: workspace,
 		Host:      testHost,
-		Agent:     activities.AgentSettings{Command: []string{bins.claude}},
-		Git:       activities.GitSettings{AutoCommit: true},
-		Limits: workflows.Limits{
+		Agent:     contract.AgentSettings{Command: []string{bins.claude}},
+		Git:       contract.GitSettings{AutoCommit: true},
+		Limits: contract.Limits{
 			MaxIterations:          10,
 			MaxRuntime:             10 * time.Minute,
 			MaxCostUSD:             5,

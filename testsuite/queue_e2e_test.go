@@ -19,8 +19,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/github"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/testsuite/fakegithub"
 	"github.com/durable-ralph/ralph/workflows"
 )
@@ -122,21 +121,21 @@ func TestIssueQueueEndToEnd(t *testing.T) {
 	require.Len(t, pulls, 2)
 	for i, n := range []int{n1, n3} {
 		pr := pulls[i]
-		require.Equal(t, workflows.IssueBranch(n), pr.Head)
+		require.Equal(t, contract.IssueBranch(n), pr.Head)
 		require.Equal(t, "main", pr.Base)
 		require.Contains(t, pr.Body, fmt.Sprintf("Closes #%d", n))
 		is := gh.Issue(n)
-		require.Contains(t, is.Labels, github.LabelPROpen)
+		require.Contains(t, is.Labels, contract.LabelPROpen)
 		require.NotContains(t, is.Labels, "ralph-ready")
-		require.NotContains(t, is.Labels, github.LabelWorking)
+		require.NotContains(t, is.Labels, contract.LabelWorking)
 		cs := botComments(is)
 		require.Len(t, cs, 1, "one progress comment on #%d", n)
-		require.Contains(t, cs[0].Body, github.Marker(n))
+		require.Contains(t, cs[0].Body, contract.Marker(n))
 		require.Contains(t, cs[0].Body, "iteration 2: success")
 		require.Greater(t, cs[0].Edits, 0, "the comment is edited in place")
 		require.Contains(t, cs[0].Body, "pull request #")
 		// The branch is on origin.
-		out, err := exec.Command("git", "--git-dir", qr.origin, "rev-parse", "refs/heads/"+workflows.IssueBranch(n)).CombinedOutput()
+		out, err := exec.Command("git", "--git-dir", qr.origin, "rev-parse", "refs/heads/"+contract.IssueBranch(n)).CombinedOutput()
 		require.NoError(t, err, string(out))
 	}
 	is2 := gh.Issue(n2)
@@ -199,14 +198,14 @@ func TestIssueQueueEndToEnd(t *testing.T) {
 
 	// Each issue in its own queue run, through continue-as-new.
 	c := qr.client(t)
-	runs := workflowRuns(t, c, workflows.QueueWorkflowID(testHost, "acme", "app"))
+	runs := workflowRuns(t, c, contract.QueueWorkflowID(testHost, "acme", "app"))
 	require.GreaterOrEqual(t, len(runs), 3)
 	parents := map[string]bool{}
 	for _, n := range []int{n1, n3, n4} {
-		desc, err := c.DescribeWorkflowExecution(context.Background(), workflows.IssueSessionID(testHost, "acme", "app", n), "")
+		desc, err := c.DescribeWorkflowExecution(context.Background(), contract.IssueSessionID(testHost, "acme", "app", n), "")
 		require.NoError(t, err)
 		parent := desc.GetWorkflowExecutionInfo().GetParentExecution()
-		require.Equal(t, workflows.QueueWorkflowID(testHost, "acme", "app"), parent.GetWorkflowId())
+		require.Equal(t, contract.QueueWorkflowID(testHost, "acme", "app"), parent.GetWorkflowId())
 		parents[parent.GetRunId()] = true
 	}
 	require.Len(t, parents, 3, "each issue ran in a queue run of its own")
@@ -220,9 +219,9 @@ func TestIssueQueueEndToEnd(t *testing.T) {
 
 	// No token in any history of the queue or its sessions, nor in the
 	// worker's log.
-	ids := []string{workflows.QueueWorkflowID(testHost, "acme", "app")}
+	ids := []string{contract.QueueWorkflowID(testHost, "acme", "app")}
 	for _, n := range []int{n1, n3, n4} {
-		ids = append(ids, workflows.IssueSessionID(testHost, "acme", "app", n))
+		ids = append(ids, contract.IssueSessionID(testHost, "acme", "app", n))
 	}
 	// Every run replays on the current code (and is recorded when asked).
 	replayAs(t, c, ids[0], "queue")
@@ -326,8 +325,8 @@ func TestIssueQueueFaults(t *testing.T) {
 	require.Len(t, pulls, 1, "exactly one pull request")
 	is := gh.Issue(n)
 	require.Len(t, botComments(is), 1, "exactly one progress comment")
-	require.Contains(t, is.Labels, github.LabelPROpen)
-	require.NotContains(t, is.Labels, github.LabelWorking)
+	require.Contains(t, is.Labels, contract.LabelPROpen)
+	require.NotContains(t, is.Labels, contract.LabelWorking)
 
 	// The label write after the secondary limit came no sooner than asked.
 	var limited, retried time.Time
@@ -382,8 +381,8 @@ func TestIssueQueueAttachesToARunningSession(t *testing.T) {
 	qr.startWorker(t)
 
 	// The earlier start: the issue's work tree and session, paused.
-	dir := activities.WorktreeDir(qr.clone.Dir, n)
-	qr.clone.git("worktree", "add", "-q", "-b", workflows.IssueBranch(n), dir, "main")
+	dir := contract.WorktreeDir(qr.clone.Dir, n)
+	qr.clone.git("worktree", "add", "-q", "-b", contract.IssueBranch(n), dir, "main")
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".ralph"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ".ralph", "issue.md"), []byte("# Add a greeting\n\nPrint hello.\n"), 0o644))
 	in := input(dir)
@@ -391,23 +390,23 @@ func TestIssueQueueAttachesToARunningSession(t *testing.T) {
 	in.Git.AllowDirty = true
 	in.Task.Mode = "issue"
 	c := qr.client(t)
-	id := workflows.IssueSessionID(testHost, "acme", "app", n)
-	_, err := c.SignalWithStartWorkflow(context.Background(), id, workflows.SignalPause, nil,
-		client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.Session, in)
+	id := contract.IssueSessionID(testHost, "acme", "app", n)
+	_, err := c.SignalWithStartWorkflow(context.Background(), id, contract.SignalPause, nil,
+		client.StartWorkflowOptions{ID: id, TaskQueue: contract.TaskQueue}, workflows.Session, in)
 	require.NoError(t, err)
 
 	follow := qr.starter(t, "queue", "--follow", "--poll-interval", "1h", qr.clone.Dir)
 	waitFor(t, 2*time.Minute, "the queue to attach", func() bool {
 		return strings.Contains(follow.Output(), fmt.Sprintf("#%d: session %s is already running: attached to it", n, id))
 	})
-	require.NoError(t, c.SignalWorkflow(context.Background(), id, "", workflows.SignalResume, nil))
+	require.NoError(t, c.SignalWorkflow(context.Background(), id, "", contract.SignalResume, nil))
 	waitFor(t, 3*time.Minute, "the pull request", func() bool { return len(gh.Pulls()) == 1 })
 	waitFor(t, time.Minute, "the queue to go idle", func() bool { return strings.Contains(follow.Output(), "idle: no ready issue") })
 
 	require.Len(t, workflowRuns(t, c, id), 1, "the issue's session ran once")
-	require.Equal(t, workflows.IssueBranch(n), gh.Pulls()[0].Head)
+	require.Equal(t, contract.IssueBranch(n), gh.Pulls()[0].Head)
 	is := gh.Issue(n)
-	require.Contains(t, is.Labels, github.LabelPROpen)
+	require.Contains(t, is.Labels, contract.LabelPROpen)
 	cs := botComments(is)
 	require.Len(t, cs, 1)
 	require.Contains(t, cs[0].Body, "iteration 2: success", "the attached session's last iteration")
@@ -418,7 +417,7 @@ func TestIssueQueueAttachesToARunningSession(t *testing.T) {
 		}
 	}
 	require.Equal(t, 2, mine, "one agent per iteration of the one session")
-	replayAs(t, c, workflows.QueueWorkflowID(testHost, "acme", "app"), "queue")
+	replayAs(t, c, contract.QueueWorkflowID(testHost, "acme", "app"), "queue")
 
 	stop := qr.starter(t, "stop", "--queue", qr.clone.Dir)
 	require.Equal(t, 0, stop.wait(t, time.Minute), stop.Output())

@@ -27,8 +27,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/agent"
-	"github.com/durable-ralph/ralph/activities/claude"
+	"github.com/durable-ralph/ralph/agent/claude"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/testsuite/modelserver"
@@ -164,7 +164,7 @@ func TestRealCLICompletesThreeStories(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("session with the real CLI: %d iterations in %.1f s, $%.4f, %d tokens",
 		res.Iterations, time.Since(began).Seconds(), res.Totals.CostUSD, res.Totals.Usage.Total())
-	require.Equal(t, workflows.ReasonComplete, res.Reason, res.Message)
+	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
 	require.GreaterOrEqual(t, res.Iterations, 3)
 	require.Zero(t, res.Totals.Failures)
 
@@ -229,7 +229,7 @@ func TestRealCLICompletesThreeStories(t *testing.T) {
 
 // iterateOnce runs one iteration of a fresh workspace with the real CLI,
 // its model server answering with script, outside of Temporal.
-func iterateOnce(t *testing.T, script modelserver.Script, env ...string) (activities.IterationResult, *modelserver.Server, []map[string]any) {
+func iterateOnce(t *testing.T, script modelserver.Script, env ...string) (contract.IterationResult, *modelserver.Server, []map[string]any) {
 	t.Helper()
 	claudeBin := realClaude(t)
 	ms := modelserver.New(script)
@@ -246,13 +246,13 @@ func iterateOnce(t *testing.T, script modelserver.Script, env ...string) (activi
 		}
 	}
 	ag := &activities.Agent{Env: append(cliEnv(t, ms.URL(), auth...), extra...)}
-	in := activities.IterationInput{
+	in := contract.IterationInput{
 		SessionID:     "realcli-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")),
 		Iteration:     1,
 		MaxIterations: 10,
 		Workspace:     r.Dir,
-		Agent:         activities.AgentSettings{Command: []string{claudeBin}, Timeout: 2 * time.Minute},
-		Git:           activities.GitSettings{AutoCommit: true},
+		Agent:         contract.AgentSettings{Command: []string{claudeBin}, Timeout: 2 * time.Minute},
+		Git:           contract.GitSettings{AutoCommit: true},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -303,7 +303,7 @@ func TestRealCLIRateLimitIsClassified(t *testing.T) {
 			return modelserver.Error(429, "rate_limit_error", "This request would exceed your account's rate limit. Please try again later.", unifiedLimitHeaders(reset))
 		}, "ANTHROPIC_AUTH_TOKEN="+gatewayToken())
 
-		require.Equal(t, agent.OutcomeRateLimited, res.Outcome, res.Reason)
+		require.Equal(t, contract.OutcomeRateLimited, res.Outcome, res.Reason)
 		require.True(t, res.RateLimitResetsAt.Equal(reset), "resets at %v, want %v", res.RateLimitResetsAt, reset)
 		require.Contains(t, res.Reason, "rate limited (five_hour): You've hit your 5-hour limit · resets ")
 		require.Len(t, ms.Messages(), 1, "a usage limit is not retried")
@@ -321,7 +321,7 @@ func TestRealCLIRateLimitIsClassified(t *testing.T) {
 		res, ms, _ := iterateOnce(t, func(*modelserver.Request) modelserver.Reply {
 			return modelserver.Error(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit", nil)
 		}, "CLAUDE_CODE_MAX_RETRIES=1")
-		require.Equal(t, agent.OutcomeRateLimited, res.Outcome, res.Reason)
+		require.Equal(t, contract.OutcomeRateLimited, res.Outcome, res.Reason)
 		require.True(t, res.RateLimitResetsAt.IsZero(), "the API did not say when")
 		require.Contains(t, res.Reason, "API Error: Request rejected (429) · Number of request tokens has exceeded your per-minute rate limit")
 		require.Len(t, ms.Messages(), 2, "one retry (CLAUDE_CODE_MAX_RETRIES=1)")
@@ -331,7 +331,7 @@ func TestRealCLIRateLimitIsClassified(t *testing.T) {
 		res, ms, events := iterateOnce(t, func(*modelserver.Request) modelserver.Reply {
 			return modelserver.Error(529, "overloaded_error", "Overloaded", nil)
 		}, "CLAUDE_CODE_MAX_RETRIES=1")
-		require.Equal(t, agent.OutcomeRateLimited, res.Outcome, res.Reason)
+		require.Equal(t, contract.OutcomeRateLimited, res.Outcome, res.Reason)
 		require.Contains(t, res.Reason, "API Error: 529 Overloaded")
 		require.Len(t, ms.Messages(), 2)
 		retries := 0
@@ -355,7 +355,7 @@ func TestRealCLIAPIErrorIsClassified(t *testing.T) {
 		res, _, events := iterateOnce(t, func(*modelserver.Request) modelserver.Reply {
 			return modelserver.Error(400, "invalid_request_error", "messages.0.content: the widget service rejected this request", nil)
 		})
-		require.Equal(t, agent.OutcomeAgentError, res.Outcome, res.Reason)
+		require.Equal(t, contract.OutcomeAgentError, res.Outcome, res.Reason)
 		require.Equal(t, "agent reported an error: API Error: 400 messages.0.content: the widget service rejected this request", res.Reason)
 		results := eventsOf(events, "result")
 		require.Len(t, results, 1)
@@ -367,7 +367,7 @@ func TestRealCLIAPIErrorIsClassified(t *testing.T) {
 		res, ms, events := iterateOnce(t, func(*modelserver.Request) modelserver.Reply {
 			return modelserver.Error(500, "api_error", "Internal server error", nil)
 		}, "CLAUDE_CODE_MAX_RETRIES=1")
-		require.Equal(t, agent.OutcomeAgentError, res.Outcome, res.Reason)
+		require.Equal(t, contract.OutcomeAgentError, res.Outcome, res.Reason)
 		require.Contains(t, res.Reason, "agent reported an error: API Error: 500 Internal server error. This is a server-side issue, usually temporary")
 		require.Len(t, ms.Messages(), 2, "the first try and one retry (CLAUDE_CODE_MAX_RETRIES=1)")
 		require.Len(t, eventsOf(events, "result"), 1)
@@ -422,7 +422,7 @@ func TestRealCLIWorkerKillResumes(t *testing.T) {
 	id := sessionIDOf(r.Dir)
 	in := input(r.Dir)
 	in.Agent.Command = []string{claudeBin}
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.Session, in)
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: contract.TaskQueue}, workflows.Session, in)
 	require.NoError(t, err)
 
 	// Kill the worker once the CLI has waited on the held turn long enough
@@ -440,10 +440,10 @@ func TestRealCLIWorkerKillResumes(t *testing.T) {
 	})
 	startProc(t, env, bins.worker)
 
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	require.NoError(t, run.Get(ctx, &res))
 	t.Logf("session after kill -9 of the worker: %s in %.1f s after the kill, %d iterations", res.Reason, time.Since(killed).Seconds(), res.Iterations)
-	require.Equal(t, workflows.ReasonComplete, res.Reason, res.Message)
+	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
 	commits := r.ralphCommits()
 	require.Len(t, commits, 3, "no duplicate commits: %v", commits)
 	for i, c := range commits {

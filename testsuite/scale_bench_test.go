@@ -20,7 +20,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/agent"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/workflows"
@@ -168,9 +168,9 @@ func (sc *scaleBench) workspaces(b *testing.B, n int) []string {
 
 // input is the session of one workspace: scaleIterations iterations, each
 // of which commits, and no other limit in the way.
-func (sc *scaleBench) input(dir string) workflows.SessionInput {
+func (sc *scaleBench) input(dir string) contract.SessionInput {
 	in := input(dir)
-	in.Task = activities.TaskSettings{Mode: "prompt"}
+	in.Task = contract.TaskSettings{Mode: "prompt"}
 	in.Limits.MaxIterations = sc.iterations
 	in.Limits.MaxNoProgress = sc.iterations
 	in.Limits.MaxRuntime = time.Hour
@@ -213,14 +213,14 @@ func (sc *scaleBench) plainLoops(b *testing.B, n int) (time.Duration, cpuTimes) 
 			ag := &activities.Agent{Env: []string{"FAKE_CLAUDE_SCENARIO=" + sc.scenario}}
 			in := sc.input(dir)
 			for it := 1; it <= sc.iterations; it++ {
-				res, err := ag.Iterate(ctx, activities.IterationInput{
+				res, err := ag.Iterate(ctx, contract.IterationInput{
 					SessionID: fmt.Sprintf("plain-%d", i), Iteration: it, MaxIterations: sc.iterations,
 					Workspace: dir, Agent: in.Agent, Task: in.Task, Git: in.Git,
 				}, 1, nil, nil)
 				switch {
 				case err != nil:
 					errs[i] = fmt.Errorf("loop %d iteration %d: %w", i, it, err)
-				case res.Outcome != agent.OutcomeSuccess:
+				case res.Outcome != contract.OutcomeSuccess:
 					errs[i] = fmt.Errorf("loop %d iteration %d: %s: %s", i, it, res.Outcome, res.Reason)
 				case res.Commit == "":
 					errs[i] = fmt.Errorf("loop %d iteration %d committed nothing", i, it)
@@ -304,7 +304,7 @@ func (sc *scaleBench) sessions(b *testing.B, n int) scaleRun {
 		}
 	}()
 
-	results := make([]workflows.SessionResult, n)
+	results := make([]contract.SessionResult, n)
 	errs := make([]error, n)
 	ends := make([]time.Time, n)
 	var wg sync.WaitGroup
@@ -316,7 +316,7 @@ func (sc *scaleBench) sessions(b *testing.B, n int) scaleRun {
 	for i, dir := range dirs {
 		wg.Go(func() {
 			r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-				ID: sessionIDOf(dir), TaskQueue: workflows.TaskQueue,
+				ID: sessionIDOf(dir), TaskQueue: contract.TaskQueue,
 			}, workflows.Session, sc.input(dir))
 			if err == nil {
 				err = r.Get(ctx, &results[i])
@@ -336,7 +336,7 @@ func (sc *scaleBench) sessions(b *testing.B, n int) scaleRun {
 	var last time.Time
 	for i := range dirs {
 		require.NoError(b, errs[i], "session %d; worker output:\n%s", i, w.output())
-		require.Equal(b, workflows.ReasonMaxIterations, results[i].Reason, "session %d: %s", i, results[i].Message)
+		require.Equal(b, contract.ReasonMaxIterations, results[i].Reason, "session %d: %s", i, results[i].Message)
 		require.Equal(b, sc.iterations, results[i].Totals.Commits, "session %d", i)
 		sc.checkCounter(b, dirs[i], "; the worker's log ends:\n"+tailOf(w.output(), 8<<10))
 		if ends[i].After(last) {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // TestWorktreeSessionsOnOneClone runs two sessions on one clone at once,
@@ -24,7 +24,7 @@ func TestWorktreeSessionsOnOneClone(t *testing.T) {
 	for _, name := range names {
 		code, out := starter(t, se, "run", "--dev", "--worktree", name, r.Dir)
 		require.Equal(t, 0, code, out)
-		dir := activities.SessionWorktree{Clone: r.Dir, Name: name}.Dir()
+		dir := contract.SessionWorktree{Clone: r.Dir, Name: name}.Dir()
 		ids[name] = sessionIDOf(dir)
 		require.Contains(t, out, "Started session "+ids[name]+" for "+dir)
 	}
@@ -51,7 +51,7 @@ func TestWorktreeSessionsOnOneClone(t *testing.T) {
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "Attached to running session "+ids["alpha"])
 	require.Contains(t, out, "ended: complete")
-	betaDir := activities.SessionWorktree{Clone: r.Dir, Name: "beta"}.Dir()
+	betaDir := contract.SessionWorktree{Clone: r.Dir, Name: "beta"}.Dir()
 	waitFor(t, time.Minute, "beta to complete", func() bool {
 		_, out := starter(t, se, "status", "--dev", betaDir)
 		return strings.Contains(out, "complete")
@@ -84,7 +84,7 @@ func TestWorktreeSessionsOnOneClone(t *testing.T) {
 	require.Contains(t, out, "beta of "+r.Dir+", on branch ralph/beta", "status names the work tree")
 
 	// A dirty work tree needs --force; the branch outlives the work tree.
-	alpha := activities.SessionWorktree{Clone: r.Dir, Name: "alpha"}.Dir()
+	alpha := contract.SessionWorktree{Clone: r.Dir, Name: "alpha"}.Dir()
 	require.NoError(t, os.WriteFile(filepath.Join(alpha, "scratch.txt"), []byte("notes"), 0o644))
 	code, out = starter(t, se, "clean", "--dev", "alpha", r.Dir)
 	require.Equal(t, 1, code, out)

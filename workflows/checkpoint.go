@@ -8,8 +8,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/agent"
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // answeredLimit bounds the answered checkpoints kept in the status.
@@ -19,54 +18,52 @@ const answeredLimit = 5
 // Their validators reject what must never be applied, before anything is
 // written to history.
 func (s *session) registerUpdates(ctx workflow.Context) error {
-	err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateRespond,
-		func(ctx workflow.Context, ans Answer) (RespondResult, error) {
-			cp := *s.status.Pending
-			s.answer = &ans
-			return RespondResult{
-				ID:        cp.ID,
-				Iteration: cp.Iteration,
-				Message:   fmt.Sprintf("answer to %s recorded; the session goes on", cp.ID),
-			}, nil
-		},
+	err := workflow.SetUpdateHandlerWithOptions(ctx, contract.UpdateRespond, func(ctx workflow.Context, ans contract.Answer) (contract.RespondResult, error) {
+		cp := *s.status.Pending
+		s.answer = &ans
+		return contract.RespondResult{
+			ID:        cp.ID,
+			Iteration: cp.Iteration,
+			Message:   fmt.Sprintf("answer to %s recorded; the session goes on", cp.ID),
+		}, nil
+	},
 		workflow.UpdateHandlerOptions{
 			Validator:   s.validateAnswer,
 			Description: "Answer the pending checkpoint (approve, reject with a reason, or a free-text answer); rejected unless the ID is the pending one",
 		})
 	if err != nil {
-		return fmt.Errorf("register %s update: %w", UpdateRespond, err)
+		return fmt.Errorf("register %s update: %w", contract.UpdateRespond, err)
 	}
-	err = workflow.SetUpdateHandlerWithOptions(ctx, UpdateSetLimits,
-		func(ctx workflow.Context, req SetLimitsRequest) (Limits, error) {
-			if req.MaxIterations > 0 {
-				s.limits.MaxIterations = req.MaxIterations
-			}
-			if req.MaxRuntime > 0 {
-				s.limits.MaxRuntime = req.MaxRuntime
-			}
-			if req.MaxCostUSD > 0 {
-				s.limits.MaxCostUSD = req.MaxCostUSD
-			}
-			s.status.Limits = s.limits
-			s.armDeadline(ctx)
-			s.publish(ctx)
-			return s.limits, nil
-		},
+	err = workflow.SetUpdateHandlerWithOptions(ctx, contract.UpdateSetLimits, func(ctx workflow.Context, req contract.SetLimitsRequest) (contract.Limits, error) {
+		if req.MaxIterations > 0 {
+			s.limits.MaxIterations = req.MaxIterations
+		}
+		if req.MaxRuntime > 0 {
+			s.limits.MaxRuntime = req.MaxRuntime
+		}
+		if req.MaxCostUSD > 0 {
+			s.limits.MaxCostUSD = req.MaxCostUSD
+		}
+		s.status.Limits = s.limits
+		s.armDeadline(ctx)
+		s.publish(ctx)
+		return s.limits, nil
+	},
 		workflow.UpdateHandlerOptions{
-			Validator: func(ctx workflow.Context, req SetLimitsRequest) error {
+			Validator: func(ctx workflow.Context, req contract.SetLimitsRequest) error {
 				return s.validateLimits(ctx, req)
 			},
 			Description: "Change max iterations, runtime or cost; a limit below what the session already used is rejected",
 		})
 	if err != nil {
-		return fmt.Errorf("register %s update: %w", UpdateSetLimits, err)
+		return fmt.Errorf("register %s update: %w", contract.UpdateSetLimits, err)
 	}
 	return nil
 }
 
 // validateAnswer accepts an answer only for the pending checkpoint, so an
 // answer that arrives late can never answer the next question.
-func (s *session) validateAnswer(ans Answer) error {
+func (s *session) validateAnswer(ans contract.Answer) error {
 	cp := s.status.Pending
 	switch {
 	case cp == nil:
@@ -83,12 +80,12 @@ func (s *session) validateAnswer(ans Answer) error {
 	return nil
 }
 
-func (s *session) validateLimits(ctx workflow.Context, req SetLimitsRequest) error {
+func (s *session) validateLimits(ctx workflow.Context, req contract.SetLimitsRequest) error {
 	var problems []string
 	if req.MaxIterations < 0 || req.MaxRuntime < 0 || req.MaxCostUSD < 0 {
 		problems = append(problems, "limits must not be negative")
 	}
-	if req == (SetLimitsRequest{}) {
+	if req == (contract.SetLimitsRequest{}) {
 		problems = append(problems, "no limit given")
 	}
 	if req.MaxIterations > 0 && req.MaxIterations < s.status.Iteration {
@@ -115,7 +112,7 @@ func (s *session) addGuidance(text string) {
 // for as long as it takes or until the configured timeout. It returns the
 // answer, or timedOut; with neither, a stop request ended the wait. The
 // wait does not count against the runtime limit.
-func (s *session) ask(ctx workflow.Context, cp Checkpoint) (ans Answer, timedOut bool, err error) {
+func (s *session) ask(ctx workflow.Context, cp contract.Checkpoint) (ans contract.Answer, timedOut bool, err error) {
 	start := workflow.Now(ctx)
 	cp.AskedAt = start
 	timeout := s.in.Checkpoints.Timeout
@@ -124,7 +121,7 @@ func (s *session) ask(ctx workflow.Context, cp Checkpoint) (ans Answer, timedOut
 	}
 	s.status.Pending = &cp
 	s.answer = nil
-	s.setState(ctx, StateAwaitingHuman)
+	s.setState(ctx, contract.StateAwaitingHuman)
 	s.logger.Info("waiting for a human", "checkpoint", cp.ID, "kind", cp.Kind, "question", cp.Question)
 
 	answered := func() bool { return s.answer != nil || s.stopReason != "" }
@@ -136,7 +133,7 @@ func (s *session) ask(ctx workflow.Context, cp Checkpoint) (ans Answer, timedOut
 	}
 	s.status.Pending = nil
 	if err != nil {
-		return Answer{}, false, err
+		return contract.Answer{}, false, err
 	}
 	s.humanWaitSince(ctx, start)
 	switch {
@@ -146,75 +143,75 @@ func (s *session) ask(ctx workflow.Context, cp Checkpoint) (ans Answer, timedOut
 	case !ok:
 		timedOut = true
 	default:
-		return Answer{}, false, nil // stop requested
+		return contract.Answer{}, false, nil // stop requested
 	}
-	s.status.Answered = append(s.status.Answered, AnsweredCheckpoint{
+	s.status.Answered = append(s.status.Answered, contract.AnsweredCheckpoint{
 		Checkpoint: cp, Answer: ans, TimedOut: timedOut, AnsweredAt: workflow.Now(ctx),
 	})
 	if n := len(s.status.Answered); n > answeredLimit {
-		s.status.Answered = append([]AnsweredCheckpoint(nil), s.status.Answered[n-answeredLimit:]...)
+		s.status.Answered = append([]contract.AnsweredCheckpoint(nil), s.status.Answered[n-answeredLimit:]...)
 	}
-	s.setState(ctx, StateRunning)
+	s.setState(ctx, contract.StateRunning)
 	return ans, timedOut, nil
 }
 
 func (s *session) stopOnTimeout() bool {
-	return s.in.Checkpoints.OnTimeout == OnTimeoutStop
+	return s.in.Checkpoints.OnTimeout == contract.OnTimeoutStop
 }
 
 // confirmCompletion ends the session complete, unless a human must confirm
 // first and rejects, which sends the loop on with the reason.
-func (s *session) confirmCompletion(ctx workflow.Context, msg string) (SessionResult, bool, error) {
+func (s *session) confirmCompletion(ctx workflow.Context, msg string) (contract.SessionResult, bool, error) {
 	if !s.in.Checkpoints.BeforeComplete {
-		res, err := s.finish(ctx, ReasonComplete, msg)
+		res, err := s.finish(ctx, contract.ReasonComplete, msg)
 		return res, true, err
 	}
 	it := s.status.Iteration
-	ans, timedOut, err := s.ask(ctx, Checkpoint{
+	ans, timedOut, err := s.ask(ctx, contract.Checkpoint{
 		ID:        fmt.Sprintf("cp-%d-complete", it),
 		Iteration: it,
-		Kind:      KindCompletion,
-		Type:      activities.CheckpointHumanVerify,
+		Kind:      contract.KindCompletion,
+		Type:      contract.CheckpointHumanVerify,
 		Question:  fmt.Sprintf("The agent claims the work is complete and %s agrees (%d of %d done). Approve to end the session as complete, or reject with a reason to send the loop on.", taskFileName(s.status.Task), s.status.Task.Done, s.status.Task.Total),
 		Options:   []string{"approve", "reject"},
 		Context:   msg,
 	})
 	switch {
 	case err != nil:
-		return SessionResult{}, false, err
+		return contract.SessionResult{}, false, err
 	case timedOut && s.stopOnTimeout():
-		res, err := s.finish(ctx, ReasonCheckpointTimeout, fmt.Sprintf("nobody confirmed completion within %s", s.in.Checkpoints.Timeout))
+		res, err := s.finish(ctx, contract.ReasonCheckpointTimeout, fmt.Sprintf("nobody confirmed completion within %s", s.in.Checkpoints.Timeout))
 		return res, true, err
 	case timedOut:
-		res, err := s.finish(ctx, ReasonComplete, msg+"; not confirmed within "+s.in.Checkpoints.Timeout.String()+", completed without confirmation")
+		res, err := s.finish(ctx, contract.ReasonComplete, msg+"; not confirmed within "+s.in.Checkpoints.Timeout.String()+", completed without confirmation")
 		return res, true, err
 	case ans.Approve:
-		res, err := s.finish(ctx, ReasonComplete, msg+"; confirmed by a human")
+		res, err := s.finish(ctx, contract.ReasonComplete, msg+"; confirmed by a human")
 		return res, true, err
 	case s.stopReason != "" && !ans.Reject && ans.Answer == "":
-		return SessionResult{}, false, nil // the loop stops at the top
+		return contract.SessionResult{}, false, nil // the loop stops at the top
 	}
 	reason := strings.TrimSpace(ans.Reason + " " + ans.Answer)
 	if reason == "" {
 		reason = "no reason given"
 	}
 	s.addGuidance(fmt.Sprintf("A human reviewed your claim that the work is complete and did not accept it: %s. Address this before you claim completion again.", reason))
-	return SessionResult{}, false, nil
+	return contract.SessionResult{}, false, nil
 }
 
 // checkpoints asks the agent's question, if it asked one, and the
 // periodic review gate, if one is due. done reports that the session ended
 // (a checkpoint timed out with on-timeout stop).
-func (s *session) checkpoints(ctx workflow.Context, res activities.IterationResult) (SessionResult, bool, error) {
-	if res.Outcome == agent.OutcomeRateLimited {
-		return SessionResult{}, false, nil
+func (s *session) checkpoints(ctx workflow.Context, res contract.IterationResult) (contract.SessionResult, bool, error) {
+	if res.Outcome == contract.OutcomeRateLimited {
+		return contract.SessionResult{}, false, nil
 	}
 	it := s.status.Iteration
 	if q := res.Checkpoint; q != nil {
-		cp := Checkpoint{
+		cp := contract.Checkpoint{
 			ID:        fmt.Sprintf("cp-%d", it),
 			Iteration: it,
-			Kind:      KindAgent,
+			Kind:      contract.KindAgent,
 			Type:      q.Type,
 			Question:  q.Question,
 			Options:   q.Options,
@@ -222,42 +219,42 @@ func (s *session) checkpoints(ctx workflow.Context, res activities.IterationResu
 		}
 		ans, timedOut, err := s.ask(ctx, cp)
 		if err != nil {
-			return SessionResult{}, false, err
+			return contract.SessionResult{}, false, err
 		}
 		if timedOut && s.stopOnTimeout() {
-			r, err := s.finish(ctx, ReasonCheckpointTimeout, fmt.Sprintf("checkpoint %s was not answered within %s", cp.ID, s.in.Checkpoints.Timeout))
+			r, err := s.finish(ctx, contract.ReasonCheckpointTimeout, fmt.Sprintf("checkpoint %s was not answered within %s", cp.ID, s.in.Checkpoints.Timeout))
 			return r, true, err
 		}
-		if timedOut || ans != (Answer{}) {
+		if timedOut || ans != (contract.Answer{}) {
 			s.addGuidance(answerText(cp, ans, timedOut, s.in.Checkpoints.Timeout.String()))
 		}
 	}
 	if every := s.in.Checkpoints.Every; every > 0 && it%every == 0 && s.stopReason == "" {
-		cp := Checkpoint{
+		cp := contract.Checkpoint{
 			ID:        fmt.Sprintf("cp-%d-review", it),
 			Iteration: it,
-			Kind:      KindReview,
-			Type:      activities.CheckpointHumanVerify,
+			Kind:      contract.KindReview,
+			Type:      contract.CheckpointHumanVerify,
 			Question:  fmt.Sprintf("%d iterations done (%d of %d tasks in %s). Review the work, then approve to continue, or reject with what to change.", it, s.status.Task.Done, s.status.Task.Total, taskFileName(s.status.Task)),
 			Options:   []string{"approve", "reject"},
 		}
 		ans, timedOut, err := s.ask(ctx, cp)
 		if err != nil {
-			return SessionResult{}, false, err
+			return contract.SessionResult{}, false, err
 		}
 		if timedOut && s.stopOnTimeout() {
-			r, err := s.finish(ctx, ReasonCheckpointTimeout, fmt.Sprintf("review %s was not answered within %s", cp.ID, s.in.Checkpoints.Timeout))
+			r, err := s.finish(ctx, contract.ReasonCheckpointTimeout, fmt.Sprintf("review %s was not answered within %s", cp.ID, s.in.Checkpoints.Timeout))
 			return r, true, err
 		}
 		if text := strings.TrimSpace(ans.Reason + " " + ans.Answer); text != "" {
 			s.addGuidance("A human reviewed the work so far: " + text)
 		}
 	}
-	return SessionResult{}, false, nil
+	return contract.SessionResult{}, false, nil
 }
 
 // answerText is how an answer reaches the next iteration's prompt.
-func answerText(cp Checkpoint, ans Answer, timedOut bool, timeout string) string {
+func answerText(cp contract.Checkpoint, ans contract.Answer, timedOut bool, timeout string) string {
 	q := fmt.Sprintf("Your checkpoint %s (%s) asked: %q.", cp.ID, cp.Type, cp.Question)
 	switch {
 	case timedOut:

@@ -10,23 +10,23 @@ import (
 	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
-type step = func(activities.IterationInput) (activities.IterationResult, error)
+type step = func(contract.IterationInput) (contract.IterationResult, error)
 
 // asks is an iteration that changed nothing and asked a question.
 func asks(question string) step {
-	return func(in activities.IterationInput) (activities.IterationResult, error) {
+	return func(in contract.IterationInput) (contract.IterationResult, error) {
 		r := progressed(in.Iteration, 1)
 		r.FilesChanged, r.Commit = nil, ""
-		r.Checkpoint = &activities.CheckpointRequest{Type: activities.CheckpointDecision, Question: question, Options: []string{"postgres", "sqlite"}, Source: "file"}
+		r.Checkpoint = &contract.CheckpointRequest{Type: contract.CheckpointDecision, Question: question, Options: []string{"postgres", "sqlite"}, Source: "file"}
 		return r, nil
 	}
 }
 
-func claims(in activities.IterationInput) (activities.IterationResult, error) {
+func claims(in contract.IterationInput) (contract.IterationResult, error) {
 	r := progressed(in.Iteration, 3)
 	r.CompletionClaimed = true
 	return r, nil
@@ -51,11 +51,11 @@ func sendUpdate(env *testsuite.TestWorkflowEnvironment, name string, arg any) *u
 	return u
 }
 
-func queryStatus(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.Status {
+func queryStatus(t *testing.T, env *testsuite.TestWorkflowEnvironment) contract.Status {
 	t.Helper()
-	v, err := env.QueryWorkflow(workflows.QueryStatus)
+	v, err := env.QueryWorkflow(contract.QueryStatus)
 	require.NoError(t, err)
-	var st workflows.Status
+	var st contract.Status
 	require.NoError(t, v.Get(&st))
 	return st
 }
@@ -65,26 +65,26 @@ func TestCheckpointAnsweredAfterThreeDays(t *testing.T) {
 	s := &script{results: []step{ok(progressed(0, 1)), asks("Which database?"), ok(progressed(0, 2)), claims}}
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run).After(time.Minute)
 
-	var waiting workflows.Status
+	var waiting contract.Status
 	var stale, early, good *update
 	env.RegisterDelayedCallback(func() {
 		waiting = queryStatus(t, env)
-		stale = sendUpdate(env, workflows.UpdateRespond, workflows.Answer{ID: "cp-1", Answer: "postgres"})
+		stale = sendUpdate(env, contract.UpdateRespond, contract.Answer{ID: "cp-1", Answer: "postgres"})
 	}, 24*time.Hour)
 	env.RegisterDelayedCallback(func() {
-		good = sendUpdate(env, workflows.UpdateRespond, workflows.Answer{ID: "cp-2", Answer: "postgres", Reason: "we run it already"})
+		good = sendUpdate(env, contract.UpdateRespond, contract.Answer{ID: "cp-2", Answer: "postgres", Reason: "we run it already"})
 	}, 3*24*time.Hour)
 	env.RegisterDelayedCallback(func() {
-		early = sendUpdate(env, workflows.UpdateRespond, workflows.Answer{ID: "cp-2", Approve: true})
+		early = sendUpdate(env, contract.UpdateRespond, contract.Answer{ID: "cp-2", Approve: true})
 	}, 3*24*time.Hour+30*time.Second) // iteration 3 is running, nothing is pending
 
 	in := baseInput() // a 4h runtime limit: time waiting on a human does not count
 	env.ExecuteWorkflow(workflows.Session, in)
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, workflows.ReasonComplete, res.Reason, res.Message)
+	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
 
-	require.Equal(t, workflows.StateAwaitingHuman, waiting.State)
+	require.Equal(t, contract.StateAwaitingHuman, waiting.State)
 	require.NotNil(t, waiting.Pending)
 	require.Equal(t, "cp-2", waiting.Pending.ID)
 	require.Equal(t, "Which database?", waiting.Pending.Question)
@@ -109,11 +109,11 @@ func TestCheckpointTimeout(t *testing.T) {
 	tests := []struct {
 		name       string
 		onTimeout  string
-		wantReason workflows.Reason
+		wantReason contract.Reason
 		wantIters  int
 	}{
-		{name: "continue", onTimeout: workflows.OnTimeoutContinue, wantReason: workflows.ReasonComplete, wantIters: 3},
-		{name: "stop", onTimeout: workflows.OnTimeoutStop, wantReason: workflows.ReasonCheckpointTimeout, wantIters: 1},
+		{name: "continue", onTimeout: contract.OnTimeoutContinue, wantReason: contract.ReasonComplete, wantIters: 3},
+		{name: "stop", onTimeout: contract.OnTimeoutStop, wantReason: contract.ReasonCheckpointTimeout, wantIters: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,13 +121,13 @@ func TestCheckpointTimeout(t *testing.T) {
 			s := &script{results: []step{asks("Ship it?"), ok(progressed(0, 2)), claims}}
 			env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run)
 			in := baseInput()
-			in.Checkpoints = workflows.CheckpointSettings{Timeout: 2 * time.Hour, OnTimeout: tt.onTimeout}
+			in.Checkpoints = contract.CheckpointSettings{Timeout: 2 * time.Hour, OnTimeout: tt.onTimeout}
 			env.ExecuteWorkflow(workflows.Session, in)
-			var res workflows.SessionResult
+			var res contract.SessionResult
 			require.NoError(t, env.GetWorkflowResult(&res))
 			require.Equal(t, tt.wantReason, res.Reason, res.Message)
 			require.Equal(t, tt.wantIters, res.Iterations)
-			if tt.onTimeout == workflows.OnTimeoutContinue {
+			if tt.onTimeout == contract.OnTimeoutContinue {
 				require.Contains(t, s.inputs[1].Guidance[0], "Nobody answered within 2h0m0s")
 			}
 		})
@@ -139,17 +139,17 @@ func TestCheckpointSignalWithStaleIDIsIgnored(t *testing.T) {
 	s := &script{results: []step{asks("Which database?"), claims}}
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run)
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(workflows.SignalCheckpoint, workflows.Answer{ID: "cp-7", Approve: true})
+		env.SignalWorkflow(contract.SignalCheckpoint, contract.Answer{ID: "cp-7", Approve: true})
 	}, time.Hour)
-	var afterStale workflows.Status
+	var afterStale contract.Status
 	env.RegisterDelayedCallback(func() {
 		afterStale = queryStatus(t, env)
-		env.SignalWorkflow(workflows.SignalCheckpoint, workflows.Answer{ID: "cp-1", Answer: "sqlite"})
+		env.SignalWorkflow(contract.SignalCheckpoint, contract.Answer{ID: "cp-1", Answer: "sqlite"})
 	}, 2*time.Hour)
 	env.ExecuteWorkflow(workflows.Session, baseInput())
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, workflows.ReasonComplete, res.Reason)
+	require.Equal(t, contract.ReasonComplete, res.Reason)
 	require.Equal(t, 1, afterStale.IgnoredAnswers)
 	require.NotNil(t, afterStale.Pending, "a stale signal leaves the question open")
 	require.Contains(t, s.inputs[1].Guidance[0], `"sqlite"`)
@@ -160,17 +160,17 @@ func TestCompletionGate(t *testing.T) {
 	s := &script{results: []step{claims, claims}}
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run)
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(workflows.SignalCheckpoint, workflows.Answer{ID: "cp-1-complete", Reject: true, Reason: "the export button is missing"})
+		env.SignalWorkflow(contract.SignalCheckpoint, contract.Answer{ID: "cp-1-complete", Reject: true, Reason: "the export button is missing"})
 	}, time.Hour)
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(workflows.SignalCheckpoint, workflows.Answer{ID: "cp-2-complete", Approve: true})
+		env.SignalWorkflow(contract.SignalCheckpoint, contract.Answer{ID: "cp-2-complete", Approve: true})
 	}, 2*time.Hour)
 	in := baseInput()
 	in.Checkpoints.BeforeComplete = true
 	env.ExecuteWorkflow(workflows.Session, in)
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, workflows.ReasonComplete, res.Reason)
+	require.Equal(t, contract.ReasonComplete, res.Reason)
 	require.Equal(t, 2, res.Iterations, "a rejected completion sends the loop on")
 	require.Contains(t, res.Message, "confirmed by a human")
 	require.Contains(t, s.inputs[1].Guidance[0], "the export button is missing")
@@ -186,15 +186,15 @@ func TestReviewGateEveryNIterations(t *testing.T) {
 			st := queryStatus(t, env)
 			require.NotNil(t, st.Pending)
 			reviews = append(reviews, st.Pending.ID)
-			env.SignalWorkflow(workflows.SignalCheckpoint, workflows.Answer{ID: st.Pending.ID, Approve: i == 1, Reject: i == 2, Reason: map[bool]string{true: "", false: "use smaller commits"}[i == 1]})
+			env.SignalWorkflow(contract.SignalCheckpoint, contract.Answer{ID: st.Pending.ID, Approve: i == 1, Reject: i == 2, Reason: map[bool]string{true: "", false: "use smaller commits"}[i == 1]})
 		}, time.Duration(i)*time.Hour)
 	}
 	in := baseInput()
 	in.Checkpoints.Every = 2
 	env.ExecuteWorkflow(workflows.Session, in)
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, workflows.ReasonComplete, res.Reason)
+	require.Equal(t, contract.ReasonComplete, res.Reason)
 	require.Equal(t, []string{"cp-2-review", "cp-4-review"}, reviews)
 	require.Equal(t, 5, res.Iterations)
 	require.Empty(t, s.inputs[2].Guidance, "an approval adds nothing to the prompt")
@@ -207,17 +207,17 @@ func TestSetLimits(t *testing.T) {
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run).After(10 * time.Minute)
 	var below, negative, empty, raised *update
 	env.RegisterDelayedCallback(func() {
-		below = sendUpdate(env, workflows.UpdateSetLimits, workflows.SetLimitsRequest{MaxIterations: 1, MaxCostUSD: 0.001})
-		negative = sendUpdate(env, workflows.UpdateSetLimits, workflows.SetLimitsRequest{MaxRuntime: -time.Hour})
-		empty = sendUpdate(env, workflows.UpdateSetLimits, workflows.SetLimitsRequest{})
-		raised = sendUpdate(env, workflows.UpdateSetLimits, workflows.SetLimitsRequest{MaxIterations: 6})
+		below = sendUpdate(env, contract.UpdateSetLimits, contract.SetLimitsRequest{MaxIterations: 1, MaxCostUSD: 0.001})
+		negative = sendUpdate(env, contract.UpdateSetLimits, contract.SetLimitsRequest{MaxRuntime: -time.Hour})
+		empty = sendUpdate(env, contract.UpdateSetLimits, contract.SetLimitsRequest{})
+		raised = sendUpdate(env, contract.UpdateSetLimits, contract.SetLimitsRequest{MaxIterations: 6})
 	}, 25*time.Minute) // during iteration 3
 	in := baseInput()
 	in.Limits.MaxIterations = 4
 	env.ExecuteWorkflow(workflows.Session, in)
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, workflows.ReasonMaxIterations, res.Reason)
+	require.Equal(t, contract.ReasonMaxIterations, res.Reason)
 	require.Equal(t, 6, res.Iterations, "the raised limit holds")
 
 	require.ErrorContains(t, below.rejected, "max iterations 1 is below the 3 iterations already run")
@@ -235,15 +235,15 @@ func TestSetLimitsRaisesRuntimeDuringIteration(t *testing.T) {
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run).After(time.Hour)
 	var raised *update
 	env.RegisterDelayedCallback(func() {
-		raised = sendUpdate(env, workflows.UpdateSetLimits, workflows.SetLimitsRequest{MaxRuntime: 5*time.Hour + 30*time.Minute})
+		raised = sendUpdate(env, contract.UpdateSetLimits, contract.SetLimitsRequest{MaxRuntime: 5*time.Hour + 30*time.Minute})
 	}, 90*time.Minute)
 	in := baseInput()
 	in.Limits.MaxRuntime = 2*time.Hour + 30*time.Minute
 	env.ExecuteWorkflow(workflows.Session, in)
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	require.NoError(t, env.GetWorkflowResult(&res))
 	require.True(t, raised.accepted)
-	require.Equal(t, workflows.ReasonMaxRuntime, res.Reason)
+	require.Equal(t, contract.ReasonMaxRuntime, res.Reason)
 	require.Equal(t, 6, res.Iterations, "iterations 1-5 finish, the 6th is cut off at 5h30m")
 	require.Len(t, s.inputs, 5, "the cancelled 6th iteration never returns")
 }
@@ -258,7 +258,7 @@ func TestDetailsShowThePendingQuestion(t *testing.T) {
 		require.NoError(t, err)
 		md = &sdkpb.WorkflowMetadata{}
 		require.NoError(t, v.Get(md))
-		env.SignalWorkflow(workflows.SignalCheckpoint, workflows.Answer{ID: "cp-1", Approve: true})
+		env.SignalWorkflow(contract.SignalCheckpoint, contract.Answer{ID: "cp-1", Approve: true})
 	}, time.Hour)
 	env.ExecuteWorkflow(workflows.Session, baseInput())
 	require.NoError(t, env.GetWorkflowError())

@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // host routes a workflow's workspace activities to the worker of the
@@ -40,10 +40,10 @@ func (h host) options(ctx workflow.Context, opts workflow.ActivityOptions) workf
 	if !h.routed() {
 		return opts
 	}
-	opts.TaskQueue = HostTaskQueue(workflow.GetInfo(ctx).TaskQueueName, h.id)
+	opts.TaskQueue = contract.HostTaskQueue(workflow.GetInfo(ctx).TaskQueueName, h.id)
 	opts.ScheduleToStartTimeout = h.timeout
 	if opts.ScheduleToStartTimeout <= 0 {
-		opts.ScheduleToStartTimeout = DefaultHostTimeout
+		opts.ScheduleToStartTimeout = contract.DefaultHostTimeout
 	}
 	return opts
 }
@@ -51,7 +51,7 @@ func (h host) options(ctx workflow.Context, opts workflow.ActivityOptions) workf
 // isHostGone reports whether err is an activity that no worker of its
 // host started in time, and returns the last progress a dead attempt of
 // it reported (nil if none), so that the next try goes on from there.
-func isHostGone(err error) (bool, *activities.Progress) {
+func isHostGone(err error) (bool, *contract.Progress) {
 	var timeout *temporal.TimeoutError
 	if !errors.As(err, &timeout) || timeout.TimeoutType() != enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START {
 		return false, nil
@@ -59,7 +59,7 @@ func isHostGone(err error) (bool, *activities.Progress) {
 	if !timeout.HasLastHeartbeatDetails() {
 		return true, nil
 	}
-	var p activities.Progress
+	var p contract.Progress
 	if timeout.LastHeartbeatDetails(&p) != nil {
 		return true, nil
 	}
@@ -69,12 +69,12 @@ func isHostGone(err error) (bool, *activities.Progress) {
 // isSlotBusy reports whether err is an iteration that waited for one of
 // its worker's agent slots as long as one attempt may, and returns the
 // progress it carried (nil if none).
-func isSlotBusy(err error) (bool, *activities.Progress) {
+func isSlotBusy(err error) (bool, *contract.Progress) {
 	var appErr *temporal.ApplicationError
-	if !errors.As(err, &appErr) || appErr.Type() != activities.ErrTypeAgentSlotBusy {
+	if !errors.As(err, &appErr) || appErr.Type() != contract.ErrTypeAgentSlotBusy {
 		return false, nil
 	}
-	var p activities.Progress
+	var p contract.Progress
 	if !appErr.HasDetails() || appErr.Details(&p) != nil {
 		return true, nil
 	}
@@ -111,7 +111,7 @@ func (h host) awaitBack(ctx workflow.Context, deadline func() workflow.Future) (
 		h.offline(ctx, true)
 	}
 	probe := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue: HostTaskQueue(workflow.GetInfo(ctx).TaskQueueName, h.id),
+		TaskQueue: contract.HostTaskQueue(workflow.GetInfo(ctx).TaskQueueName, h.id),
 		// No schedule-to-start limit: it waits in the host's queue for
 		// as long as the host is away.
 		StartToCloseTimeout: time.Minute,
@@ -121,7 +121,7 @@ func (h host) awaitBack(ctx workflow.Context, deadline func() workflow.Future) (
 			BackoffCoefficient: 2,
 			MaximumInterval:    time.Minute,
 		},
-	}), a.HostReady)
+	}), contract.ActivityHostReady)
 	back := false
 	for !back && !expired && !stopped {
 		sel := workflow.NewSelector(ctx)

@@ -11,29 +11,29 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
 func TestSessionWaitsForItsHost(t *testing.T) {
 	env := newEnv(t)
 	var queues []string
-	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){
+	s := &script{results: []func(contract.IterationInput) (contract.IterationResult, error){
 		// Nobody on box-1 took the iteration in time; a dead attempt
 		// had started the agent.
-		func(activities.IterationInput) (activities.IterationResult, error) {
-			return activities.IterationResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil,
-				activities.Progress{Attempt: 2, Iteration: 1, StartHead: "abc123", AgentSessionID: "agent-1"})
+		func(contract.IterationInput) (contract.IterationResult, error) {
+			return contract.IterationResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil,
+				contract.Progress{Attempt: 2, Iteration: 1, StartHead: "abc123", AgentSessionID: "agent-1"})
 		},
 		ok(progressed(0, 1)), ok(progressed(0, 2)),
-		func(in activities.IterationInput) (activities.IterationResult, error) {
+		func(in contract.IterationInput) (contract.IterationResult, error) {
 			r := progressed(in.Iteration, 3)
 			r.CompletionClaimed = true
 			return r, nil
 		},
 	}}
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in activities.IterationInput) (activities.IterationResult, error) {
+		func(ctx context.Context, in contract.IterationInput) (contract.IterationResult, error) {
 			queues = append(queues, activity.GetInfo(ctx).TaskQueue)
 			return s.run(ctx, in)
 		})
@@ -43,9 +43,9 @@ func TestSessionWaitsForItsHost(t *testing.T) {
 		queues = append(queues, activity.GetInfo(ctx).TaskQueue)
 		return "box-1", nil
 	}).After(10 * time.Minute)
-	var offline workflows.Status
+	var offline contract.Status
 	env.RegisterDelayedCallback(func() {
-		v, err := env.QueryWorkflow(workflows.QueryStatus)
+		v, err := env.QueryWorkflow(contract.QueryStatus)
 		require.NoError(t, err)
 		require.NoError(t, v.Get(&offline))
 	}, 5*time.Minute)
@@ -54,13 +54,13 @@ func TestSessionWaitsForItsHost(t *testing.T) {
 	in.Host = "box-1"
 	in.HostTimeout = time.Minute
 	env.ExecuteWorkflow(workflows.Session, in)
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	require.NoError(t, env.GetWorkflowResult(&res))
 
-	require.Equal(t, workflows.StateHostOffline, offline.State)
+	require.Equal(t, contract.StateHostOffline, offline.State)
 	require.Equal(t, "box-1", offline.Host)
 	require.Equal(t, 1, offline.Iteration)
-	require.Equal(t, workflows.ReasonComplete, res.Reason, res.Message)
+	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
 	require.Equal(t, 3, res.Iterations, "the iteration its host missed is run again, not counted twice")
 	require.Equal(t, 0, res.Totals.Failures, "a host that went away is not a failed iteration")
 	require.Equal(t, 1, probes)
@@ -72,7 +72,7 @@ func TestSessionWaitsForItsHost(t *testing.T) {
 	require.Equal(t, "abc123", s.inputs[1].Resume.StartHead)
 	require.Nil(t, s.inputs[2].Resume)
 	for _, q := range queues {
-		require.Equal(t, workflows.HostTaskQueue("default-test-taskqueue", "box-1"), q)
+		require.Equal(t, contract.HostTaskQueue("default-test-taskqueue", "box-1"), q)
 	}
 }
 
@@ -80,40 +80,40 @@ func TestSessionShowsItWaitsForAnAgentSlot(t *testing.T) {
 	env := newEnv(t)
 	var queue string
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in activities.IterationInput) (activities.IterationResult, error) {
+		func(ctx context.Context, in contract.IterationInput) (contract.IterationResult, error) {
 			queue = activity.GetInfo(ctx).TaskQueue
 			r := progressed(in.Iteration, 3)
 			r.CompletionClaimed = true
 			return r, nil
 		}).After(10 * time.Minute)
-	states := map[time.Duration]workflows.State{}
-	signal := func(at time.Duration, slot workflows.AgentSlot) {
-		env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalAgentSlot, slot) }, at)
+	states := map[time.Duration]contract.State{}
+	signal := func(at time.Duration, slot contract.AgentSlot) {
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(contract.SignalAgentSlot, slot) }, at)
 	}
 	query := func(at time.Duration) {
 		env.RegisterDelayedCallback(func() {
-			v, err := env.QueryWorkflow(workflows.QueryStatus)
+			v, err := env.QueryWorkflow(contract.QueryStatus)
 			require.NoError(t, err)
-			var st workflows.Status
+			var st contract.Status
 			require.NoError(t, v.Get(&st))
 			states[at] = st.State
 		}, at)
 	}
-	signal(time.Minute, workflows.AgentSlot{Iteration: 1, Waiting: true, Running: 4, Max: 4})
+	signal(time.Minute, contract.AgentSlot{Iteration: 1, Waiting: true, Running: 4, Max: 4})
 	query(2 * time.Minute)
-	signal(3*time.Minute, workflows.AgentSlot{Iteration: 7, Waiting: true}) // not this iteration's
+	signal(3*time.Minute, contract.AgentSlot{Iteration: 7, Waiting: true}) // not this iteration's
 	query(4 * time.Minute)
-	signal(5*time.Minute, workflows.AgentSlot{Iteration: 1, Waiting: false})
+	signal(5*time.Minute, contract.AgentSlot{Iteration: 1, Waiting: false})
 	query(6 * time.Minute)
 
 	env.ExecuteWorkflow(workflows.Session, baseInput())
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, workflows.ReasonComplete, res.Reason)
-	require.Equal(t, map[time.Duration]workflows.State{
-		2 * time.Minute: workflows.StateWaitingForAgentSlot,
-		4 * time.Minute: workflows.StateWaitingForAgentSlot,
-		6 * time.Minute: workflows.StateRunning,
+	require.Equal(t, contract.ReasonComplete, res.Reason)
+	require.Equal(t, map[time.Duration]contract.State{
+		2 * time.Minute: contract.StateWaitingForAgentSlot,
+		4 * time.Minute: contract.StateWaitingForAgentSlot,
+		6 * time.Minute: contract.StateRunning,
 	}, states)
 	require.Equal(t, "default-test-taskqueue", queue, "a session without a host keeps its activities on its own queue")
 }
@@ -122,16 +122,16 @@ func TestWorkflowIDs(t *testing.T) {
 	for _, tc := range []struct {
 		name, got, want string
 	}{
-		{"session", workflows.SessionWorkflowID("box-1", "/work/app"), workflows.LegacySessionWorkflowID("/work/app") + "@box-1"},
-		{"legacy session", workflows.SessionWorkflowID("", "/work/app"), workflows.LegacySessionWorkflowID("/work/app")},
-		{"queue", workflows.QueueWorkflowID("box-1", "acme", "app"), "ralph-queue-acme-app@box-1"},
-		{"legacy queue", workflows.QueueWorkflowID("", "acme", "app"), "ralph-queue-acme-app"},
-		{"issue", workflows.IssueSessionID("box-1", "acme", "app", 7), "ralph-acme-app-issue-7@box-1"},
-		{"legacy issue", workflows.IssueSessionID("", "acme", "app", 7), "ralph-acme-app-issue-7"},
+		{"session", contract.SessionWorkflowID("box-1", "/work/app"), contract.LegacySessionWorkflowID("/work/app") + "@box-1"},
+		{"legacy session", contract.SessionWorkflowID("", "/work/app"), contract.LegacySessionWorkflowID("/work/app")},
+		{"queue", contract.QueueWorkflowID("box-1", "acme", "app"), "ralph-queue-acme-app@box-1"},
+		{"legacy queue", contract.QueueWorkflowID("", "acme", "app"), "ralph-queue-acme-app"},
+		{"issue", contract.IssueSessionID("box-1", "acme", "app", 7), "ralph-acme-app-issue-7@box-1"},
+		{"legacy issue", contract.IssueSessionID("", "acme", "app", 7), "ralph-acme-app-issue-7"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { require.Equal(t, tc.want, tc.got) })
 	}
-	require.NotEqual(t, workflows.SessionWorkflowID("box-1", "/work/app"), workflows.SessionWorkflowID("box-2", "/work/app"),
+	require.NotEqual(t, contract.SessionWorkflowID("box-1", "/work/app"), contract.SessionWorkflowID("box-2", "/work/app"),
 		"the same path on two machines is two sessions")
 }
 
@@ -139,26 +139,26 @@ func TestSessionStoppedWhileItsHostIsOffline(t *testing.T) {
 	env := newEnv(t)
 	var ran int
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in activities.IterationInput) (activities.IterationResult, error) {
+		func(ctx context.Context, in contract.IterationInput) (contract.IterationResult, error) {
 			ran++
 			if ran == 1 {
 				return progressed(in.Iteration, 1), nil
 			}
-			return activities.IterationResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+			return contract.IterationResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
 		})
 	// The host never comes back.
 	env.OnActivity(a.HostReady, mock.Anything).Return("box-1", nil).After(1000 * time.Hour)
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(workflows.SignalStop, workflows.StopSignal{Reason: "box-1 is gone"})
+		env.SignalWorkflow(contract.SignalStop, contract.StopSignal{Reason: "box-1 is gone"})
 	}, time.Hour)
 
 	in := baseInput()
 	in.Host = "box-1"
 	in.Limits.MaxRuntime = 0
 	env.ExecuteWorkflow(workflows.Session, in)
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, workflows.ReasonStopped, res.Reason)
+	require.Equal(t, contract.ReasonStopped, res.Reason)
 	require.Equal(t, "stop requested: box-1 is gone while host box-1 was offline (iteration 2 did not run)", res.Message)
 	require.Equal(t, 1, res.Iterations, "the iteration that never ran is not counted")
 	require.Equal(t, 0, res.Totals.Failures)
@@ -166,13 +166,13 @@ func TestSessionStoppedWhileItsHostIsOffline(t *testing.T) {
 
 func TestSessionWaitsOnWhenAgentSlotsStayBusy(t *testing.T) {
 	env := newEnv(t)
-	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){
-		func(activities.IterationInput) (activities.IterationResult, error) {
-			return activities.IterationResult{}, temporal.NewApplicationErrorWithOptions("all 4 agent slots of this worker stayed in use for 1m30s",
-				activities.ErrTypeAgentSlotBusy, temporal.ApplicationErrorOptions{NonRetryable: true,
-					Details: []any{activities.Progress{Iteration: 1, StartHead: "abc123", AgentSessionID: "agent-1"}}})
+	s := &script{results: []func(contract.IterationInput) (contract.IterationResult, error){
+		func(contract.IterationInput) (contract.IterationResult, error) {
+			return contract.IterationResult{}, temporal.NewApplicationErrorWithOptions("all 4 agent slots of this worker stayed in use for 1m30s",
+				contract.ErrTypeAgentSlotBusy, temporal.ApplicationErrorOptions{NonRetryable: true,
+					Details: []any{contract.Progress{Iteration: 1, StartHead: "abc123", AgentSessionID: "agent-1"}}})
 		},
-		func(in activities.IterationInput) (activities.IterationResult, error) {
+		func(in contract.IterationInput) (contract.IterationResult, error) {
 			r := progressed(in.Iteration, 3)
 			r.CompletionClaimed = true
 			return r, nil
@@ -182,9 +182,9 @@ func TestSessionWaitsOnWhenAgentSlotsStayBusy(t *testing.T) {
 	in := baseInput()
 	in.Host = "box-1"
 	env.ExecuteWorkflow(workflows.Session, in)
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, workflows.ReasonComplete, res.Reason, res.Message)
+	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
 	require.Equal(t, 1, res.Iterations)
 	require.Equal(t, 0, res.Totals.Failures, "busy slots are not a failed iteration")
 	require.Len(t, s.inputs, 2)

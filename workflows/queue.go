@@ -13,12 +13,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/github"
-	"github.com/durable-ralph/ralph/activities/tasks"
+	"github.com/durable-ralph/ralph/contract"
 )
-
-var gha *github.Activities
 
 // Bounds of what a queue keeps and carries.
 const (
@@ -39,49 +35,49 @@ const (
 // issue; then it continues as new, so every issue starts from a fresh
 // history. With nothing to do it sleeps on a timer for the poll interval
 // (a poke signal wakes it).
-func IssueQueue(ctx workflow.Context, in QueueInput) (QueueResult, error) {
+func IssueQueue(ctx workflow.Context, in contract.QueueInput) (contract.QueueResult, error) {
 	q, err := newQueue(ctx, in)
 	if err != nil {
-		return QueueResult{}, err
+		return contract.QueueResult{}, err
 	}
 	return q.run(ctx)
 }
 
 type queue struct {
-	in      QueueInput
+	in      contract.QueueInput
 	logger  log.Logger
-	status  QueueStatus
+	status  contract.QueueStatus
 	seq     int
 	paused  bool
 	stop    string
 	poke    bool
-	pending []SessionProgress
+	pending []contract.SessionProgress
 	sig     queueSignals
 	polls   int
-	pre     github.PreflightResult
+	pre     contract.PreflightResult
 	// host routes the git activities to the clone's machine.
 	host host
 	// beforeOffline is the state to go back to when the host is back.
-	beforeOffline State
+	beforeOffline contract.State
 }
 
 type queueSignals struct {
 	stop, pause, resume, guide, withdraw, poke, progress workflow.ReceiveChannel
 }
 
-func newQueue(ctx workflow.Context, in QueueInput) (*queue, error) {
+func newQueue(ctx workflow.Context, in contract.QueueInput) (*queue, error) {
 	if err := validateQueue(in); err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, nil)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrTypeInvalidInput, nil)
 	}
 	info := workflow.GetInfo(ctx)
 	q := &queue{in: in}
 	q.host = host{id: in.Session.Host, timeout: in.Session.HostTimeout, offline: q.hostOffline}
-	q.status = QueueStatus{
+	q.status = contract.QueueStatus{
 		QueueID:   info.WorkflowExecution.ID,
 		Repo:      in.Settings.Repo.FullName(),
 		Clone:     in.Settings.Clone,
 		Label:     in.Settings.Label,
-		State:     StateStarting,
+		State:     contract.StateStarting,
 		StartedAt: workflow.Now(ctx),
 		Settings:  in.Settings,
 	}
@@ -102,30 +98,30 @@ func newQueue(ctx workflow.Context, in QueueInput) (*queue, error) {
 	q.status.Runs++
 	q.status.BaseBranch = q.base()
 	q.logger = log.With(workflow.GetLogger(ctx), "queue", q.status.QueueID)
-	if err := workflow.SetQueryHandlerWithOptions(ctx, QueryStatus, func() (QueueStatus, error) {
+	if err := workflow.SetQueryHandlerWithOptions(ctx, contract.QueryStatus, func() (contract.QueueStatus, error) {
 		st := q.status
 		st.Paused, st.StopRequested = q.paused, q.stop != ""
 		return st, nil
 	}, workflow.QueryHandlerOptions{Description: "State, current issue, recent outcomes and totals of this issue queue"}); err != nil {
-		return nil, fmt.Errorf("register %s query: %w", QueryStatus, err)
+		return nil, fmt.Errorf("register %s query: %w", contract.QueryStatus, err)
 	}
 	ch := func(name, desc string) workflow.ReceiveChannel {
 		return workflow.GetSignalChannelWithOptions(ctx, name, workflow.SignalChannelOptions{Description: desc})
 	}
 	q.sig = queueSignals{
-		stop:     ch(SignalStop, "Finish the current issue, then end the queue as stopped"),
-		pause:    ch(SignalPause, "Take no new issue until resumed (the current one finishes)"),
-		resume:   ch(SignalResume, "Take issues again"),
-		guide:    ch(SignalGuide, "Standing guidance for every later issue's prompt (a JSON string)"),
-		withdraw: ch(SignalWithdraw, "Withdraw standing guidance: its text, or its number from 1 (a JSON string)"),
-		poke:     ch(SignalPoke, "Look for ready issues now instead of at the next poll"),
-		progress: ch(SignalSessionProgress, "An iteration of the current issue's session (sent by the session)"),
+		stop:     ch(contract.SignalStop, "Finish the current issue, then end the queue as stopped"),
+		pause:    ch(contract.SignalPause, "Take no new issue until resumed (the current one finishes)"),
+		resume:   ch(contract.SignalResume, "Take issues again"),
+		guide:    ch(contract.SignalGuide, "Standing guidance for every later issue's prompt (a JSON string)"),
+		withdraw: ch(contract.SignalWithdraw, "Withdraw standing guidance: its text, or its number from 1 (a JSON string)"),
+		poke:     ch(contract.SignalPoke, "Look for ready issues now instead of at the next poll"),
+		progress: ch(contract.SignalSessionProgress, "An iteration of the current issue's session (sent by the session)"),
 	}
 	workflow.Go(ctx, q.listen)
 	return q, nil
 }
 
-func validateQueue(in QueueInput) error {
+func validateQueue(in contract.QueueInput) error {
 	var problems []string
 	s := in.Settings
 	if s.Repo.Owner == "" || s.Repo.Name == "" {
@@ -172,14 +168,14 @@ func (q *queue) listen(ctx workflow.Context) {
 func (q *queue) drain(ctx workflow.Context) {
 	for {
 		got := false
-		var stop StopSignal
+		var stop contract.StopSignal
 		for q.sig.stop.ReceiveAsync(&stop) {
 			q.stop = "stop requested"
 			if stop.Reason != "" {
 				q.stop += ": " + stop.Reason
 			}
 			q.event(ctx, 0, q.stop+"; the queue ends after the current issue")
-			stop, got = StopSignal{}, true
+			stop, got = contract.StopSignal{}, true
 		}
 		for q.sig.pause.ReceiveAsync(nil) {
 			if !q.paused {
@@ -208,10 +204,10 @@ func (q *queue) drain(ctx workflow.Context) {
 		for q.sig.poke.ReceiveAsync(nil) {
 			q.poke, got = true, true
 		}
-		var p SessionProgress
+		var p contract.SessionProgress
 		for q.sig.progress.ReceiveAsync(&p) {
 			q.pending = append(q.pending, p)
-			p, got = SessionProgress{}, true
+			p, got = contract.SessionProgress{}, true
 		}
 		if !got {
 			return
@@ -243,9 +239,9 @@ func (q *queue) withdraw(ctx workflow.Context, text string) {
 // event adds a line to the queue's story.
 func (q *queue) event(ctx workflow.Context, issue int, text string) {
 	q.seq++
-	q.status.Events = append(q.status.Events, QueueEvent{Seq: q.seq, At: workflow.Now(ctx), Issue: issue, Text: text})
+	q.status.Events = append(q.status.Events, contract.QueueEvent{Seq: q.seq, At: workflow.Now(ctx), Issue: issue, Text: text})
 	if n := len(q.status.Events); n > queueEventLimit {
-		q.status.Events = append([]QueueEvent(nil), q.status.Events[n-queueEventLimit:]...)
+		q.status.Events = append([]contract.QueueEvent(nil), q.status.Events[n-queueEventLimit:]...)
 	}
 	q.logger.Info(text, "issue", issue)
 }
@@ -276,8 +272,8 @@ func (q *queue) githubOptions(ctx workflow.Context, summary string) workflow.Con
 			MaximumInterval:    5 * time.Minute,
 			MaximumAttempts:    10,
 			NonRetryableErrorTypes: []string{
-				github.ErrTypeNoToken, github.ErrTypeUnauthorized, github.ErrTypeForbidden,
-				github.ErrTypeNotFound, github.ErrTypeInvalid, github.ErrTypePreflight,
+				contract.ErrTypeGitHubNoToken, contract.ErrTypeGitHubUnauthorized, contract.ErrTypeGitHubForbidden,
+				contract.ErrTypeGitHubNotFound, contract.ErrTypeGitHubInvalid, contract.ErrTypeGitHubPreflight,
 			},
 		},
 	})
@@ -294,16 +290,16 @@ func gitOptions(summary string) workflow.ActivityOptions {
 			MaximumInterval:    time.Minute,
 			MaximumAttempts:    5,
 			NonRetryableErrorTypes: []string{
-				activities.ErrTypeInvalidWorkspace, activities.ErrTypePushRejected,
+				contract.ErrTypeInvalidWorkspace, contract.ErrTypePushRejected,
 			},
 		},
 	}
 }
 
-func (q *queue) run(ctx workflow.Context) (QueueResult, error) {
+func (q *queue) run(ctx workflow.Context) (contract.QueueResult, error) {
 	if q.pre.DefaultBranch == "" {
-		q.setState(ctx, StateStarting)
-		err := workflow.ExecuteActivity(q.githubOptions(ctx, "preflight: token and repository"), gha.Preflight, q.in.Settings.Repo).Get(ctx, &q.pre)
+		q.setState(ctx, contract.StateStarting)
+		err := workflow.ExecuteActivity(q.githubOptions(ctx, "preflight: token and repository"), contract.ActivityPreflight, q.in.Settings.Repo).Get(ctx, &q.pre)
 		if err != nil {
 			return q.fail(ctx, "preflight", err)
 		}
@@ -315,14 +311,14 @@ func (q *queue) run(ctx workflow.Context) (QueueResult, error) {
 		s := q.in.Settings
 		switch {
 		case q.stop != "":
-			return q.finish(ctx, ReasonStopped, q.stop)
+			return q.finish(ctx, contract.ReasonStopped, q.stop)
 		case s.MaxIssues > 0 && q.status.Totals.Taken() >= s.MaxIssues:
-			return q.finish(ctx, ReasonMaxIterations, fmt.Sprintf("%d issues taken, the limit", q.status.Totals.Taken()))
+			return q.finish(ctx, contract.ReasonMaxIterations, fmt.Sprintf("%d issues taken, the limit", q.status.Totals.Taken()))
 		case s.MaxCostUSD > 0 && q.status.Totals.CostUSD >= s.MaxCostUSD:
-			return q.finish(ctx, ReasonMaxCost, fmt.Sprintf("the issues cost %.4f USD, the limit is %.2f USD", q.status.Totals.CostUSD, s.MaxCostUSD))
+			return q.finish(ctx, contract.ReasonMaxCost, fmt.Sprintf("the issues cost %.4f USD, the limit is %.2f USD", q.status.Totals.CostUSD, s.MaxCostUSD))
 		}
 		if q.paused {
-			q.setState(ctx, StatePaused)
+			q.setState(ctx, contract.StatePaused)
 			if err := workflow.Await(ctx, func() bool { return !q.paused || q.stop != "" }); err != nil {
 				return q.cancelled(ctx, err)
 			}
@@ -333,9 +329,9 @@ func (q *queue) run(ctx workflow.Context) (QueueResult, error) {
 		}
 		q.polls++
 		q.poke = false
-		var pick github.PickResult
-		err := workflow.ExecuteActivity(q.githubOptions(ctx, "look for ready issues"), gha.PickIssue,
-			github.PickInput{Repo: s.Repo, Label: s.Label}).Get(ctx, &pick)
+		var pick contract.PickResult
+		err := workflow.ExecuteActivity(q.githubOptions(ctx, "look for ready issues"), contract.ActivityPickIssue,
+			contract.PickInput{Repo: s.Repo, Label: s.Label}).Get(ctx, &pick)
 		if err != nil {
 			if isPermanent(err) || isGitHubPermanent(err) {
 				return q.fail(ctx, "list issues", err)
@@ -343,7 +339,7 @@ func (q *queue) run(ctx workflow.Context) (QueueResult, error) {
 			// GitHub is down for longer than the retries: try again at
 			// the next poll.
 			q.event(ctx, 0, "could not list issues: "+rootMessage(err))
-			pick = github.PickResult{}
+			pick = contract.PickResult{}
 		}
 		q.noteSkipped(ctx, pick.Skipped)
 		if pick.Issue != nil {
@@ -354,14 +350,14 @@ func (q *queue) run(ctx workflow.Context) (QueueResult, error) {
 			return q.continueAsNew(ctx)
 		}
 		if s.UntilIdle {
-			return q.finish(ctx, ReasonComplete, "no ready issue left")
+			return q.finish(ctx, contract.ReasonComplete, "no ready issue left")
 		}
 		next := workflow.Now(ctx).Add(s.PollInterval)
-		if q.status.State != StateIdle {
+		if q.status.State != contract.StateIdle {
 			q.event(ctx, 0, fmt.Sprintf("idle: no ready issue; looking again every %s (or on poke)", s.PollInterval))
 		}
 		q.status.NextPollAt = next
-		q.setState(ctx, StateIdle)
+		q.setState(ctx, contract.StateIdle)
 		if _, err := workflow.AwaitWithTimeout(ctx, s.PollInterval, func() bool {
 			return q.poke || q.stop != "" || q.paused
 		}); err != nil {
@@ -373,7 +369,7 @@ func (q *queue) run(ctx workflow.Context) (QueueResult, error) {
 
 // noteSkipped records the labelled issues the queue will not take. Each
 // is told once in the events, and listed in the status.
-func (q *queue) noteSkipped(ctx workflow.Context, skipped []github.Skipped) {
+func (q *queue) noteSkipped(ctx workflow.Context, skipped []contract.Skipped) {
 	known := map[int]string{}
 	for _, s := range q.status.Skipped {
 		known[s.Number] = s.Reason
@@ -386,7 +382,7 @@ func (q *queue) noteSkipped(ctx workflow.Context, skipped []github.Skipped) {
 	}
 	// Issues skipped before that are not in this listing keep their
 	// entry until the list is full.
-	merged := append([]github.Skipped(nil), skipped...)
+	merged := append([]contract.Skipped(nil), skipped...)
 	for _, s := range q.status.Skipped {
 		found := false
 		for _, n := range skipped {
@@ -406,7 +402,7 @@ func isGitHubPermanent(err error) bool {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) {
 		switch appErr.Type() {
-		case github.ErrTypeNoToken, github.ErrTypeUnauthorized, github.ErrTypePreflight:
+		case contract.ErrTypeGitHubNoToken, contract.ErrTypeGitHubUnauthorized, contract.ErrTypeGitHubPreflight:
 			return true
 		}
 	}
@@ -415,17 +411,17 @@ func isGitHubPermanent(err error) bool {
 
 // work runs one issue from claim to pull request (or failure report).
 // Failures of its steps end the issue as failed, never the queue.
-func (q *queue) work(ctx workflow.Context, is github.Issue) {
+func (q *queue) work(ctx workflow.Context, is contract.Issue) {
 	s := q.in.Settings
-	cur := &CurrentIssue{
+	cur := &contract.CurrentIssue{
 		Number: is.Number, Title: is.Title, URL: is.URL, LabeledBy: is.LabeledBy,
-		SessionID: IssueSessionID(q.in.Session.Host, s.Repo.Owner, s.Repo.Name, is.Number),
-		Branch:    IssueBranch(is.Number), StartedAt: workflow.Now(ctx), Phase: "claiming",
+		SessionID: contract.IssueSessionID(q.in.Session.Host, s.Repo.Owner, s.Repo.Name, is.Number),
+		Branch:    contract.IssueBranch(is.Number), StartedAt: workflow.Now(ctx), Phase: "claiming",
 	}
 	q.status.Current = cur
-	q.setState(ctx, StateWorking)
+	q.setState(ctx, contract.StateWorking)
 	q.event(ctx, is.Number, fmt.Sprintf("picked #%d %q (labelled by @%s)", is.Number, clip(is.Title, 60), is.LabeledBy))
-	out := IssueOutcome{Number: is.Number, Title: is.Title, SessionID: cur.SessionID, StartedAt: cur.StartedAt, Run: q.status.Runs}
+	out := contract.IssueOutcome{Number: is.Number, Title: is.Title, SessionID: cur.SessionID, StartedAt: cur.StartedAt, Run: q.status.Runs}
 	defer func() {
 		out.FinishedAt = workflow.Now(ctx)
 		q.record(out)
@@ -433,39 +429,39 @@ func (q *queue) work(ctx workflow.Context, is github.Issue) {
 	}()
 
 	fail := func(step string, err error) {
-		out.Reason = ReasonFailed
+		out.Reason = contract.ReasonFailed
 		out.Message = step + ": " + rootMessage(err)
 		q.event(ctx, is.Number, fmt.Sprintf("#%d failed: %s", is.Number, out.Message))
 	}
 	labels := func(add string, remove ...string) error {
-		return workflow.ExecuteActivity(q.githubOptions(ctx, fmt.Sprintf("labels of #%d: +%s", is.Number, add)), gha.SetLabels,
-			github.LabelsInput{Repo: s.Repo, Number: is.Number, Add: []string{add}, Remove: remove}).Get(ctx, nil)
+		return workflow.ExecuteActivity(q.githubOptions(ctx, fmt.Sprintf("labels of #%d: +%s", is.Number, add)), contract.ActivitySetLabels,
+			contract.LabelsInput{Repo: s.Repo, Number: is.Number, Add: []string{add}, Remove: remove}).Get(ctx, nil)
 	}
-	if err := labels(github.LabelWorking, s.Label, github.LabelFailed, github.LabelPROpen); err != nil {
+	if err := labels(contract.LabelWorking, s.Label, contract.LabelFailed, contract.LabelPROpen); err != nil {
 		fail("claim", err)
 		return
 	}
 	comment := func(result string) {
-		err := workflow.ExecuteActivity(q.githubOptions(ctx, fmt.Sprintf("progress comment on #%d", is.Number)), gha.Comment,
-			github.CommentInput{Repo: s.Repo, Number: is.Number, Body: q.commentBody(cur, result)}).Get(ctx, nil)
+		err := workflow.ExecuteActivity(q.githubOptions(ctx, fmt.Sprintf("progress comment on #%d", is.Number)), contract.ActivityComment,
+			contract.CommentInput{Repo: s.Repo, Number: is.Number, Body: q.commentBody(cur, result)}).Get(ctx, nil)
 		if err != nil {
 			q.event(ctx, is.Number, fmt.Sprintf("#%d: could not update the progress comment: %s", is.Number, rootMessage(err)))
 		}
 	}
 	finalLabels := func(ok bool) {
-		add := github.LabelFailed
+		add := contract.LabelFailed
 		if ok {
-			add = github.LabelPROpen
+			add = contract.LabelPROpen
 		}
-		if err := labels(add, github.LabelWorking); err != nil {
+		if err := labels(add, contract.LabelWorking); err != nil {
 			q.event(ctx, is.Number, fmt.Sprintf("#%d: could not set the final labels: %s", is.Number, rootMessage(err)))
 		}
 	}
 
 	cur.Phase = "reading"
-	var text github.IssueText
-	if err := workflow.ExecuteActivity(q.githubOptions(ctx, fmt.Sprintf("read #%d", is.Number)), gha.ReadIssue,
-		github.ReadInput{Repo: s.Repo, Number: is.Number}).Get(ctx, &text); err != nil {
+	var text contract.IssueText
+	if err := workflow.ExecuteActivity(q.githubOptions(ctx, fmt.Sprintf("read #%d", is.Number)), contract.ActivityReadIssue,
+		contract.ReadInput{Repo: s.Repo, Number: is.Number}).Get(ctx, &text); err != nil {
 		fail("read the issue", err)
 		comment("Failed before starting: " + out.Message)
 		finalLabels(false)
@@ -474,8 +470,8 @@ func (q *queue) work(ctx workflow.Context, is github.Issue) {
 	comment("")
 
 	cur.Phase = "preparing"
-	var wt activities.WorktreeResult
-	if err := q.host.execute(ctx, gitOptions(fmt.Sprintf("work tree of #%d", is.Number)), &wt, a.PrepareIssueWorktree, activities.WorktreeInput{
+	var wt contract.WorktreeResult
+	if err := q.host.execute(ctx, gitOptions(fmt.Sprintf("work tree of #%d", is.Number)), &wt, contract.ActivityPrepareIssueWorktree, contract.WorktreeInput{
 		Clone: s.Clone, Number: is.Number, Branch: cur.Branch, Base: q.base(), Issue: text.Markdown, TokenEnv: s.Repo.TokenEnv,
 	}); err != nil {
 		fail("prepare the work tree", err)
@@ -502,11 +498,11 @@ func (q *queue) work(ctx workflow.Context, is github.Issue) {
 	q.status.Totals.Iterations += res.Iterations
 
 	cur.Phase = "pushing"
-	var push activities.PushResult
-	if err := q.host.execute(ctx, gitOptions("push "+cur.Branch), &push, a.PushBranch, activities.PushInput{
+	var push contract.PushResult
+	if err := q.host.execute(ctx, gitOptions("push "+cur.Branch), &push, contract.ActivityPushBranch, contract.PushInput{
 		Clone: s.Clone, Branch: cur.Branch, BaseRef: wt.BaseRef, TokenEnv: s.Repo.TokenEnv,
 	}); err != nil {
-		if out.Reason == ReasonComplete {
+		if out.Reason == contract.ReasonComplete {
 			fail("push", err)
 		} else {
 			q.event(ctx, is.Number, fmt.Sprintf("#%d: could not push %s: %s", is.Number, cur.Branch, rootMessage(err)))
@@ -516,14 +512,14 @@ func (q *queue) work(ctx workflow.Context, is github.Issue) {
 	if push.Pushed {
 		q.event(ctx, is.Number, fmt.Sprintf("#%d: pushed %s (%d commits)", is.Number, cur.Branch, push.Commits))
 	}
-	if out.Reason != ReasonComplete {
+	if out.Reason != contract.ReasonComplete {
 		q.event(ctx, is.Number, fmt.Sprintf("#%d failed: %s", is.Number, q.failureText(out)))
 		comment(q.failureComment(out, cur, push))
 		finalLabels(false)
 		return
 	}
 	if push.Commits == 0 {
-		out.Reason, out.Message = ReasonFailed, "the session ended complete without a commit: nothing to open a pull request for"
+		out.Reason, out.Message = contract.ReasonFailed, "the session ended complete without a commit: nothing to open a pull request for"
 		q.event(ctx, is.Number, fmt.Sprintf("#%d failed: %s", is.Number, out.Message))
 		comment(q.failureComment(out, cur, push))
 		finalLabels(false)
@@ -531,8 +527,8 @@ func (q *queue) work(ctx workflow.Context, is github.Issue) {
 	}
 
 	cur.Phase = "opening the pull request"
-	var pr github.Pull
-	if err := workflow.ExecuteActivity(q.githubOptions(ctx, "pull request for #"+strconv.Itoa(is.Number)), gha.OpenPull, github.PullInput{
+	var pr contract.Pull
+	if err := workflow.ExecuteActivity(q.githubOptions(ctx, "pull request for #"+strconv.Itoa(is.Number)), contract.ActivityOpenPull, contract.PullInput{
 		Repo: s.Repo, Number: is.Number, Head: cur.Branch, Base: q.base(), Draft: s.Draft,
 		Title: fmt.Sprintf("%s (#%d)", text.Title, is.Number),
 		Body:  q.pullBody(is, out, push),
@@ -552,13 +548,9 @@ func (q *queue) work(ctx workflow.Context, is github.Issue) {
 	finalLabels(true)
 }
 
-// ReasonFailed is an issue outcome: a step of the queue failed (the
-// session itself ends with the usual reasons).
-const ReasonFailed Reason = "failed"
-
 // runSession runs the issue's child session and relays its iterations to
 // the progress comment.
-func (q *queue) runSession(ctx workflow.Context, cur *CurrentIssue, wt activities.WorktreeResult, comment func(string)) (SessionResult, error) {
+func (q *queue) runSession(ctx workflow.Context, cur *contract.CurrentIssue, wt contract.WorktreeResult, comment func(string)) (contract.SessionResult, error) {
 	s := q.in.Settings
 	in := q.in.Session
 	in.Workspace = wt.Dir
@@ -566,8 +558,8 @@ func (q *queue) runSession(ctx workflow.Context, cur *CurrentIssue, wt activitie
 	in.CarryOver = nil
 	in.NotifyParent = true
 	in.Git.AllowDirty = true // the work tree is Ralph's own: leftovers are an earlier attempt's work
-	in.Task = activities.TaskSettings{
-		Mode:         string(tasks.ModeIssue),
+	in.Task = contract.TaskSettings{
+		Mode:         string(contract.ModeIssue),
 		CheckCommand: q.in.Session.Task.CheckCommand,
 		MemoriesFile: filepath.Join(s.Clone, memoriesFile),
 		Rules:        append([]string(nil), q.status.Guidance...),
@@ -586,18 +578,18 @@ func (q *queue) runSession(ctx workflow.Context, cur *CurrentIssue, wt activitie
 	if err := child.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
 		var running *temporal.ChildWorkflowExecutionAlreadyStartedError
 		if !errors.As(err, &running) || workflow.GetVersion(ctx, versionAttachSession, workflow.DefaultVersion, 1) < 1 {
-			return SessionResult{}, fmt.Errorf("start the session %s: %w", cur.SessionID, err)
+			return contract.SessionResult{}, fmt.Errorf("start the session %s: %w", cur.SessionID, err)
 		}
 		// An earlier start of this issue is still running (a queue that
 		// was terminated or reset while it worked): wait for that one
 		// rather than run the issue twice.
 		q.event(ctx, cur.Number, fmt.Sprintf("#%d: session %s is already running: attached to it", cur.Number, cur.SessionID))
-		fut = workflow.ExecuteActivity(awaitOptions(ctx, cur.SessionID), ActivityAwaitSession, cur.SessionID)
+		fut = workflow.ExecuteActivity(awaitOptions(ctx, cur.SessionID), contract.ActivityAwaitSession, cur.SessionID)
 	} else {
 		q.event(ctx, cur.Number, fmt.Sprintf("#%d: session %s started on %s", cur.Number, cur.SessionID, cur.Branch))
 	}
 
-	var res SessionResult
+	var res contract.SessionResult
 	var err error
 	done := false
 	workflow.Go(ctx, func(gctx workflow.Context) {
@@ -627,7 +619,7 @@ func (q *queue) runSession(ctx workflow.Context, cur *CurrentIssue, wt activitie
 			seen = seen || it.Iteration == res.Last.Iteration
 		}
 		if !seen {
-			q.pending = append(q.pending, SessionProgress{SessionID: cur.SessionID, Iteration: *res.Last})
+			q.pending = append(q.pending, contract.SessionProgress{SessionID: cur.SessionID, Iteration: *res.Last})
 		}
 	}
 	q.takeProgress(ctx, cur)
@@ -637,16 +629,6 @@ func (q *queue) runSession(ctx workflow.Context, cur *CurrentIssue, wt activitie
 // versionAttachSession is the change ID of attaching to an issue's
 // session that is already running instead of failing the issue.
 const versionAttachSession = "attach-running-session"
-
-// ActivityAwaitSession is the name of the activity that waits for a
-// running session to end and returns its SessionResult. The worker
-// registers it (it needs a Temporal client, which activities do not
-// otherwise hold).
-const ActivityAwaitSession = "AwaitSession"
-
-// ErrTypeSessionEnded is the error type of AwaitSession when the awaited
-// session failed, was terminated or no longer exists: not retryable.
-const ErrTypeSessionEnded = "SessionEnded"
 
 // awaitOptions are the activity options of AwaitSession: it lasts as long
 // as the session, heartbeating, and a new attempt simply waits again.
@@ -660,14 +642,14 @@ func awaitOptions(ctx workflow.Context, id string) workflow.Context {
 			InitialInterval:        time.Second,
 			BackoffCoefficient:     2,
 			MaximumInterval:        time.Minute,
-			NonRetryableErrorTypes: []string{ErrTypeSessionEnded},
+			NonRetryableErrorTypes: []string{contract.ErrTypeSessionEnded},
 		},
 	})
 }
 
 // takeProgress folds the session's iteration reports into the current
 // issue.
-func (q *queue) takeProgress(ctx workflow.Context, cur *CurrentIssue) {
+func (q *queue) takeProgress(ctx workflow.Context, cur *contract.CurrentIssue) {
 	for _, p := range q.pending {
 		if p.SessionID != cur.SessionID {
 			continue
@@ -675,52 +657,20 @@ func (q *queue) takeProgress(ctx workflow.Context, cur *CurrentIssue) {
 		it := p.Iteration
 		cur.Iterations = append(cur.Iterations, it)
 		if n := len(cur.Iterations); n > recentLimit {
-			cur.Iterations = append([]IterationSummary(nil), cur.Iterations[n-recentLimit:]...)
+			cur.Iterations = append([]contract.IterationSummary(nil), cur.Iterations[n-recentLimit:]...)
 		}
-		q.event(ctx, cur.Number, fmt.Sprintf("#%d %s", cur.Number, iterationLine(it)))
+		q.event(ctx, cur.Number, fmt.Sprintf("#%d %s", cur.Number, it.Line()))
 	}
 	q.pending = nil
 }
 
-// iterationLine is one iteration in a line.
-func iterationLine(it IterationSummary) string {
-	line := fmt.Sprintf("iteration %d: %s", it.Iteration, it.Outcome)
-	switch {
-	case it.FilesChanged == 1:
-		line += ", 1 file changed"
-	case it.FilesChanged > 1:
-		line += fmt.Sprintf(", %d files changed", it.FilesChanged)
-	}
-	if it.Commit != "" {
-		line += ", commit " + shortSHA(it.Commit)
-	}
-	if it.Claimed {
-		if it.Verified {
-			line += ", completion confirmed"
-		} else {
-			line += ", completion claimed"
-		}
-	}
-	if it.Reason != "" {
-		line += " (" + clip(it.Reason, 120) + ")"
-	}
-	return line
-}
-
-func shortSHA(s string) string {
-	if len(s) > 7 {
-		return s[:7]
-	}
-	return s
-}
-
-func (q *queue) commentBody(cur *CurrentIssue, result string) string {
+func (q *queue) commentBody(cur *contract.CurrentIssue, result string) string {
 	var b strings.Builder
 	b.WriteString(fmt.Sprintf("**Durable Ralph** is working on this issue on branch `%s` (session `%s`, labelled by @%s).\n", cur.Branch, cur.SessionID, cur.LabeledBy))
 	if len(cur.Iterations) > 0 {
 		b.WriteString("\n")
 		for _, it := range cur.Iterations {
-			b.WriteString(fmt.Sprintf("- %s\n", iterationLine(it)))
+			b.WriteString(fmt.Sprintf("- %s\n", it.Line()))
 		}
 	}
 	if result != "" {
@@ -729,7 +679,7 @@ func (q *queue) commentBody(cur *CurrentIssue, result string) string {
 	return b.String()
 }
 
-func (q *queue) failureText(out IssueOutcome) string {
+func (q *queue) failureText(out contract.IssueOutcome) string {
 	text := string(out.Reason)
 	if out.Message != "" {
 		text += ": " + out.Message
@@ -737,7 +687,7 @@ func (q *queue) failureText(out IssueOutcome) string {
 	return text
 }
 
-func (q *queue) failureComment(out IssueOutcome, cur *CurrentIssue, push activities.PushResult) string {
+func (q *queue) failureComment(out contract.IssueOutcome, cur *contract.CurrentIssue, push contract.PushResult) string {
 	var b strings.Builder
 	b.WriteString(fmt.Sprintf("Not resolved: the session ended **%s**", out.Reason))
 	if out.Message != "" {
@@ -745,7 +695,7 @@ func (q *queue) failureComment(out IssueOutcome, cur *CurrentIssue, push activit
 	}
 	b.WriteString(".")
 	if n := len(cur.Iterations); n > 0 {
-		b.WriteString(fmt.Sprintf(" Last iteration: %s.", iterationLine(cur.Iterations[n-1])))
+		b.WriteString(fmt.Sprintf(" Last iteration: %s.", cur.Iterations[n-1].Line()))
 	}
 	if push.Pushed {
 		b.WriteString(fmt.Sprintf(" The branch `%s` is pushed with %d commits.", cur.Branch, push.Commits))
@@ -754,7 +704,7 @@ func (q *queue) failureComment(out IssueOutcome, cur *CurrentIssue, push activit
 	return b.String()
 }
 
-func (q *queue) pullBody(is github.Issue, out IssueOutcome, push activities.PushResult) string {
+func (q *queue) pullBody(is contract.Issue, out contract.IssueOutcome, push contract.PushResult) string {
 	var b strings.Builder
 	b.WriteString(fmt.Sprintf("Closes #%d\n\n", is.Number))
 	b.WriteString(fmt.Sprintf("Opened by Durable Ralph: session `%s`, %d iterations, %d commits, %.4f USD.\n", out.SessionID, out.Iterations, push.Commits, out.CostUSD))
@@ -771,7 +721,7 @@ func (q *queue) pullBody(is github.Issue, out IssueOutcome, push activities.Push
 }
 
 // record adds an issue's outcome to the totals and the recent list.
-func (q *queue) record(out IssueOutcome) {
+func (q *queue) record(out contract.IssueOutcome) {
 	if out.Succeeded() {
 		q.status.Totals.Done++
 	} else {
@@ -779,17 +729,17 @@ func (q *queue) record(out IssueOutcome) {
 	}
 	q.status.Recent = append(q.status.Recent, out)
 	if n := len(q.status.Recent); n > queueRecentLimit {
-		q.status.Recent = append([]IssueOutcome(nil), q.status.Recent[n-queueRecentLimit:]...)
+		q.status.Recent = append([]contract.IssueOutcome(nil), q.status.Recent[n-queueRecentLimit:]...)
 	}
 }
 
-func (q *queue) continueAsNew(ctx workflow.Context) (QueueResult, error) {
+func (q *queue) continueAsNew(ctx workflow.Context) (contract.QueueResult, error) {
 	q.drain(ctx)
 	if q.stop != "" {
-		return q.finish(ctx, ReasonStopped, q.stop)
+		return q.finish(ctx, contract.ReasonStopped, q.stop)
 	}
 	next := q.in
-	next.CarryOver = &QueueCarryOver{
+	next.CarryOver = &contract.QueueCarryOver{
 		StartedAt: q.status.StartedAt,
 		Totals:    q.status.Totals,
 		Recent:    q.status.Recent,
@@ -802,22 +752,22 @@ func (q *queue) continueAsNew(ctx workflow.Context) (QueueResult, error) {
 		Skipped:   q.status.Skipped,
 		Poke:      q.poke,
 	}
-	return QueueResult{}, workflow.NewContinueAsNewError(ctx, IssueQueue, next)
+	return contract.QueueResult{}, workflow.NewContinueAsNewError(ctx, IssueQueue, next)
 }
 
-func (q *queue) finish(ctx workflow.Context, reason Reason, msg string) (QueueResult, error) {
+func (q *queue) finish(ctx workflow.Context, reason contract.Reason, msg string) (contract.QueueResult, error) {
 	q.status.Reason, q.status.Message = reason, msg
 	q.status.EndedAt = workflow.Now(ctx)
 	q.event(ctx, 0, fmt.Sprintf("queue ended %s: %s", reason, msg))
-	if reason == ReasonStopped {
-		q.setState(ctx, StateStopped)
+	if reason == contract.ReasonStopped {
+		q.setState(ctx, contract.StateStopped)
 	} else {
-		q.setState(ctx, StateCompleted)
+		q.setState(ctx, contract.StateCompleted)
 	}
-	return QueueResult{Reason: reason, Message: msg, Totals: q.status.Totals, Recent: q.status.Recent}, nil
+	return contract.QueueResult{Reason: reason, Message: msg, Totals: q.status.Totals, Recent: q.status.Recent}, nil
 }
 
-func (q *queue) fail(ctx workflow.Context, step string, err error) (QueueResult, error) {
+func (q *queue) fail(ctx workflow.Context, step string, err error) (contract.QueueResult, error) {
 	if temporal.IsCanceledError(err) {
 		return q.cancelled(ctx, err)
 	}
@@ -825,30 +775,26 @@ func (q *queue) fail(ctx workflow.Context, step string, err error) (QueueResult,
 	q.status.Message = msg
 	q.status.EndedAt = workflow.Now(ctx)
 	q.event(ctx, 0, "queue failed: "+msg)
-	q.setState(ctx, StateFailed)
-	return QueueResult{}, temporal.NewNonRetryableApplicationError(msg, ErrTypeQueueFailed, err)
+	q.setState(ctx, contract.StateFailed)
+	return contract.QueueResult{}, temporal.NewNonRetryableApplicationError(msg, contract.ErrTypeQueueFailed, err)
 }
 
-// ErrTypeQueueFailed is the error type of a queue that cannot go on (its
-// token is missing or lacks a permission).
-const ErrTypeQueueFailed = "QueueFailed"
-
-func (q *queue) cancelled(ctx workflow.Context, err error) (QueueResult, error) {
+func (q *queue) cancelled(ctx workflow.Context, err error) (contract.QueueResult, error) {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	q.status.Reason = ReasonCancelled
+	q.status.Reason = contract.ReasonCancelled
 	q.status.EndedAt = workflow.Now(ctx)
-	q.setState(dctx, StateStopped)
-	return QueueResult{}, err
+	q.setState(dctx, contract.StateStopped)
+	return contract.QueueResult{}, err
 }
 
 // childAttributes are the search attributes an issue's session starts with.
-func (q *queue) childAttributes(cur *CurrentIssue) []temporal.SearchAttributeUpdate {
-	attrs := []temporal.SearchAttributeUpdate{
-		SearchRalphRepo.ValueSet(q.in.Settings.Repo.FullName()),
-		SearchRalphIssue.ValueSet(int64(cur.Number)),
+func (q *queue) childAttributes(cur *contract.CurrentIssue) []temporal.SearchAttributeUpdate {
+	attrs := []temporal.SearchAttributeUpdate{contract.SearchRalphRepo.
+		ValueSet(q.in.Settings.Repo.FullName()), contract.SearchRalphIssue.
+		ValueSet(int64(cur.Number)),
 	}
 	if h := q.in.Session.Host; h != "" {
-		attrs = append(attrs, SearchRalphHost.ValueSet(h))
+		attrs = append(attrs, contract.SearchRalphHost.ValueSet(h))
 	}
 	return attrs
 }
@@ -859,19 +805,19 @@ func (q *queue) hostOffline(ctx workflow.Context, off bool) {
 	if off {
 		q.beforeOffline = q.status.State
 		q.event(ctx, 0, fmt.Sprintf("host %s is offline: waiting for its worker", q.in.Session.Host))
-		q.setState(ctx, StateHostOffline)
+		q.setState(ctx, contract.StateHostOffline)
 		return
 	}
 	q.event(ctx, 0, fmt.Sprintf("host %s is back", q.in.Session.Host))
 	q.setState(ctx, q.beforeOffline)
 }
 
-func (q *queue) setState(ctx workflow.Context, st State) {
+func (q *queue) setState(ctx workflow.Context, st contract.State) {
 	changed := q.status.State != st
 	q.status.State = st
 	if changed {
-		if err := workflow.UpsertTypedSearchAttributes(ctx,
-			SearchRalphStatus.ValueSet(string(st)), SearchRalphRepo.ValueSet(q.status.Repo)); err != nil {
+		if err := workflow.UpsertTypedSearchAttributes(ctx, contract.SearchRalphStatus.
+			ValueSet(string(st)), contract.SearchRalphRepo.ValueSet(q.status.Repo)); err != nil {
 			q.logger.Warn("upsert search attributes", "error", err)
 		}
 	}
@@ -890,8 +836,8 @@ func (q *queue) details() string {
 	if c := st.Current; c != nil {
 		b.WriteString(fmt.Sprintf("\n\n**Working on #%d** %s (%s), session `%s`", c.Number, c.Title, c.Phase, c.SessionID))
 	}
-	if st.State == StateIdle && !st.NextPollAt.IsZero() {
-		b.WriteString(fmt.Sprintf("\n\nIdle until %s; send the `%s` signal to look now.", st.NextPollAt.UTC().Format(time.RFC3339), SignalPoke))
+	if st.State == contract.StateIdle && !st.NextPollAt.IsZero() {
+		b.WriteString(fmt.Sprintf("\n\nIdle until %s; send the `%s` signal to look now.", st.NextPollAt.UTC().Format(time.RFC3339), contract.SignalPoke))
 	}
 	if len(st.Recent) > 0 {
 		b.WriteString("\n\nRecent:")

@@ -12,19 +12,19 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/activities/github"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
 var gha *github.Activities
 
-func queueInput() workflows.QueueInput {
+func queueInput() contract.QueueInput {
 	sess := baseInput()
 	sess.Task.CheckCommand = "go test ./..."
-	return workflows.QueueInput{
-		Settings: workflows.QueueSettings{
-			Repo:         github.Repo{Owner: "acme", Name: "app"},
+	return contract.QueueInput{
+		Settings: contract.QueueSettings{
+			Repo:         contract.Repo{Owner: "acme", Name: "app"},
 			Clone:        "/work/app",
 			Label:        "ralph-ready",
 			PollInterval: time.Hour,
@@ -38,76 +38,76 @@ func queueInput() workflows.QueueInput {
 // last one again when they run out) and records when each ran.
 type queueEnv struct {
 	*testsuite.TestWorkflowEnvironment
-	picks    []github.PickResult
+	picks    []contract.PickResult
 	pickedAt []time.Time
-	children []workflows.SessionInput
+	children []contract.SessionInput
 	comments []string
-	labels   []github.LabelsInput
+	labels   []contract.LabelsInput
 	pulls    int
 	// child runs in place of each issue's session.
-	child func(workflow.Context, workflows.SessionInput) (workflows.SessionResult, error)
+	child func(workflow.Context, contract.SessionInput) (contract.SessionResult, error)
 }
 
-func newQueueEnv(t *testing.T, result workflows.SessionResult, picks ...github.PickResult) *queueEnv {
+func newQueueEnv(t *testing.T, result contract.SessionResult, picks ...contract.PickResult) *queueEnv {
 	var ts testsuite.WorkflowTestSuite
 	env := &queueEnv{TestWorkflowEnvironment: ts.NewTestWorkflowEnvironment(), picks: picks}
 	env.RegisterWorkflow(workflows.IssueQueue)
 	env.RegisterWorkflow(workflows.Session)
 	env.RegisterActivity(gha)
 	env.RegisterActivity(a)
-	env.OnActivity(gha.Preflight, mock.Anything, mock.Anything).Return(github.PreflightResult{FullName: "acme/app", DefaultBranch: "main"}, nil)
-	env.OnActivity(gha.PickIssue, mock.Anything, mock.Anything).Return(func(context.Context, github.PickInput) (github.PickResult, error) {
+	env.OnActivity(gha.Preflight, mock.Anything, mock.Anything).Return(contract.PreflightResult{FullName: "acme/app", DefaultBranch: "main"}, nil)
+	env.OnActivity(gha.PickIssue, mock.Anything, mock.Anything).Return(func(context.Context, contract.PickInput) (contract.PickResult, error) {
 		env.pickedAt = append(env.pickedAt, env.Now())
 		i := min(len(env.pickedAt), len(env.picks)) - 1
 		return env.picks[i], nil
 	})
-	env.OnActivity(gha.SetLabels, mock.Anything, mock.Anything).Return(func(_ context.Context, in github.LabelsInput) error {
+	env.OnActivity(gha.SetLabels, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.LabelsInput) error {
 		env.labels = append(env.labels, in)
 		return nil
 	})
-	env.OnActivity(gha.ReadIssue, mock.Anything, mock.Anything).Return(func(_ context.Context, in github.ReadInput) (github.IssueText, error) {
-		return github.IssueText{Number: in.Number, Title: "Add a greeting", Markdown: "# Add a greeting\n"}, nil
+	env.OnActivity(gha.ReadIssue, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.ReadInput) (contract.IssueText, error) {
+		return contract.IssueText{Number: in.Number, Title: "Add a greeting", Markdown: "# Add a greeting\n"}, nil
 	})
-	env.OnActivity(gha.Comment, mock.Anything, mock.Anything).Return(func(_ context.Context, in github.CommentInput) (int64, error) {
+	env.OnActivity(gha.Comment, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.CommentInput) (int64, error) {
 		env.comments = append(env.comments, in.Body)
 		return 7, nil
 	})
-	env.OnActivity(a.PrepareIssueWorktree, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.WorktreeInput) (activities.WorktreeResult, error) {
-		return activities.WorktreeResult{Dir: activities.WorktreeDir(in.Clone, in.Number), Branch: in.Branch, BaseRef: "refs/remotes/origin/main"}, nil
+	env.OnActivity(a.PrepareIssueWorktree, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.WorktreeInput) (contract.WorktreeResult, error) {
+		return contract.WorktreeResult{Dir: contract.WorktreeDir(in.Clone, in.Number), Branch: in.Branch, BaseRef: "refs/remotes/origin/main"}, nil
 	})
-	env.OnActivity(a.PushBranch, mock.Anything, mock.Anything).Return(activities.PushResult{Commits: 2, Pushed: true, Log: []string{"abc Add greeting"}}, nil)
-	env.OnActivity(gha.OpenPull, mock.Anything, mock.Anything).Return(func(context.Context, github.PullInput) (github.Pull, error) {
+	env.OnActivity(a.PushBranch, mock.Anything, mock.Anything).Return(contract.PushResult{Commits: 2, Pushed: true, Log: []string{"abc Add greeting"}}, nil)
+	env.OnActivity(gha.OpenPull, mock.Anything, mock.Anything).Return(func(context.Context, contract.PullInput) (contract.Pull, error) {
 		env.pulls++
-		return github.Pull{Number: 9, URL: "https://github.com/acme/app/pull/9", Created: true}, nil
+		return contract.Pull{Number: 9, URL: "https://github.com/acme/app/pull/9", Created: true}, nil
 	})
-	env.child = func(workflow.Context, workflows.SessionInput) (workflows.SessionResult, error) { return result, nil }
-	env.OnWorkflow(workflows.Session, mock.Anything, mock.Anything).Return(func(ctx workflow.Context, in workflows.SessionInput) (workflows.SessionResult, error) {
+	env.child = func(workflow.Context, contract.SessionInput) (contract.SessionResult, error) { return result, nil }
+	env.OnWorkflow(workflows.Session, mock.Anything, mock.Anything).Return(func(ctx workflow.Context, in contract.SessionInput) (contract.SessionResult, error) {
 		env.children = append(env.children, in)
 		return env.child(ctx, in)
 	})
 	return env
 }
 
-func issue(n int) github.PickResult {
-	return github.PickResult{Issue: &github.Issue{Number: n, Title: "Add a greeting", LabeledBy: "alice"}, Labelled: 1}
+func issue(n int) contract.PickResult {
+	return contract.PickResult{Issue: &contract.Issue{Number: n, Title: "Add a greeting", LabeledBy: "alice"}, Labelled: 1}
 }
 
-var completed = workflows.SessionResult{Reason: workflows.ReasonComplete, Iterations: 2,
-	Totals: workflows.Totals{CostUSD: 0.5, Commits: 2}}
+var completed = contract.SessionResult{Reason: contract.ReasonComplete, Iterations: 2,
+	Totals: contract.Totals{CostUSD: 0.5, Commits: 2}}
 
 // carried is the input of the queue's next run.
-func carried(t *testing.T, env *queueEnv) workflows.QueueInput {
+func carried(t *testing.T, env *queueEnv) contract.QueueInput {
 	t.Helper()
 	err := env.GetWorkflowError()
 	var can *workflow.ContinueAsNewError
 	require.True(t, errors.As(err, &can), "the run continues as new: %v", err)
-	var next workflows.QueueInput
+	var next contract.QueueInput
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
 	return next
 }
 
 func TestQueueIdleSleepsForThePollIntervalThenTakesAnIssue(t *testing.T) {
-	env := newQueueEnv(t, completed, github.PickResult{}, issue(5))
+	env := newQueueEnv(t, completed, contract.PickResult{}, issue(5))
 	env.ExecuteWorkflow(workflows.IssueQueue, queueInput())
 	require.True(t, env.IsWorkflowCompleted())
 	require.Len(t, env.pickedAt, 2)
@@ -129,17 +129,17 @@ func TestQueueIdleSleepsForThePollIntervalThenTakesAnIssue(t *testing.T) {
 	require.Equal(t, "/work/app/.ralph/memories.md", child.Task.MemoriesFile)
 	require.True(t, child.NotifyParent)
 
-	require.Equal(t, []string{github.LabelWorking}, env.labels[0].Add)
+	require.Equal(t, []string{contract.LabelWorking}, env.labels[0].Add)
 	require.Contains(t, env.labels[0].Remove, "ralph-ready")
 	last := env.labels[len(env.labels)-1]
-	require.Equal(t, []string{github.LabelPROpen}, last.Add)
-	require.Equal(t, []string{github.LabelWorking}, last.Remove)
+	require.Equal(t, []string{contract.LabelPROpen}, last.Add)
+	require.Equal(t, []string{contract.LabelWorking}, last.Remove)
 	require.Contains(t, env.comments[len(env.comments)-1], "pull request #9")
 }
 
 func TestQueuePokeEndsTheIdleSleep(t *testing.T) {
-	env := newQueueEnv(t, completed, github.PickResult{}, issue(5))
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalPoke, nil) }, time.Minute)
+	env := newQueueEnv(t, completed, contract.PickResult{}, issue(5))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(contract.SignalPoke, nil) }, time.Minute)
 	env.ExecuteWorkflow(workflows.IssueQueue, queueInput())
 	require.Len(t, env.pickedAt, 2)
 	gap := env.pickedAt[1].Sub(env.pickedAt[0])
@@ -149,14 +149,14 @@ func TestQueuePokeEndsTheIdleSleep(t *testing.T) {
 }
 
 func TestQueueUntilIdleEndsComplete(t *testing.T) {
-	env := newQueueEnv(t, completed, github.PickResult{Skipped: []github.Skipped{{Number: 2, Title: "x", Reason: "locked"}}})
+	env := newQueueEnv(t, completed, contract.PickResult{Skipped: []contract.Skipped{{Number: 2, Title: "x", Reason: "locked"}}})
 	in := queueInput()
 	in.Settings.UntilIdle = true
 	env.ExecuteWorkflow(workflows.IssueQueue, in)
 	require.NoError(t, env.GetWorkflowError())
-	var res workflows.QueueResult
+	var res contract.QueueResult
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, workflows.ReasonComplete, res.Reason)
+	require.Equal(t, contract.ReasonComplete, res.Reason)
 	require.Equal(t, 1, res.Totals.Skipped)
 	require.Empty(t, env.comments, "a skipped issue is never commented on")
 }
@@ -167,13 +167,13 @@ func TestQueueUntilIdleEndsComplete(t *testing.T) {
 func TestQueueSignalsAcrossContinueAsNew(t *testing.T) {
 	t.Run("guidance and pause are carried", func(t *testing.T) {
 		env := newQueueEnv(t, completed, issue(5))
-		env.child = func(ctx workflow.Context, _ workflows.SessionInput) (workflows.SessionResult, error) {
+		env.child = func(ctx workflow.Context, _ contract.SessionInput) (contract.SessionResult, error) {
 			_ = workflow.Sleep(ctx, 10*time.Minute)
 			return completed, nil
 		}
 		env.RegisterDelayedCallback(func() {
-			env.SignalWorkflow(workflows.SignalGuide, "never touch migrations/")
-			env.SignalWorkflow(workflows.SignalPause, nil)
+			env.SignalWorkflow(contract.SignalGuide, "never touch migrations/")
+			env.SignalWorkflow(contract.SignalPause, nil)
 		}, 5*time.Minute)
 		env.ExecuteWorkflow(workflows.IssueQueue, queueInput())
 		next := carried(t, env)
@@ -183,7 +183,7 @@ func TestQueueSignalsAcrossContinueAsNew(t *testing.T) {
 		// The next run gives the guidance to its issue as a standing rule,
 		// after it is resumed.
 		env2 := newQueueEnv(t, completed, issue(6))
-		env2.RegisterDelayedCallback(func() { env2.SignalWorkflow(workflows.SignalResume, nil) }, time.Minute)
+		env2.RegisterDelayedCallback(func() { env2.SignalWorkflow(contract.SignalResume, nil) }, time.Minute)
 		env2.ExecuteWorkflow(workflows.IssueQueue, next)
 		carried(t, env2)
 		require.Len(t, env2.children, 1)
@@ -191,23 +191,23 @@ func TestQueueSignalsAcrossContinueAsNew(t *testing.T) {
 	})
 	t.Run("stop ends the queue after the issue", func(t *testing.T) {
 		env := newQueueEnv(t, completed, issue(5))
-		env.child = func(ctx workflow.Context, _ workflows.SessionInput) (workflows.SessionResult, error) {
+		env.child = func(ctx workflow.Context, _ contract.SessionInput) (contract.SessionResult, error) {
 			_ = workflow.Sleep(ctx, 10*time.Minute)
 			return completed, nil
 		}
-		env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalStop, workflows.StopSignal{Reason: "night is over"}) }, 5*time.Minute)
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(contract.SignalStop, contract.StopSignal{Reason: "night is over"}) }, 5*time.Minute)
 		env.ExecuteWorkflow(workflows.IssueQueue, queueInput())
 		require.NoError(t, env.GetWorkflowError())
-		var res workflows.QueueResult
+		var res contract.QueueResult
 		require.NoError(t, env.GetWorkflowResult(&res))
-		require.Equal(t, workflows.ReasonStopped, res.Reason)
+		require.Equal(t, contract.ReasonStopped, res.Reason)
 		require.Equal(t, 1, res.Totals.Done, "the current issue finished first")
 	})
 }
 
 func TestQueueFailedSessionPushesAndReportsWithoutPR(t *testing.T) {
-	failed := workflows.SessionResult{Reason: workflows.ReasonMaxIterations, Message: "10 iterations ran, the limit", Iterations: 10,
-		Last: &workflows.IterationSummary{Iteration: 10, Outcome: "success", FilesChanged: 1}}
+	failed := contract.SessionResult{Reason: contract.ReasonMaxIterations, Message: "10 iterations ran, the limit", Iterations: 10,
+		Last: &contract.IterationSummary{Iteration: 10, Outcome: "success", FilesChanged: 1}}
 	env := newQueueEnv(t, failed, issue(5))
 	env.ExecuteWorkflow(workflows.IssueQueue, queueInput())
 	next := carried(t, env)
@@ -217,5 +217,5 @@ func TestQueueFailedSessionPushesAndReportsWithoutPR(t *testing.T) {
 	require.Contains(t, last, "max_iterations")
 	require.Contains(t, last, "iteration 10: success")
 	require.Contains(t, last, "pushed with 2 commits")
-	require.Equal(t, []string{github.LabelFailed}, env.labels[len(env.labels)-1].Add)
+	require.Equal(t, []string{contract.LabelFailed}, env.labels[len(env.labels)-1].Add)
 }

@@ -8,9 +8,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/agent"
-	"github.com/durable-ralph/ralph/activities/tasks"
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // Routing between roles is decided here, from the session's state alone,
@@ -18,42 +16,10 @@ import (
 // input. A session without Roles and Plan only ever runs executors, down
 // the code paths sessions took before roles existed.
 
-// roleNames lists the roles of a session started with in.
-func (in SessionInput) roleNames() string {
-	if in.Roles == nil && in.Plan == nil {
-		return ""
-	}
-	names := []string{activities.RoleExecutor}
-	if in.Roles != nil && in.Roles.Reviewer != nil {
-		names = append(names, activities.RoleReviewer)
-	}
-	if in.Plan != nil {
-		names = append(names, activities.RolePlanner)
-	}
-	return strings.Join(names, ", ")
-}
-
-// roleAgent is the agent of role: its own, or the executor's.
-func (in SessionInput) roleAgent(role string) RoleAgent {
-	var ra *RoleAgent
-	if r := in.Roles; r != nil {
-		switch role {
-		case activities.RoleReviewer:
-			ra = r.Reviewer
-		case activities.RolePlanner:
-			ra = r.Planner
-		}
-	}
-	if ra == nil {
-		return RoleAgent{Agent: in.Agent}
-	}
-	return *ra
-}
-
 // roleField is role as the status and the results record it: empty for
 // an executor, as before roles.
 func roleField(role string) string {
-	if role == activities.RoleExecutor {
+	if role == contract.RoleExecutor {
 		return ""
 	}
 	return role
@@ -69,22 +35,22 @@ func (s *session) reviews() bool {
 // executor.
 func (s *session) nextRole() string {
 	if !s.reviews() {
-		return activities.RoleExecutor
+		return contract.RoleExecutor
 	}
 	if s.status.ReviewPending {
-		return activities.RoleReviewer
+		return contract.RoleReviewer
 	}
 	if every := s.in.Roles.ReviewEvery; every > 0 && s.sinceReview >= every && s.status.TaskFileBroken == 0 {
-		return activities.RoleReviewer
+		return contract.RoleReviewer
 	}
-	return activities.RoleExecutor
+	return contract.RoleExecutor
 }
 
 // recordReview folds a reviewer's result into the session. A pass of a
 // completion claim completes the session; a fail sends the loop on, its
 // reasons in the next executor's prompt (res.Notices). A reviewer that
 // failed to run counts as a failed iteration and runs again.
-func (s *session) recordReview(res activities.IterationResult, sum *IterationSummary) decision {
+func (s *session) recordReview(res contract.IterationResult, sum *contract.IterationSummary) decision {
 	if d, ok := s.countOutcome(res, " (the reviewer)"); !ok {
 		return d
 	}
@@ -104,7 +70,7 @@ func (s *session) recordReview(res activities.IterationResult, sum *IterationSum
 		return decision{}
 	}
 	sum.Verified = true
-	return decision{complete: true, reason: ReasonComplete, msg: fmt.Sprintf(
+	return decision{complete: true, reason: contract.ReasonComplete, msg: fmt.Sprintf(
 		"completion claimed, confirmed by %s and passed by the reviewer in iteration %d", taskFileName(res.Task), s.status.Iteration)}
 }
 
@@ -112,8 +78,8 @@ func (s *session) recordReview(res activities.IterationResult, sum *IterationSum
 // and, unless the session takes it as it is, a person approves it. A
 // person who rejects the plan sends the planner back with the reason. done
 // reports that the session ended.
-func (s *session) plan(ctx workflow.Context) (SessionResult, bool, error) {
-	req := &activities.PlanRequest{Idea: s.in.Plan.Idea}
+func (s *session) plan(ctx workflow.Context) (contract.SessionResult, bool, error) {
+	req := &contract.PlanRequest{Idea: s.in.Plan.Idea}
 	tries := 0
 	for {
 		if s.drains {
@@ -130,8 +96,8 @@ func (s *session) plan(ctx workflow.Context) (SessionResult, bool, error) {
 			}
 			continue
 		}
-		res, timedOut, err := s.runIteration(ctx, activities.RolePlanner, req)
-		if r, done, err := s.iterationFailed(ctx, activities.RolePlanner, &res, timedOut, err); done || err != nil {
+		res, timedOut, err := s.runIteration(ctx, contract.RolePlanner, req)
+		if r, done, err := s.iterationFailed(ctx, contract.RolePlanner, &res, timedOut, err); done || err != nil {
 			return r, done, err
 		}
 		d := s.record(ctx, res)
@@ -139,14 +105,14 @@ func (s *session) plan(ctx workflow.Context) (SessionResult, bool, error) {
 			r, err := s.finish(ctx, d.reason, d.msg)
 			return r, true, err
 		}
-		if res.Outcome == agent.OutcomeRateLimited {
+		if res.Outcome == contract.OutcomeRateLimited {
 			if err := s.sleepRateLimit(ctx, res); err != nil {
 				r, err := s.cancelled(ctx, err)
 				return r, true, err
 			}
 			continue
 		}
-		if res.Outcome != agent.OutcomeSuccess {
+		if res.Outcome != contract.OutcomeSuccess {
 			continue
 		}
 		if res.Plan == nil || !res.Plan.Valid {
@@ -155,8 +121,8 @@ func (s *session) plan(ctx workflow.Context) (SessionResult, bool, error) {
 			if res.Plan != nil && res.Plan.Error != "" {
 				why = res.Plan.Error
 			}
-			if tries >= MaxPlanTries {
-				r, err := s.finish(ctx, ReasonTaskFileInvalid, fmt.Sprintf("the planner wrote no prd.json Ralph can run in %d tries; the last: %s", tries, why))
+			if tries >= contract.MaxPlanTries {
+				r, err := s.finish(ctx, contract.ReasonTaskFileInvalid, fmt.Sprintf("the planner wrote no prd.json Ralph can run in %d tries; the last: %s", tries, why))
 				return r, true, err
 			}
 			req.Feedback = "Ralph could not use the prd.json you wrote: " + why + ". Fix it."
@@ -166,15 +132,15 @@ func (s *session) plan(ctx workflow.Context) (SessionResult, bool, error) {
 		s.status.Plan = res.Plan.Stories
 		if s.in.Plan.Yes {
 			s.status.Plan = nil
-			return SessionResult{}, false, nil
+			return contract.SessionResult{}, false, nil
 		}
 		it := s.status.Iteration
-		ans, timedOut, err := s.ask(ctx, Checkpoint{
+		ans, timedOut, err := s.ask(ctx, contract.Checkpoint{
 			ID:        fmt.Sprintf("cp-%d-plan", it),
 			Iteration: it,
-			Kind:      KindPlan,
-			Type:      activities.CheckpointHumanVerify,
-			Question:  fmt.Sprintf("The planner wrote %d stories into %s. Approve the plan to start working on it, or reject it with a reason for the planner to revise it.", len(res.Plan.Stories), tasks.PRDFile),
+			Kind:      contract.KindPlan,
+			Type:      contract.CheckpointHumanVerify,
+			Question:  fmt.Sprintf("The planner wrote %d stories into %s. Approve the plan to start working on it, or reject it with a reason for the planner to revise it.", len(res.Plan.Stories), contract.PRDFile),
 			Options:   []string{"approve", "reject"},
 			Context:   planText(res.Plan.Stories),
 		})
@@ -184,10 +150,10 @@ func (s *session) plan(ctx workflow.Context) (SessionResult, bool, error) {
 			r, err := s.cancelled(ctx, err)
 			return r, true, err
 		case timedOut && s.stopOnTimeout():
-			r, err := s.finish(ctx, ReasonCheckpointTimeout, fmt.Sprintf("nobody approved the plan within %s", s.in.Checkpoints.Timeout))
+			r, err := s.finish(ctx, contract.ReasonCheckpointTimeout, fmt.Sprintf("nobody approved the plan within %s", s.in.Checkpoints.Timeout))
 			return r, true, err
 		case timedOut, ans.Approve:
-			return SessionResult{}, false, nil
+			return contract.SessionResult{}, false, nil
 		case s.stopReason != "" && !ans.Reject && ans.Answer == "":
 			continue // the loop stops at the top
 		}
@@ -202,12 +168,12 @@ func (s *session) plan(ctx workflow.Context) (SessionResult, bool, error) {
 // iterationFailed handles what ends an iteration without a result: the
 // host gone for good, a cancellation, an error no retry fixes, the
 // runtime running out. Other errors become a failed result in res.
-func (s *session) iterationFailed(ctx workflow.Context, role string, res *activities.IterationResult, timedOut bool, err error) (SessionResult, bool, error) {
+func (s *session) iterationFailed(ctx workflow.Context, role string, res *contract.IterationResult, timedOut bool, err error) (contract.SessionResult, bool, error) {
 	if errors.Is(err, errStoppedOffline) {
 		// The iteration never ran: its host went away and a person
 		// gave up waiting for it.
 		s.status.Iteration--
-		r, ferr := s.finish(ctx, ReasonStopped, fmt.Sprintf("%s while host %s was offline (iteration %d did not run)",
+		r, ferr := s.finish(ctx, contract.ReasonStopped, fmt.Sprintf("%s while host %s was offline (iteration %d did not run)",
 			s.stopReason, s.in.Host, s.status.Iteration+1))
 		return r, true, ferr
 	}
@@ -220,22 +186,22 @@ func (s *session) iterationFailed(ctx workflow.Context, role string, res *activi
 			r, ferr := s.fail(ctx, err)
 			return r, true, ferr
 		}
-		*res = activities.IterationResult{
+		*res = contract.IterationResult{
 			Iteration: s.status.Iteration,
 			Role:      roleField(role),
-			Outcome:   agent.OutcomeAgentError,
+			Outcome:   contract.OutcomeAgentError,
 			Reason:    "iteration failed after retries: " + rootMessage(err),
 		}
 	}
 	if timedOut {
-		r, ferr := s.finish(ctx, ReasonMaxRuntime, fmt.Sprintf("max runtime %s reached during iteration %d", s.limits.MaxRuntime, s.status.Iteration))
+		r, ferr := s.finish(ctx, contract.ReasonMaxRuntime, fmt.Sprintf("max runtime %s reached during iteration %d", s.limits.MaxRuntime, s.status.Iteration))
 		return r, true, ferr
 	}
-	return SessionResult{}, false, nil
+	return contract.SessionResult{}, false, nil
 }
 
 // recordPlan folds a planner's result into the session.
-func (s *session) recordPlan(res activities.IterationResult, sum *IterationSummary) decision {
+func (s *session) recordPlan(res contract.IterationResult, sum *contract.IterationSummary) decision {
 	if d, ok := s.countOutcome(res, " (the planner)"); !ok {
 		return d
 	}
@@ -252,7 +218,7 @@ func (s *session) recordPlan(res activities.IterationResult, sum *IterationSumma
 
 // planText is the plan for a person: one line per story, its criteria
 // under it.
-func planText(stories []tasks.StoryBrief) string {
+func planText(stories []contract.StoryBrief) string {
 	var b strings.Builder
 	for _, st := range stories {
 		b.WriteString(fmt.Sprintf("%d. %s %s\n", st.Priority, st.ID, st.Title))

@@ -7,31 +7,29 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 
-	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/agent"
-	"github.com/durable-ralph/ralph/activities/tasks"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
 // byRole plays executor results in order, and reviewer and planner
 // results from their own lists, recording every input.
-func byRole(executor, reviewer, planner []activities.IterationResult) *script {
+func byRole(executor, reviewer, planner []contract.IterationResult) *script {
 	n := map[string]int{}
-	pick := func(list []activities.IterationResult, role string) activities.IterationResult {
+	pick := func(list []contract.IterationResult, role string) contract.IterationResult {
 		i := min(n[role], len(list)-1)
 		n[role]++
 		return list[i]
 	}
-	return &script{results: []func(activities.IterationInput) (activities.IterationResult, error){
-		func(in activities.IterationInput) (activities.IterationResult, error) {
-			var r activities.IterationResult
+	return &script{results: []func(contract.IterationInput) (contract.IterationResult, error){
+		func(in contract.IterationInput) (contract.IterationResult, error) {
+			var r contract.IterationResult
 			switch in.RoleOf() {
-			case activities.RoleReviewer:
+			case contract.RoleReviewer:
 				r = pick(reviewer, in.Role)
-			case activities.RolePlanner:
+			case contract.RolePlanner:
 				r = pick(planner, in.Role)
 			default:
-				r = pick(executor, activities.RoleExecutor)
+				r = pick(executor, contract.RoleExecutor)
 			}
 			r.Iteration, r.Role = in.Iteration, in.Role
 			return r, nil
@@ -39,46 +37,46 @@ func byRole(executor, reviewer, planner []activities.IterationResult) *script {
 	}}
 }
 
-func review(verdict string) activities.IterationResult {
-	return activities.IterationResult{Outcome: agent.OutcomeSuccess, Review: &activities.ReviewResult{Verdict: verdict, Reasons: "US-002 lacks tests"},
-		Task: activities.TaskState{Mode: "prd", File: "prd.json", Total: 3, Done: 3, Complete: true, Verifiable: true}}
+func review(verdict string) contract.IterationResult {
+	return contract.IterationResult{Outcome: contract.OutcomeSuccess, Review: &contract.ReviewResult{Verdict: verdict, Reasons: "US-002 lacks tests"},
+		Task: contract.TaskState{Mode: "prd", File: "prd.json", Total: 3, Done: 3, Complete: true, Verifiable: true}}
 }
 
-func claimAll() activities.IterationResult {
+func claimAll() contract.IterationResult {
 	r := progressed(0, 3)
 	r.CompletionClaimed = true
 	return r
 }
 
 func TestReviewerRouting(t *testing.T) {
-	reviewer := &workflows.RoleAgent{Agent: activities.AgentSettings{Backend: "codex", Command: []string{"codex"}, Model: "gpt-5.1-codex"}, Instructions: "run make test"}
+	reviewer := &contract.RoleAgent{Agent: contract.AgentSettings{Backend: "codex", Command: []string{"codex"}, Model: "gpt-5.1-codex"}, Instructions: "run make test"}
 	tests := []struct {
 		name      string
 		every     int
-		executor  []activities.IterationResult
-		reviewer  []activities.IterationResult
+		executor  []contract.IterationResult
+		reviewer  []contract.IterationResult
 		wantRoles []string
 		wantIters int
 	}{
 		{
 			name:      "a fail sends the loop on, a pass completes",
-			executor:  []activities.IterationResult{progressed(0, 1), progressed(0, 2), claimAll(), claimAll()},
-			reviewer:  []activities.IterationResult{review(tasks.VerdictFail), review(tasks.VerdictPass)},
+			executor:  []contract.IterationResult{progressed(0, 1), progressed(0, 2), claimAll(), claimAll()},
+			reviewer:  []contract.IterationResult{review(contract.VerdictFail), review(contract.VerdictPass)},
 			wantRoles: []string{"", "", "", "reviewer", "", "reviewer"},
 			wantIters: 6,
 		},
 		{
 			name:      "a reviewer that fails to run runs again",
-			executor:  []activities.IterationResult{claimAll()},
-			reviewer:  []activities.IterationResult{{Outcome: agent.OutcomeAgentError, Reason: "exit 1"}, review(tasks.VerdictPass)},
+			executor:  []contract.IterationResult{claimAll()},
+			reviewer:  []contract.IterationResult{{Outcome: contract.OutcomeAgentError, Reason: "exit 1"}, review(contract.VerdictPass)},
 			wantRoles: []string{"", "reviewer", "reviewer"},
 			wantIters: 3,
 		},
 		{
 			name:      "every N executor iterations",
 			every:     2,
-			executor:  []activities.IterationResult{progressed(0, 1), progressed(0, 2), progressed(0, 2), claimAll()},
-			reviewer:  []activities.IterationResult{review(tasks.VerdictFail), review(tasks.VerdictPass)},
+			executor:  []contract.IterationResult{progressed(0, 1), progressed(0, 2), progressed(0, 2), claimAll()},
+			reviewer:  []contract.IterationResult{review(contract.VerdictFail), review(contract.VerdictPass)},
 			wantRoles: []string{"", "", "reviewer", "", "", "reviewer"},
 			wantIters: 6,
 		},
@@ -89,17 +87,17 @@ func TestReviewerRouting(t *testing.T) {
 			sc := byRole(tc.executor, tc.reviewer, nil)
 			env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(sc.run)
 			in := baseInput()
-			in.Roles = &workflows.Roles{Reviewer: reviewer, ReviewEvery: tc.every}
+			in.Roles = &contract.Roles{Reviewer: reviewer, ReviewEvery: tc.every}
 			env.ExecuteWorkflow(workflows.Session, in)
 			require.NoError(t, env.GetWorkflowError())
-			var res workflows.SessionResult
+			var res contract.SessionResult
 			require.NoError(t, env.GetWorkflowResult(&res))
-			require.Equal(t, workflows.ReasonComplete, res.Reason, res.Message)
+			require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
 			require.Equal(t, tc.wantIters, res.Iterations)
 			var roles []string
 			for _, in := range sc.inputs {
 				roles = append(roles, in.Role)
-				if in.Role == activities.RoleReviewer {
+				if in.Role == contract.RoleReviewer {
 					require.Equal(t, "codex", in.Agent.Backend, "the reviewer's own agent")
 					require.Equal(t, "run make test", in.RoleInstructions)
 				} else {
@@ -114,34 +112,34 @@ func TestReviewerRouting(t *testing.T) {
 
 func TestNoRolesRunsExecutorsOnly(t *testing.T) {
 	env := newEnv(t)
-	sc := byRole([]activities.IterationResult{progressed(0, 1), claimAll()}, nil, nil)
+	sc := byRole([]contract.IterationResult{progressed(0, 1), claimAll()}, nil, nil)
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(sc.run)
 	env.ExecuteWorkflow(workflows.Session, baseInput())
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, workflows.ReasonComplete, res.Reason)
+	require.Equal(t, contract.ReasonComplete, res.Reason)
 	for _, in := range sc.inputs {
 		require.Empty(t, in.Role, "no role in the input of sessions without roles")
 	}
 }
 
 func TestPlanner(t *testing.T) {
-	valid := activities.IterationResult{Outcome: agent.OutcomeSuccess, Commit: "p1", FilesChanged: []string{"prd.json"},
-		Plan: &activities.PlanResult{Valid: true, Stories: []tasks.StoryBrief{{ID: "US-001", Title: "List", Priority: 1, Criteria: []string{"Typecheck passes"}}}},
-		Task: activities.TaskState{Mode: "prd", File: "prd.json", Total: 1, Verifiable: true}}
-	invalid := activities.IterationResult{Outcome: agent.OutcomeSuccess, FilesChanged: []string{"prd.json"},
-		Plan: &activities.PlanResult{Error: `prd.json: userStories[0] (US-001): "acceptanceCriteria" lacks "Typecheck passes"`}}
+	valid := contract.IterationResult{Outcome: contract.OutcomeSuccess, Commit: "p1", FilesChanged: []string{"prd.json"},
+		Plan: &contract.PlanResult{Valid: true, Stories: []contract.StoryBrief{{ID: "US-001", Title: "List", Priority: 1, Criteria: []string{"Typecheck passes"}}}},
+		Task: contract.TaskState{Mode: "prd", File: "prd.json", Total: 1, Verifiable: true}}
+	invalid := contract.IterationResult{Outcome: contract.OutcomeSuccess, FilesChanged: []string{"prd.json"},
+		Plan: &contract.PlanResult{Error: `prd.json: userStories[0] (US-001): "acceptanceCriteria" lacks "Typecheck passes"`}}
 
 	t.Run("three invalid plans end the session", func(t *testing.T) {
 		env := newEnv(t)
-		sc := byRole(nil, nil, []activities.IterationResult{invalid})
+		sc := byRole(nil, nil, []contract.IterationResult{invalid})
 		env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(sc.run)
 		in := baseInput()
-		in.Plan = &workflows.PlanSettings{Idea: "widgets", Yes: true}
+		in.Plan = &contract.PlanSettings{Idea: "widgets", Yes: true}
 		env.ExecuteWorkflow(workflows.Session, in)
-		var res workflows.SessionResult
+		var res contract.SessionResult
 		require.NoError(t, env.GetWorkflowResult(&res))
-		require.Equal(t, workflows.ReasonTaskFileInvalid, res.Reason)
+		require.Equal(t, contract.ReasonTaskFileInvalid, res.Reason)
 		require.Contains(t, res.Message, "in 3 tries")
 		require.Len(t, sc.inputs, 3)
 		require.Empty(t, sc.inputs[0].Plan.Feedback)
@@ -151,41 +149,41 @@ func TestPlanner(t *testing.T) {
 
 	t.Run("--yes takes a valid plan and works on it", func(t *testing.T) {
 		env := newEnv(t)
-		sc := byRole([]activities.IterationResult{claimAll()}, nil, []activities.IterationResult{invalid, valid})
+		sc := byRole([]contract.IterationResult{claimAll()}, nil, []contract.IterationResult{invalid, valid})
 		env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(sc.run)
 		in := baseInput()
-		in.Plan = &workflows.PlanSettings{Idea: "widgets", Yes: true}
+		in.Plan = &contract.PlanSettings{Idea: "widgets", Yes: true}
 		env.ExecuteWorkflow(workflows.Session, in)
-		var res workflows.SessionResult
+		var res contract.SessionResult
 		require.NoError(t, env.GetWorkflowResult(&res))
-		require.Equal(t, workflows.ReasonComplete, res.Reason, res.Message)
+		require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
 		require.Equal(t, []string{"planner", "planner", ""}, []string{sc.inputs[0].Role, sc.inputs[1].Role, sc.inputs[2].Role})
 	})
 
 	t.Run("a rejected plan goes back to the planner", func(t *testing.T) {
 		env := newEnv(t)
-		sc := byRole([]activities.IterationResult{claimAll()}, nil, []activities.IterationResult{valid})
+		sc := byRole([]contract.IterationResult{claimAll()}, nil, []contract.IterationResult{valid})
 		env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(sc.run)
 		in := baseInput()
-		in.Plan = &workflows.PlanSettings{Idea: "widgets"}
+		in.Plan = &contract.PlanSettings{Idea: "widgets"}
 		env.RegisterDelayedCallback(func() {
-			env.SignalWorkflow(workflows.SignalCheckpoint, workflows.Answer{ID: "cp-1-plan", Reject: true, Reason: "add deletion"})
+			env.SignalWorkflow(contract.SignalCheckpoint, contract.Answer{ID: "cp-1-plan", Reject: true, Reason: "add deletion"})
 		}, time.Hour)
 		env.RegisterDelayedCallback(func() {
-			v, err := env.QueryWorkflow(workflows.QueryStatus)
+			v, err := env.QueryWorkflow(contract.QueryStatus)
 			require.NoError(t, err)
-			var st workflows.Status
+			var st contract.Status
 			require.NoError(t, v.Get(&st))
 			require.NotNil(t, st.Pending)
 			require.Equal(t, "cp-2-plan", st.Pending.ID)
 			require.Contains(t, st.Pending.Context, "1. US-001 List")
 			require.Len(t, st.Plan, 1, "status shows the plan")
-			env.SignalWorkflow(workflows.SignalCheckpoint, workflows.Answer{ID: "cp-2-plan", Approve: true})
+			env.SignalWorkflow(contract.SignalCheckpoint, contract.Answer{ID: "cp-2-plan", Approve: true})
 		}, 2*time.Hour)
 		env.ExecuteWorkflow(workflows.Session, in)
-		var res workflows.SessionResult
+		var res contract.SessionResult
 		require.NoError(t, env.GetWorkflowResult(&res))
-		require.Equal(t, workflows.ReasonComplete, res.Reason, res.Message)
+		require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
 		require.Len(t, sc.inputs, 3)
 		require.Contains(t, sc.inputs[1].Plan.Feedback, "rejected it: add deletion")
 		require.Equal(t, "", sc.inputs[2].Role)

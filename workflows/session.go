@@ -11,9 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/agent"
-	"github.com/durable-ralph/ralph/activities/tasks"
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // recentLimit bounds the iteration summaries a session keeps in its status
@@ -32,44 +30,33 @@ const defaultRateLimitWait = 15 * time.Minute
 // clock, not ours.
 const rateLimitMargin = time.Minute
 
-// ErrTypeInvalidInput is the error type of a session started with input
-// that can never run.
-const ErrTypeInvalidInput = "InvalidSessionInput"
-
-// ErrTypeIterationFailed is the error type of a session that ended because
-// an iteration failed in a way no retry can fix (a missing agent binary, a
-// workspace that is gone).
-const ErrTypeIterationFailed = "IterationFailed"
-
-var a *activities.Agent
-
 // Session runs a Ralph loop: the agent, again and again on one workspace,
 // each iteration a fresh process, until the task file confirms the work is
 // done or a limit ends the session.
-func Session(ctx workflow.Context, in SessionInput) (SessionResult, error) {
+func Session(ctx workflow.Context, in contract.SessionInput) (contract.SessionResult, error) {
 	s, err := newSession(ctx, in)
 	if err != nil {
-		return SessionResult{}, err
+		return contract.SessionResult{}, err
 	}
 	return s.run(ctx)
 }
 
 // session is the state of one workflow run of a session.
 type session struct {
-	in     SessionInput
+	in     contract.SessionInput
 	logger log.Logger
-	status Status
+	status contract.Status
 
-	prepared activities.PrepareResult
+	prepared contract.PrepareResult
 	guidance []string
 	paused   bool
 	// log is every iteration of this run (up to logLimit), for the
 	// iterations query.
-	log        []IterationSummary
+	log        []contract.IterationSummary
 	stopReason string
 	ranThisRun int
 	// limits are the session's limits as raised by set-limits.
-	limits Limits
+	limits contract.Limits
 	// humanWait is time spent waiting on humans (checkpoints, pauses); it
 	// moves the runtime deadline.
 	humanWait time.Duration
@@ -78,9 +65,11 @@ type session struct {
 	deadlineTimer  workflow.Future
 	cancelDeadline workflow.CancelFunc
 	// answer is the answer to the pending checkpoint, once given.
-	answer *Answer
-	// published is the status last pushed to search attributes.
-	published *Status
+	answer *contract.
+		// published is the status last pushed to search attributes.
+		Answer
+
+	published *contract.Status
 	signals   signals
 	// key is the execution's idempotency key in the workspace.
 	key string
@@ -94,9 +83,11 @@ type session struct {
 	// host routes the workspace activities to the workspace's machine.
 	host host
 	// beforeOffline is the state to go back to when the host is back.
-	beforeOffline State
-	// stopped delivers when a stop is requested, to end a wait for a host
-	// that may never come back.
+	beforeOffline contract.
+		// stopped delivers when a stop is requested, to end a wait for a host
+		// that may never come back.
+		State
+
 	stopped workflow.Channel
 }
 
@@ -112,17 +103,17 @@ const versionLimitedState = "limited-state"
 // at prepare when its task file is already done.
 const versionCompleteAtPrepare = "complete-at-prepare"
 
-func newSession(ctx workflow.Context, in SessionInput) (*session, error) {
+func newSession(ctx workflow.Context, in contract.SessionInput) (*session, error) {
 	if err := validateInput(in); err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, nil)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrTypeInvalidInput, nil)
 	}
 	s := &session{in: in, limits: in.Limits}
-	s.status = Status{
+	s.status = contract.Status{
 		SessionID: workflow.GetInfo(ctx).WorkflowExecution.ID,
 		Workspace: in.Workspace,
 		Host:      in.Host,
 		Worktree:  in.Worktree,
-		State:     StateStarting,
+		State:     contract.StateStarting,
 		StartedAt: workflow.Now(ctx),
 		Limits:    in.Limits,
 	}
@@ -150,7 +141,7 @@ func newSession(ctx workflow.Context, in SessionInput) (*session, error) {
 		s.status.ReviewPending = c.ReviewPending
 		s.sinceReview = c.SinceReview
 	}
-	s.status.Roles = in.roleNames()
+	s.status.Roles = in.RoleNames()
 	if s.key == "" {
 		// Unique per execution chain, the same in every run of it: a
 		// second session on the workspace keys its records apart.
@@ -164,16 +155,16 @@ func newSession(ctx workflow.Context, in SessionInput) (*session, error) {
 	s.status.Guidance = s.guidance
 	s.logger = log.With(workflow.GetLogger(ctx), "session", s.status.SessionID)
 
-	err := workflow.SetQueryHandlerWithOptions(ctx, QueryStatus, func() (Status, error) {
+	err := workflow.SetQueryHandlerWithOptions(ctx, contract.QueryStatus, func() (contract.Status, error) {
 		return s.status, nil
 	}, workflow.QueryHandlerOptions{
 		Description: "State, iteration, totals and recent iterations of this Ralph session",
 	})
 	if err != nil {
-		return nil, fmt.Errorf("register %s query: %w", QueryStatus, err)
+		return nil, fmt.Errorf("register %s query: %w", contract.QueryStatus, err)
 	}
-	s.log = append([]IterationSummary(nil), s.status.Recent...)
-	err = workflow.SetQueryHandlerWithOptions(ctx, QueryIterations, func(after int) ([]IterationSummary, error) {
+	s.log = append([]contract.IterationSummary(nil), s.status.Recent...)
+	err = workflow.SetQueryHandlerWithOptions(ctx, contract.QueryIterations, func(after int) ([]contract.IterationSummary, error) {
 		for i, it := range s.log {
 			if it.Iteration > after {
 				return s.log[i:], nil
@@ -184,7 +175,7 @@ func newSession(ctx workflow.Context, in SessionInput) (*session, error) {
 		Description: "The iterations of this run after the given number, oldest first",
 	})
 	if err != nil {
-		return nil, fmt.Errorf("register %s query: %w", QueryIterations, err)
+		return nil, fmt.Errorf("register %s query: %w", contract.QueryIterations, err)
 	}
 	if err := s.registerUpdates(ctx); err != nil {
 		return nil, err
@@ -202,7 +193,7 @@ func newSession(ctx workflow.Context, in SessionInput) (*session, error) {
 	return s, nil
 }
 
-func validateInput(in SessionInput) error {
+func validateInput(in contract.SessionInput) error {
 	var problems []string
 	if in.Workspace == "" || !filepath.IsAbs(in.Workspace) {
 		problems = append(problems, fmt.Sprintf("workspace %q must be an absolute path", in.Workspace))
@@ -233,19 +224,19 @@ type signals struct {
 
 func newSignals(ctx workflow.Context) signals {
 	return signals{
-		stop: workflow.GetSignalChannelWithOptions(ctx, SignalStop, workflow.SignalChannelOptions{
+		stop: workflow.GetSignalChannelWithOptions(ctx, contract.SignalStop, workflow.SignalChannelOptions{
 			Description: "Finish the current iteration, then end the session as stopped",
 		}),
-		pause: workflow.GetSignalChannelWithOptions(ctx, SignalPause, workflow.SignalChannelOptions{
+		pause: workflow.GetSignalChannelWithOptions(ctx, contract.SignalPause, workflow.SignalChannelOptions{
 			Description: "Pause before the next iteration",
 		}),
-		resume: workflow.GetSignalChannelWithOptions(ctx, SignalResume, workflow.SignalChannelOptions{
+		resume: workflow.GetSignalChannelWithOptions(ctx, contract.SignalResume, workflow.SignalChannelOptions{
 			Description: "Resume a paused session",
 		}),
-		guide: workflow.GetSignalChannelWithOptions(ctx, SignalGuide, workflow.SignalChannelOptions{
+		guide: workflow.GetSignalChannelWithOptions(ctx, contract.SignalGuide, workflow.SignalChannelOptions{
 			Description: "Text added to the next iteration's prompt (a JSON string)",
 		}),
-		checkpoint: workflow.GetSignalChannelWithOptions(ctx, SignalCheckpoint, workflow.SignalChannelOptions{
+		checkpoint: workflow.GetSignalChannelWithOptions(ctx, contract.SignalCheckpoint, workflow.SignalChannelOptions{
 			Description: `Answer the pending checkpoint, whose ID the status query and the workflow's details show: {"id": "<ID>", "approve": true} or {"id": "<ID>", "reject": true, "reason": "…"} or {"id": "<ID>", "answer": "…"}`,
 		}),
 	}
@@ -276,7 +267,7 @@ func (s *session) listenSelecting(ctx workflow.Context) {
 	for {
 		sel := workflow.NewSelector(ctx)
 		sel.AddReceive(s.signals.stop, func(c workflow.ReceiveChannel, _ bool) {
-			var sig StopSignal
+			var sig contract.StopSignal
 			c.Receive(ctx, &sig)
 			s.onStop(sig)
 		})
@@ -294,7 +285,7 @@ func (s *session) listenSelecting(ctx workflow.Context) {
 			s.onGuide(text)
 		})
 		sel.AddReceive(s.signals.checkpoint, func(c workflow.ReceiveChannel, _ bool) {
-			var ans Answer
+			var ans contract.Answer
 			c.Receive(ctx, &ans)
 			s.onCheckpoint(ans)
 		})
@@ -313,10 +304,10 @@ func (s *session) listenSelecting(ctx workflow.Context) {
 func (s *session) drainSignals() {
 	for {
 		got := false
-		var sig StopSignal
+		var sig contract.StopSignal
 		for s.signals.stop.ReceiveAsync(&sig) {
 			s.onStop(sig)
-			sig, got = StopSignal{}, true
+			sig, got = contract.StopSignal{}, true
 		}
 		for s.signals.pause.ReceiveAsync(nil) {
 			s.paused, got = true, true
@@ -329,10 +320,10 @@ func (s *session) drainSignals() {
 			s.onGuide(text)
 			text, got = "", true
 		}
-		var ans Answer
+		var ans contract.Answer
 		for s.signals.checkpoint.ReceiveAsync(&ans) {
 			s.onCheckpoint(ans)
-			ans, got = Answer{}, true
+			ans, got = contract.Answer{}, true
 		}
 		if !got {
 			return
@@ -340,7 +331,7 @@ func (s *session) drainSignals() {
 	}
 }
 
-func (s *session) onStop(sig StopSignal) {
+func (s *session) onStop(sig contract.StopSignal) {
 	s.stopped.SendAsync(true)
 	s.stopReason = "stop requested"
 	if sig.Reason != "" {
@@ -355,7 +346,7 @@ func (s *session) onGuide(text string) {
 	}
 }
 
-func (s *session) onCheckpoint(ans Answer) {
+func (s *session) onCheckpoint(ans contract.Answer) {
 	if err := s.validateAnswer(ans); err != nil {
 		// A signal cannot be refused; a stale or malformed one is
 		// dropped and counted, never applied to another question.
@@ -366,10 +357,10 @@ func (s *session) onCheckpoint(ans Answer) {
 	s.answer = &ans
 }
 
-func (s *session) run(ctx workflow.Context) (SessionResult, error) {
+func (s *session) run(ctx workflow.Context) (contract.SessionResult, error) {
 	if s.in.CarryOver == nil {
 		if err := s.prepare(ctx); errors.Is(err, errStoppedOffline) {
-			return s.finish(ctx, ReasonStopped, fmt.Sprintf("%s while host %s was offline (no iteration ran)", s.stopReason, s.in.Host))
+			return s.finish(ctx, contract.ReasonStopped, fmt.Sprintf("%s while host %s was offline (no iteration ran)", s.stopReason, s.in.Host))
 		} else if err != nil {
 			return s.fail(ctx, err)
 		}
@@ -380,10 +371,10 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 		} else if t := s.prepared.Task; t.Complete && workflow.GetVersion(ctx, versionCompleteAtPrepare, workflow.DefaultVersion, 1) >= 1 {
 			// Nothing to do: no agent runs for a task file that says
 			// all is done.
-			return s.finish(ctx, ReasonComplete, fmt.Sprintf("%s is already complete (%d of %d done): no iteration ran", t.File, t.Done, t.Total))
+			return s.finish(ctx, contract.ReasonComplete, fmt.Sprintf("%s is already complete (%d of %d done): no iteration ran", t.File, t.Done, t.Total))
 		}
 	}
-	s.setState(ctx, StateRunning)
+	s.setState(ctx, contract.StateRunning)
 	s.armDeadline(ctx)
 
 	for {
@@ -426,7 +417,7 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 		} else if done {
 			return result, nil
 		}
-		if res.Outcome == agent.OutcomeRateLimited {
+		if res.Outcome == contract.OutcomeRateLimited {
 			if err := s.sleepRateLimit(ctx, res); err != nil {
 				return s.cancelled(ctx, err)
 			}
@@ -444,8 +435,8 @@ func (s *session) prepare(ctx workflow.Context) error {
 			MaximumAttempts:    3,
 		},
 	}
-	var res activities.PrepareResult
-	err := s.host.execute(ctx, opts, &res, a.PrepareWorkspace, activities.PrepareInput{
+	var res contract.PrepareResult
+	err := s.host.execute(ctx, opts, &res, contract.ActivityPrepareWorkspace, contract.PrepareInput{
 		SessionID: s.status.SessionID,
 		Workspace: s.in.Workspace,
 		Task:      s.in.Task,
@@ -463,10 +454,10 @@ func (s *session) prepare(ctx workflow.Context) error {
 	}
 	var attrs []temporal.SearchAttributeUpdate
 	if repo != "" {
-		attrs = append(attrs, SearchRalphRepo.ValueSet(repo))
+		attrs = append(attrs, contract.SearchRalphRepo.ValueSet(repo))
 	}
 	if s.in.Host != "" {
-		attrs = append(attrs, SearchRalphHost.ValueSet(s.in.Host))
+		attrs = append(attrs, contract.SearchRalphHost.ValueSet(s.in.Host))
 	}
 	if len(attrs) > 0 {
 		if err := workflow.UpsertTypedSearchAttributes(ctx, attrs...); err != nil {
@@ -476,7 +467,7 @@ func (s *session) prepare(ctx workflow.Context) error {
 	return nil
 }
 
-func (s *session) setPrepared(p activities.PrepareResult) {
+func (s *session) setPrepared(p contract.PrepareResult) {
 	s.prepared = p
 	s.status.Mode = p.Mode
 	s.status.Branch = p.Branch
@@ -488,7 +479,7 @@ func (s *session) setPrepared(p activities.PrepareResult) {
 // runIteration runs the next iteration, raced against the session's runtime
 // limit. When the limit wins, the iteration is cancelled (which kills the
 // agent's process group) and timedOut is true.
-func (s *session) runIteration(ctx workflow.Context, role string, plan *activities.PlanRequest) (res activities.IterationResult, timedOut bool, err error) {
+func (s *session) runIteration(ctx workflow.Context, role string, plan *contract.PlanRequest) (res contract.IterationResult, timedOut bool, err error) {
 	s.status.Iteration++
 	s.status.Running = true
 	s.status.Role = roleField(role)
@@ -499,7 +490,7 @@ func (s *session) runIteration(ctx workflow.Context, role string, plan *activiti
 	s.publish(ctx)
 	defer func() { s.status.Running = false }()
 
-	in := activities.IterationInput{
+	in := contract.IterationInput{
 		SessionID:     s.status.SessionID,
 		ExecutionKey:  s.key,
 		Iteration:     s.status.Iteration,
@@ -512,14 +503,14 @@ func (s *session) runIteration(ctx workflow.Context, role string, plan *activiti
 		Branch:        s.prepared.Branch,
 		Notices:       s.notices,
 	}
-	if role != activities.RoleExecutor {
+	if role != contract.RoleExecutor {
 		in.Role, in.Plan = role, plan
-		ra := s.in.roleAgent(role)
+		ra := s.in.AgentOf(role)
 		in.Agent, in.RoleInstructions = ra.Agent, ra.Instructions
 	}
 	in.Agent.Timeout = s.limits.IterationTimeout
 	consumed := len(s.guidance)
-	if role == activities.RoleReviewer {
+	if role == contract.RoleReviewer {
 		// A reviewer reads the guidance; it stays for the executor
 		// who is to act on it.
 		consumed = 0
@@ -540,17 +531,17 @@ func (s *session) runIteration(ctx workflow.Context, role string, plan *activiti
 			MaximumInterval:    time.Minute,
 			MaximumAttempts:    5,
 			NonRetryableErrorTypes: []string{
-				activities.ErrTypeAgentNotFound,
-				activities.ErrTypeAgentPermanent,
-				activities.ErrTypeInvalidWorkspace,
-				activities.ErrTypeInvalidTaskFile,
-				activities.ErrTypeInvalidAgentConfig,
+				contract.ErrTypeAgentNotFound,
+				contract.ErrTypeAgentPermanent,
+				contract.ErrTypeInvalidWorkspace,
+				contract.ErrTypeInvalidTaskFile,
+				contract.ErrTypeInvalidAgentConfig,
 			},
 		},
 	})
 	var fut workflow.Future
 	for {
-		fut = workflow.ExecuteActivity(workflow.WithActivityOptions(actCtx, opts), a.RunIteration, in)
+		fut = workflow.ExecuteActivity(workflow.WithActivityOptions(actCtx, opts), contract.ActivityRunIteration, in)
 		done := false
 		for !done && !timedOut {
 			sel := workflow.NewSelector(ctx)
@@ -620,8 +611,8 @@ func (s *session) runIteration(ctx workflow.Context, role string, plan *activiti
 		return res, true, nil
 	}
 	cancel()
-	if s.status.State == StateWaitingForAgentSlot {
-		s.setState(ctx, StateRunning) // the slot's own signal was lost
+	if s.status.State == contract.StateWaitingForAgentSlot {
+		s.setState(ctx, contract.StateRunning) // the slot's own signal was lost
 	}
 	if err == nil {
 		s.guidance = s.guidance[consumed:]
@@ -631,7 +622,7 @@ func (s *session) runIteration(ctx workflow.Context, role string, plan *activiti
 	return res, false, err
 }
 
-func (s *session) iterationTask() activities.TaskSettings {
+func (s *session) iterationTask() contract.TaskSettings {
 	t := s.in.Task
 	if s.prepared.Mode != "" {
 		t.Mode = s.prepared.Mode
@@ -649,10 +640,10 @@ func (s *session) iterationSummary(role string) string {
 		sum += " (" + role + ")"
 	}
 	switch role {
-	case activities.RoleReviewer:
+	case contract.RoleReviewer:
 		return sum + ": review " + taskFileName(s.status.Task)
-	case activities.RolePlanner:
-		return sum + ": plan " + tasks.PRDFile
+	case contract.RolePlanner:
+		return sum + ": plan " + contract.PRDFile
 	}
 	if t := s.status.Task; t.CurrentID != "" || t.CurrentTitle != "" {
 		sum += ": " + strings.TrimSpace(t.CurrentID+" "+t.CurrentTitle)
@@ -662,7 +653,7 @@ func (s *session) iterationSummary(role string) string {
 
 // account adds an iteration's cost and tokens to the totals. It is called
 // exactly once per iteration result.
-func (s *session) account(res activities.IterationResult) {
+func (s *session) account(res contract.IterationResult) {
 	t := &s.status.Totals
 	t.CostUSD += res.CostUSD
 	if res.CostNote != "" {
@@ -678,9 +669,10 @@ func (s *session) account(res activities.IterationResult) {
 
 // decision is what an iteration's result means for the session.
 type decision struct {
-	done   bool   // the session ends with reason
-	reason Reason //
-	msg    string
+	done   bool      // the session ends with reason
+	reason contract. //
+		Reason
+	msg string
 	// complete is a completion claim the task file confirms; the session
 	// ends complete unless a human must confirm first.
 	complete bool
@@ -688,7 +680,7 @@ type decision struct {
 
 // record folds an iteration's result into the session and decides whether
 // the session ends.
-func (s *session) record(ctx workflow.Context, res activities.IterationResult) decision {
+func (s *session) record(ctx workflow.Context, res contract.IterationResult) decision {
 	s.account(res)
 	if res.Repair && res.TaskFileError == "" && res.Task.Total < s.status.Task.Total {
 		// The repair made the file readable by dropping some of it.
@@ -699,7 +691,7 @@ func (s *session) record(ctx workflow.Context, res activities.IterationResult) d
 	if res.Task.Mode != "" {
 		s.status.Task = res.Task
 	}
-	sum := IterationSummary{
+	sum := contract.IterationSummary{
 		Iteration:    s.status.Iteration,
 		Outcome:      res.Outcome,
 		Reason:       res.Reason,
@@ -722,10 +714,10 @@ func (s *session) record(ctx workflow.Context, res activities.IterationResult) d
 		s.status.Recent = append(s.status.Recent, sum)
 		s.log = append(s.log, full)
 		if n := len(s.log); n > logLimit {
-			s.log = append([]IterationSummary(nil), s.log[n-logLimit:]...)
+			s.log = append([]contract.IterationSummary(nil), s.log[n-logLimit:]...)
 		}
 		if n := len(s.status.Recent); n > recentLimit {
-			s.status.Recent = append([]IterationSummary(nil), s.status.Recent[n-recentLimit:]...)
+			s.status.Recent = append([]contract.IterationSummary(nil), s.status.Recent[n-recentLimit:]...)
 		}
 		// The search attributes follow when the loop next blocks
 		// (the next iteration, a wait or the end), so an iteration
@@ -735,25 +727,25 @@ func (s *session) record(ctx workflow.Context, res activities.IterationResult) d
 	}()
 
 	if res.Halt != "" {
-		return decision{done: true, reason: ReasonGitRewritten, msg: res.Halt}
+		return decision{done: true, reason: contract.ReasonGitRewritten, msg: res.Halt}
 	}
 	sum.Role = res.Role
 	if sum.Role == "" && s.status.Roles != "" {
-		sum.Role = activities.RoleExecutor
+		sum.Role = contract.RoleExecutor
 	}
 	switch res.Role {
-	case activities.RoleReviewer:
+	case contract.RoleReviewer:
 		return s.recordReview(res, &sum)
-	case activities.RolePlanner:
+	case contract.RolePlanner:
 		return s.recordPlan(res, &sum)
 	}
 	if res.TaskFileError != "" {
 		s.status.TaskFileBroken++
 		if repairs := s.status.TaskFileBroken - 1; repairs >= s.maxRepairs() {
-			return decision{done: true, reason: ReasonTaskFileInvalid, msg: fmt.Sprintf(
+			return decision{done: true, reason: contract.ReasonTaskFileInvalid, msg: fmt.Sprintf(
 				"the task file is still unreadable after %d repair attempts: %s", repairs, res.TaskFileError)}
 		}
-	} else if res.Outcome != agent.OutcomeRateLimited {
+	} else if res.Outcome != contract.OutcomeRateLimited {
 		s.status.TaskFileBroken = 0
 	}
 
@@ -785,7 +777,7 @@ func (s *session) record(ctx workflow.Context, res activities.IterationResult) d
 					by = taskFileName(res.Task) + " and " + by
 				}
 			}
-			return decision{complete: true, reason: ReasonComplete, msg: fmt.Sprintf("completion claimed in iteration %d and confirmed by %s", s.status.Iteration, by)}
+			return decision{complete: true, reason: contract.ReasonComplete, msg: fmt.Sprintf("completion claimed in iteration %d and confirmed by %s", s.status.Iteration, by)}
 		default:
 			sum.Reason = fmt.Sprintf("completion claimed but %s has %d of %d done", taskFileName(res.Task), res.Task.Done, res.Task.Total)
 			s.logger.Warn("completion claim contradicted by task file", "iteration", s.status.Iteration, "done", res.Task.Done, "total", res.Task.Total)
@@ -799,7 +791,7 @@ func (s *session) record(ctx workflow.Context, res activities.IterationResult) d
 	} else {
 		s.status.NoProgress++
 		if m := s.limits.MaxNoProgress; m > 0 && s.status.NoProgress >= m {
-			return decision{done: true, reason: ReasonNoProgress, msg: fmt.Sprintf("%s in a row changed no file and made no commit", plural(s.status.NoProgress, "iteration"))}
+			return decision{done: true, reason: contract.ReasonNoProgress, msg: fmt.Sprintf("%s in a row changed no file and made no commit", plural(s.status.NoProgress, "iteration"))}
 		}
 	}
 	return decision{}
@@ -810,21 +802,21 @@ func (s *session) record(ctx workflow.Context, res activities.IterationResult) d
 // after the wait. A failure adds to the failure streak, which may end the
 // session; who names the role in that message. ok says the iteration
 // succeeded, and what it did is for the caller to read.
-func (s *session) countOutcome(res activities.IterationResult, who string) (d decision, ok bool) {
+func (s *session) countOutcome(res contract.IterationResult, who string) (d decision, ok bool) {
 	switch res.Outcome {
-	case agent.OutcomeRateLimited:
+	case contract.OutcomeRateLimited:
 		s.status.Iteration--
 		s.ranThisRun--
 		s.status.Totals.RateLimitWaits++
 		return decision{}, false
-	case agent.OutcomeSuccess:
+	case contract.OutcomeSuccess:
 		s.status.ConsecutiveFailures = 0
 		return decision{}, true
 	}
 	s.status.Totals.Failures++
 	s.status.ConsecutiveFailures++
 	if m := s.limits.MaxConsecutiveFailures; m > 0 && s.status.ConsecutiveFailures >= m {
-		return decision{done: true, reason: ReasonConsecutiveFailures, msg: fmt.Sprintf("%d consecutive failed iterations; last%s: %s", s.status.ConsecutiveFailures, who, res.Reason)}, false
+		return decision{done: true, reason: contract.ReasonConsecutiveFailures, msg: fmt.Sprintf("%d consecutive failed iterations; last%s: %s", s.status.ConsecutiveFailures, who, res.Reason)}, false
 	}
 	return decision{}, false
 }
@@ -832,13 +824,12 @@ func (s *session) countOutcome(res activities.IterationResult, who string) (d de
 // notifyParent tells the queue that started this session about an
 // iteration. The signal is not waited for: a queue that is gone must not
 // hold up the session.
-func (s *session) notifyParent(ctx workflow.Context, sum IterationSummary) {
+func (s *session) notifyParent(ctx workflow.Context, sum contract.IterationSummary) {
 	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
 	if !s.in.NotifyParent || parent == nil {
 		return
 	}
-	workflow.SignalExternalWorkflow(ctx, parent.ID, "", SignalSessionProgress,
-		SessionProgress{SessionID: s.status.SessionID, Iteration: sum})
+	workflow.SignalExternalWorkflow(ctx, parent.ID, "", contract.SignalSessionProgress, contract.SessionProgress{SessionID: s.status.SessionID, Iteration: sum})
 }
 
 // maxRepairs is how many iterations may try to repair a broken task file.
@@ -846,10 +837,10 @@ func (s *session) maxRepairs() int {
 	if s.limits.MaxTaskFileRepairs > 0 {
 		return s.limits.MaxTaskFileRepairs
 	}
-	return DefaultMaxTaskFileRepairs
+	return contract.DefaultMaxTaskFileRepairs
 }
 
-func taskFileName(t activities.TaskState) string {
+func taskFileName(t contract.TaskState) string {
 	if t.File != "" {
 		return t.File
 	}
@@ -857,17 +848,17 @@ func taskFileName(t activities.TaskState) string {
 }
 
 // limitReached checks the limits that end a session before an iteration.
-func (s *session) limitReached(ctx workflow.Context) (Reason, string, bool) {
+func (s *session) limitReached(ctx workflow.Context) (contract.Reason, string, bool) {
 	l := s.limits
 	switch {
 	case s.stopReason != "":
-		return ReasonStopped, s.stopReason, true
+		return contract.ReasonStopped, s.stopReason, true
 	case l.MaxRuntime > 0 && !workflow.Now(ctx).Before(s.deadline()):
-		return ReasonMaxRuntime, fmt.Sprintf("max runtime %s reached", l.MaxRuntime), true
+		return contract.ReasonMaxRuntime, fmt.Sprintf("max runtime %s reached", l.MaxRuntime), true
 	case l.MaxCostUSD > 0 && s.status.Totals.CostUSD >= l.MaxCostUSD:
-		return ReasonMaxCost, fmt.Sprintf("cost $%.4f reached the limit of $%.2f", s.status.Totals.CostUSD, l.MaxCostUSD), true
+		return contract.ReasonMaxCost, fmt.Sprintf("cost $%.4f reached the limit of $%.2f", s.status.Totals.CostUSD, l.MaxCostUSD), true
 	case s.status.Iteration >= l.MaxIterations:
-		return ReasonMaxIterations, fmt.Sprintf("%s ran, the limit", plural(s.status.Iteration, "iteration")), true
+		return contract.ReasonMaxIterations, fmt.Sprintf("%s ran, the limit", plural(s.status.Iteration, "iteration")), true
 	}
 	return "", "", false
 }
@@ -920,7 +911,7 @@ func (s *session) humanWaitSince(ctx workflow.Context, start time.Time) {
 // against the runtime limit.
 func (s *session) pause(ctx workflow.Context) error {
 	s.status.Paused = true
-	s.setState(ctx, StatePaused)
+	s.setState(ctx, contract.StatePaused)
 	start := workflow.Now(ctx)
 	err := workflow.Await(ctx, func() bool { return !s.paused || s.stopReason != "" })
 	s.status.Paused = false
@@ -928,12 +919,12 @@ func (s *session) pause(ctx workflow.Context) error {
 		return err
 	}
 	s.humanWaitSince(ctx, start)
-	s.setState(ctx, StateRunning)
+	s.setState(ctx, contract.StateRunning)
 	return nil
 }
 
 // sleepRateLimit waits on a timer until the agent's rate limit resets.
-func (s *session) sleepRateLimit(ctx workflow.Context, res activities.IterationResult) error {
+func (s *session) sleepRateLimit(ctx workflow.Context, res contract.IterationResult) error {
 	wait := defaultRateLimitWait
 	if !res.RateLimitResetsAt.IsZero() {
 		wait = res.RateLimitResetsAt.Sub(workflow.Now(ctx)) + rateLimitMargin
@@ -942,16 +933,16 @@ func (s *session) sleepRateLimit(ctx workflow.Context, res activities.IterationR
 		}
 	}
 	s.logger.Info("rate limited; sleeping", "wait", wait, "resets_at", res.RateLimitResetsAt)
-	s.setState(ctx, StateRateLimited)
+	s.setState(ctx, contract.StateRateLimited)
 	_, err := workflow.AwaitWithTimeout(ctx, min(wait, s.untilDeadline(ctx)), func() bool { return s.stopReason != "" })
 	if err != nil {
 		return err
 	}
-	s.setState(ctx, StateRunning)
+	s.setState(ctx, contract.StateRunning)
 	return nil
 }
 
-func (s *session) continueAsNew(ctx workflow.Context) (SessionResult, error) {
+func (s *session) continueAsNew(ctx workflow.Context) (contract.SessionResult, error) {
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return s.cancelled(ctx, err)
 	}
@@ -962,10 +953,10 @@ func (s *session) continueAsNew(ctx workflow.Context) (SessionResult, error) {
 	if s.stopReason != "" {
 		// A stop that arrived while handlers finished ends the session
 		// here rather than in the next run.
-		return s.finish(ctx, ReasonStopped, s.stopReason)
+		return s.finish(ctx, contract.ReasonStopped, s.stopReason)
 	}
 	next := s.in
-	next.CarryOver = &CarryOver{
+	next.CarryOver = &contract.CarryOver{
 		SessionID:           s.status.SessionID,
 		StartedAt:           s.status.StartedAt,
 		Iteration:           s.status.Iteration,
@@ -989,10 +980,10 @@ func (s *session) continueAsNew(ctx workflow.Context) (SessionResult, error) {
 	}
 	next.CarryOver.Prepared.Task = s.status.Task
 	s.logger.Info("continuing as new", "iteration", s.status.Iteration, "runs", s.status.Runs)
-	return SessionResult{}, workflow.NewContinueAsNewError(ctx, Session, next)
+	return contract.SessionResult{}, workflow.NewContinueAsNewError(ctx, Session, next)
 }
 
-func (s *session) finish(ctx workflow.Context, reason Reason, msg string) (SessionResult, error) {
+func (s *session) finish(ctx workflow.Context, reason contract.Reason, msg string) (contract.SessionResult, error) {
 	// An update still running (a respond, a set-limits) finishes before
 	// the session does, so its caller gets its answer.
 	if s.drains {
@@ -1003,25 +994,25 @@ func (s *session) finish(ctx workflow.Context, reason Reason, msg string) (Sessi
 	s.status.Reason = reason
 	s.status.EndedAt = workflow.Now(ctx)
 	switch reason {
-	case ReasonComplete:
-		s.setState(ctx, StateCompleted)
-	case ReasonStopped:
-		s.setState(ctx, StateStopped)
-	case ReasonMaxIterations, ReasonMaxRuntime, ReasonMaxCost:
+	case contract.ReasonComplete:
+		s.setState(ctx, contract.StateCompleted)
+	case contract.ReasonStopped:
+		s.setState(ctx, contract.StateStopped)
+	case contract.ReasonMaxIterations, contract.ReasonMaxRuntime, contract.ReasonMaxCost:
 		if workflow.GetVersion(ctx, versionLimitedState, workflow.DefaultVersion, 1) >= 1 {
-			s.setState(ctx, StateLimited)
+			s.setState(ctx, contract.StateLimited)
 		} else {
-			s.setState(ctx, StateFailed)
+			s.setState(ctx, contract.StateFailed)
 		}
 	default:
-		s.setState(ctx, StateFailed)
+		s.setState(ctx, contract.StateFailed)
 	}
 	s.logger.Info("session ended", "reason", reason, "message", msg)
-	var last *IterationSummary
+	var last *contract.IterationSummary
 	if n := len(s.status.Recent); n > 0 {
 		last = &s.status.Recent[n-1]
 	}
-	return SessionResult{
+	return contract.SessionResult{
 		Last:       last,
 		SessionID:  s.status.SessionID,
 		Reason:     reason,
@@ -1034,29 +1025,29 @@ func (s *session) finish(ctx workflow.Context, reason Reason, msg string) (Sessi
 
 // cancelled records that the session was cancelled and returns err, which
 // ends the workflow as cancelled.
-func (s *session) cancelled(ctx workflow.Context, err error) (SessionResult, error) {
+func (s *session) cancelled(ctx workflow.Context, err error) (contract.SessionResult, error) {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	s.status.Reason = ReasonCancelled
+	s.status.Reason = contract.ReasonCancelled
 	s.status.EndedAt = workflow.Now(ctx)
-	s.setState(dctx, StateStopped)
-	return SessionResult{}, err
+	s.setState(dctx, contract.StateStopped)
+	return contract.SessionResult{}, err
 }
 
 // fail ends the session with an error no retry can fix.
-func (s *session) fail(ctx workflow.Context, err error) (SessionResult, error) {
+func (s *session) fail(ctx workflow.Context, err error) (contract.SessionResult, error) {
 	if temporal.IsCanceledError(err) {
-		return SessionResult{}, err
+		return contract.SessionResult{}, err
 	}
 	s.status.EndedAt = workflow.Now(ctx)
-	s.setState(ctx, StateFailed)
+	s.setState(ctx, contract.StateFailed)
 	msg := rootMessage(err)
 	if s.status.Iteration > 0 {
 		msg = fmt.Sprintf("iteration %d: %s", s.status.Iteration, msg)
 	}
-	return SessionResult{}, temporal.NewNonRetryableApplicationError(msg, ErrTypeIterationFailed, err)
+	return contract.SessionResult{}, temporal.NewNonRetryableApplicationError(msg, contract.ErrTypeIterationFailed, err)
 }
 
-func (s *session) setState(ctx workflow.Context, st State) {
+func (s *session) setState(ctx workflow.Context, st contract.State) {
 	s.status.State = st
 	s.publish(ctx)
 }
@@ -1067,13 +1058,13 @@ func (s *session) publish(ctx workflow.Context) {
 	var updates []temporal.SearchAttributeUpdate
 	st := s.status
 	if p := s.published; p == nil || p.State != st.State {
-		updates = append(updates, SearchRalphStatus.ValueSet(string(st.State)))
+		updates = append(updates, contract.SearchRalphStatus.ValueSet(string(st.State)))
 	}
 	if p := s.published; p == nil || p.Iteration != st.Iteration {
-		updates = append(updates, SearchRalphIteration.ValueSet(int64(st.Iteration)))
+		updates = append(updates, contract.SearchRalphIteration.ValueSet(int64(st.Iteration)))
 	}
 	if p := s.published; p == nil || p.Totals.CostUSD != st.Totals.CostUSD {
-		updates = append(updates, SearchRalphCostUSD.ValueSet(st.Totals.CostUSD))
+		updates = append(updates, contract.SearchRalphCostUSD.ValueSet(st.Totals.CostUSD))
 	}
 	if len(updates) > 0 {
 		if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
@@ -1112,21 +1103,20 @@ func (s *session) details() string {
 			// On a paragraph of its own: a plan's lines are a list.
 			b.WriteString("\n\nContext:\n\n" + cp.Context)
 		}
-		b.WriteString(fmt.Sprintf("\n\nAnswer with the `%s` signal, input `{\"id\": \"%s\", \"approve\": true}`, `{\"id\": \"%s\", \"reject\": true, \"reason\": \"…\"}` or `{\"id\": \"%s\", \"answer\": \"…\"}`; or run `starter respond %s --checkpoint %s --approve` (or `--reject --reason …`, `--answer …`).",
-			SignalCheckpoint, cp.ID, cp.ID, cp.ID, st.SessionID, cp.ID))
+		b.WriteString(fmt.Sprintf("\n\nAnswer with the `%s` signal, input `{\"id\": \"%s\", \"approve\": true}`, `{\"id\": \"%s\", \"reject\": true, \"reason\": \"…\"}` or `{\"id\": \"%s\", \"answer\": \"…\"}`; or run `starter respond %s --checkpoint %s --approve` (or `--reject --reason …`, `--answer …`).", contract.SignalCheckpoint, cp.ID, cp.ID, cp.ID, st.SessionID, cp.ID))
 		if !cp.Deadline.IsZero() {
 			b.WriteString(fmt.Sprintf(" Times out at %s.", cp.Deadline.UTC().Format(time.RFC3339)))
 		}
 	}
 	switch st.State {
-	case StateHostOffline:
+	case contract.StateHostOffline:
 		b.WriteString(fmt.Sprintf("\n\n**Host offline**: no worker of host `%s` has taken this session's work for %s. The session waits for it and loses nothing: start the worker on %s again (`worker --host-id %s`).",
 			st.Host, s.hostTimeout(), st.Host, st.Host))
-	case StateWaitingForAgentSlot:
+	case contract.StateWaitingForAgentSlot:
 		b.WriteString(fmt.Sprintf("\n\nWaiting for an agent slot: the worker on `%s` already runs as many agents as its `worker.max-agents` allows.", st.Host))
 	}
-	if st.State == StatePaused {
-		b.WriteString(fmt.Sprintf("\n\nPaused: send the `%s` signal to continue.", SignalResume))
+	if st.State == contract.StatePaused {
+		b.WriteString(fmt.Sprintf("\n\nPaused: send the `%s` signal to continue.", contract.SignalResume))
 	}
 	return b.String()
 }
@@ -1136,7 +1126,7 @@ func (s *session) hostTimeout() time.Duration {
 	if s.in.HostTimeout > 0 {
 		return s.in.HostTimeout
 	}
-	return DefaultHostTimeout
+	return contract.DefaultHostTimeout
 }
 
 // hostOffline shows the session waiting for its host's worker (off) or
@@ -1145,7 +1135,7 @@ func (s *session) hostOffline(ctx workflow.Context, off bool) {
 	if off {
 		s.beforeOffline = s.status.State
 		s.logger.Warn("host offline: waiting for its worker", "host", s.in.Host)
-		s.setState(ctx, StateHostOffline)
+		s.setState(ctx, contract.StateHostOffline)
 		return
 	}
 	s.logger.Info("host back", "host", s.in.Host)
@@ -1155,11 +1145,11 @@ func (s *session) hostOffline(ctx workflow.Context, off bool) {
 // listenAgentSlots shows when the running iteration waits for an agent
 // slot of its worker (worker.max-agents) and when it got one.
 func (s *session) listenAgentSlots(ctx workflow.Context) {
-	ch := workflow.GetSignalChannelWithOptions(ctx, SignalAgentSlot, workflow.SignalChannelOptions{
+	ch := workflow.GetSignalChannelWithOptions(ctx, contract.SignalAgentSlot, workflow.SignalChannelOptions{
 		Description: "Sent by the worker: the running iteration waits for an agent slot, or got one",
 	})
 	for {
-		var slot AgentSlot
+		var slot contract.AgentSlot
 		if !ch.Receive(ctx, &slot) {
 			return
 		}
@@ -1167,10 +1157,10 @@ func (s *session) listenAgentSlots(ctx workflow.Context) {
 			continue // about an iteration that has ended
 		}
 		switch {
-		case slot.Waiting && s.status.State == StateRunning:
-			s.setState(ctx, StateWaitingForAgentSlot)
-		case !slot.Waiting && s.status.State == StateWaitingForAgentSlot:
-			s.setState(ctx, StateRunning)
+		case slot.Waiting && s.status.State == contract.StateRunning:
+			s.setState(ctx, contract.StateWaitingForAgentSlot)
+		case !slot.Waiting && s.status.State == contract.StateWaitingForAgentSlot:
+			s.setState(ctx, contract.StateRunning)
 		}
 	}
 }
@@ -1183,9 +1173,9 @@ func isPermanent(err error) bool {
 			return true
 		}
 		switch appErr.Type() {
-		case activities.ErrTypeAgentNotFound, activities.ErrTypeAgentPermanent,
-			activities.ErrTypeInvalidWorkspace, activities.ErrTypeInvalidTaskFile,
-			activities.ErrTypeInvalidAgentConfig, activities.ErrTypeDirtyWorkspace:
+		case contract.ErrTypeAgentNotFound, contract.ErrTypeAgentPermanent,
+			contract.ErrTypeInvalidWorkspace, contract.ErrTypeInvalidTaskFile,
+			contract.ErrTypeInvalidAgentConfig, contract.ErrTypeDirtyWorkspace:
 			return true
 		}
 	}

@@ -15,18 +15,18 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/agent"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
 var a *activities.Agent
 
-func baseInput() workflows.SessionInput {
-	return workflows.SessionInput{
+func baseInput() contract.SessionInput {
+	return contract.SessionInput{
 		Workspace: "/work/repo",
-		Agent:     activities.AgentSettings{Command: []string{"claude"}},
-		Git:       activities.GitSettings{AutoCommit: true},
-		Limits: workflows.Limits{
+		Agent:     contract.AgentSettings{Command: []string{"claude"}},
+		Git:       contract.GitSettings{AutoCommit: true},
+		Limits: contract.Limits{
 			MaxIterations:          10,
 			MaxRuntime:             4 * time.Hour,
 			MaxCostUSD:             50,
@@ -39,21 +39,21 @@ func baseInput() workflows.SessionInput {
 	}
 }
 
-func prepared() activities.PrepareResult {
-	return activities.PrepareResult{
+func prepared() contract.PrepareResult {
+	return contract.PrepareResult{
 		Mode: "prd", CompletionPromise: "<promise>COMPLETE</promise>", Branch: "main", Repo: "acme/app",
-		Task: activities.TaskState{Mode: "prd", File: "prd.json", Total: 3, Verifiable: true, CurrentID: "US-001"},
+		Task: contract.TaskState{Mode: "prd", File: "prd.json", Total: 3, Verifiable: true, CurrentID: "US-001"},
 	}
 }
 
 // progressed is a successful iteration that changed a file and committed.
-func progressed(i int, done int) activities.IterationResult {
-	return activities.IterationResult{
-		Iteration: i, Outcome: agent.OutcomeSuccess, CostUSD: 0.01,
-		Usage:        agent.Usage{InputTokens: 100, OutputTokens: 20},
+func progressed(i int, done int) contract.IterationResult {
+	return contract.IterationResult{
+		Iteration: i, Outcome: contract.OutcomeSuccess, CostUSD: 0.01,
+		Usage:        contract.Usage{InputTokens: 100, OutputTokens: 20},
 		NumTurns:     3,
 		FilesChanged: []string{"a.go"}, Commit: "c0ffee" + string(rune('0'+i)),
-		Task: activities.TaskState{Mode: "prd", File: "prd.json", Total: 3, Done: done, Complete: done == 3, Verifiable: true},
+		Task: contract.TaskState{Mode: "prd", File: "prd.json", Total: 3, Done: done, Complete: done == 3, Verifiable: true},
 	}
 }
 
@@ -61,11 +61,11 @@ func progressed(i int, done int) activities.IterationResult {
 // and records the inputs it was given.
 type script struct {
 	mu      sync.Mutex
-	results []func(in activities.IterationInput) (activities.IterationResult, error)
-	inputs  []activities.IterationInput
+	results []func(in contract.IterationInput) (contract.IterationResult, error)
+	inputs  []contract.IterationInput
 }
 
-func (s *script) run(_ context.Context, in activities.IterationInput) (activities.IterationResult, error) {
+func (s *script) run(_ context.Context, in contract.IterationInput) (contract.IterationResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.inputs = append(s.inputs, in)
@@ -76,8 +76,8 @@ func (s *script) run(_ context.Context, in activities.IterationInput) (activitie
 	return s.results[i](in)
 }
 
-func ok(r activities.IterationResult) func(activities.IterationInput) (activities.IterationResult, error) {
-	return func(in activities.IterationInput) (activities.IterationResult, error) {
+func ok(r contract.IterationResult) func(contract.IterationInput) (contract.IterationResult, error) {
+	return func(in contract.IterationInput) (contract.IterationResult, error) {
 		r.Iteration = in.Iteration
 		return r, nil
 	}
@@ -92,78 +92,78 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 }
 
 func TestSessionTerminationReasons(t *testing.T) {
-	claim := func(done int) activities.IterationResult {
+	claim := func(done int) contract.IterationResult {
 		r := progressed(0, done)
 		r.CompletionClaimed = true
 		return r
 	}
-	noChange := activities.IterationResult{Outcome: agent.OutcomeSuccess, CostUSD: 0.01,
-		Task: activities.TaskState{Mode: "prd", Total: 3, Done: 1, Verifiable: true}}
-	failed := activities.IterationResult{Outcome: agent.OutcomeAgentError, Reason: "agent exited with status 1"}
+	noChange := contract.IterationResult{Outcome: contract.OutcomeSuccess, CostUSD: 0.01,
+		Task: contract.TaskState{Mode: "prd", Total: 3, Done: 1, Verifiable: true}}
+	failed := contract.IterationResult{Outcome: contract.OutcomeAgentError, Reason: "agent exited with status 1"}
 
 	tests := []struct {
 		name       string
-		limits     func(*workflows.Limits)
-		results    []func(activities.IterationInput) (activities.IterationResult, error)
+		limits     func(*contract.Limits)
+		results    []func(contract.IterationInput) (contract.IterationResult, error)
 		delay      time.Duration
-		wantReason workflows.Reason
+		wantReason contract.Reason
 		wantIters  int
 		wantCost   float64
 	}{
 		{
 			name:       "complete_when_claim_verified",
-			results:    []func(activities.IterationInput) (activities.IterationResult, error){ok(progressed(0, 1)), ok(progressed(0, 2)), ok(claim(3))},
-			wantReason: workflows.ReasonComplete, wantIters: 3, wantCost: 0.03,
+			results:    []func(contract.IterationInput) (contract.IterationResult, error){ok(progressed(0, 1)), ok(progressed(0, 2)), ok(claim(3))},
+			wantReason: contract.ReasonComplete, wantIters: 3, wantCost: 0.03,
 		},
 		{
 			name:       "claim_contradicted_by_task_file_goes_on",
-			results:    []func(activities.IterationInput) (activities.IterationResult, error){ok(claim(1)), ok(progressed(0, 2)), ok(claim(3))},
-			wantReason: workflows.ReasonComplete, wantIters: 3, wantCost: 0.03,
+			results:    []func(contract.IterationInput) (contract.IterationResult, error){ok(claim(1)), ok(progressed(0, 2)), ok(claim(3))},
+			wantReason: contract.ReasonComplete, wantIters: 3, wantCost: 0.03,
 		},
 		{
 			name: "claim_refused_by_check_command_goes_on",
-			results: []func(activities.IterationInput) (activities.IterationResult, error){
-				ok(func() activities.IterationResult {
+			results: []func(contract.IterationInput) (contract.IterationResult, error){
+				ok(func() contract.IterationResult {
 					r := claim(3)
-					r.Check = &activities.CheckResult{Command: "go test ./...", ExitCode: 1, Output: "FAIL"}
+					r.Check = &contract.CheckResult{Command: "go test ./...", ExitCode: 1, Output: "FAIL"}
 					return r
 				}()),
-				ok(func() activities.IterationResult {
+				ok(func() contract.IterationResult {
 					r := claim(3)
-					r.Check = &activities.CheckResult{Command: "go test ./...", Passed: true}
+					r.Check = &contract.CheckResult{Command: "go test ./...", Passed: true}
 					return r
 				}()),
 			},
-			wantReason: workflows.ReasonComplete, wantIters: 2, wantCost: 0.02,
+			wantReason: contract.ReasonComplete, wantIters: 2, wantCost: 0.02,
 		},
 		{
 			name:       "max_iterations",
-			limits:     func(l *workflows.Limits) { l.MaxIterations = 4 },
-			results:    []func(activities.IterationInput) (activities.IterationResult, error){ok(progressed(0, 1))},
-			wantReason: workflows.ReasonMaxIterations, wantIters: 4, wantCost: 0.04,
+			limits:     func(l *contract.Limits) { l.MaxIterations = 4 },
+			results:    []func(contract.IterationInput) (contract.IterationResult, error){ok(progressed(0, 1))},
+			wantReason: contract.ReasonMaxIterations, wantIters: 4, wantCost: 0.04,
 		},
 		{
 			name:       "max_cost",
-			limits:     func(l *workflows.Limits) { l.MaxCostUSD = 0.025 },
-			results:    []func(activities.IterationInput) (activities.IterationResult, error){ok(progressed(0, 1))},
-			wantReason: workflows.ReasonMaxCost, wantIters: 3, wantCost: 0.03,
+			limits:     func(l *contract.Limits) { l.MaxCostUSD = 0.025 },
+			results:    []func(contract.IterationInput) (contract.IterationResult, error){ok(progressed(0, 1))},
+			wantReason: contract.ReasonMaxCost, wantIters: 3, wantCost: 0.03,
 		},
 		{
 			name:       "consecutive_failures",
-			results:    []func(activities.IterationInput) (activities.IterationResult, error){ok(progressed(0, 1)), ok(failed)},
-			wantReason: workflows.ReasonConsecutiveFailures, wantIters: 4, wantCost: 0.01,
+			results:    []func(contract.IterationInput) (contract.IterationResult, error){ok(progressed(0, 1)), ok(failed)},
+			wantReason: contract.ReasonConsecutiveFailures, wantIters: 4, wantCost: 0.01,
 		},
 		{
 			name:       "no_progress",
-			results:    []func(activities.IterationInput) (activities.IterationResult, error){ok(progressed(0, 1)), ok(noChange)},
-			wantReason: workflows.ReasonNoProgress, wantIters: 4, wantCost: 0.04,
+			results:    []func(contract.IterationInput) (contract.IterationResult, error){ok(progressed(0, 1)), ok(noChange)},
+			wantReason: contract.ReasonNoProgress, wantIters: 4, wantCost: 0.04,
 		},
 		{
 			name:       "max_runtime_cancels_running_iteration",
-			limits:     func(l *workflows.Limits) { l.MaxRuntime = 3 * time.Hour },
-			results:    []func(activities.IterationInput) (activities.IterationResult, error){ok(progressed(0, 1))},
+			limits:     func(l *contract.Limits) { l.MaxRuntime = 3 * time.Hour },
+			results:    []func(contract.IterationInput) (contract.IterationResult, error){ok(progressed(0, 1))},
 			delay:      time.Hour + time.Minute,
-			wantReason: workflows.ReasonMaxRuntime, wantIters: 3, wantCost: 0.02,
+			wantReason: contract.ReasonMaxRuntime, wantIters: 3, wantCost: 0.02,
 		},
 	}
 	for _, tt := range tests {
@@ -181,7 +181,7 @@ func TestSessionTerminationReasons(t *testing.T) {
 			env.ExecuteWorkflow(workflows.Session, in)
 			require.True(t, env.IsWorkflowCompleted())
 			require.NoError(t, env.GetWorkflowError())
-			var res workflows.SessionResult
+			var res contract.SessionResult
 			require.NoError(t, env.GetWorkflowResult(&res))
 			require.Equal(t, tt.wantReason, res.Reason, res.Message)
 			require.Equal(t, tt.wantIters, res.Iterations)
@@ -189,18 +189,18 @@ func TestSessionTerminationReasons(t *testing.T) {
 			for i, in := range s.inputs {
 				require.Equal(t, i+1, in.Iteration, "iterations are numbered without gaps")
 			}
-			v, err := env.QueryWorkflow(workflows.QueryStatus)
+			v, err := env.QueryWorkflow(contract.QueryStatus)
 			require.NoError(t, err)
-			var st workflows.Status
+			var st contract.Status
 			require.NoError(t, v.Get(&st))
-			want := workflows.StateFailed
+			want := contract.StateFailed
 			switch tt.wantReason {
-			case workflows.ReasonComplete:
-				want = workflows.StateCompleted
-			case workflows.ReasonStopped:
-				want = workflows.StateStopped
-			case workflows.ReasonMaxIterations, workflows.ReasonMaxRuntime, workflows.ReasonMaxCost:
-				want = workflows.StateLimited // stopped by a limit, not failed
+			case contract.ReasonComplete:
+				want = contract.StateCompleted
+			case contract.ReasonStopped:
+				want = contract.StateStopped
+			case contract.ReasonMaxIterations, contract.ReasonMaxRuntime, contract.ReasonMaxCost:
+				want = contract.StateLimited // stopped by a limit, not failed
 			}
 			require.Equal(t, want, st.State)
 		})
@@ -209,35 +209,35 @@ func TestSessionTerminationReasons(t *testing.T) {
 
 func TestSessionTotalsAndStatus(t *testing.T) {
 	env := newEnv(t)
-	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){
+	s := &script{results: []func(contract.IterationInput) (contract.IterationResult, error){
 		ok(progressed(0, 1)), ok(progressed(0, 2)),
-		func(in activities.IterationInput) (activities.IterationResult, error) {
+		func(in contract.IterationInput) (contract.IterationResult, error) {
 			r := progressed(in.Iteration, 3)
 			r.CompletionClaimed = true
 			return r, nil
 		},
 	}}
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run).After(time.Minute)
-	var mid workflows.Status
+	var mid contract.Status
 	env.RegisterDelayedCallback(func() {
-		v, err := env.QueryWorkflow(workflows.QueryStatus)
+		v, err := env.QueryWorkflow(contract.QueryStatus)
 		require.NoError(t, err)
 		require.NoError(t, v.Get(&mid))
 	}, 90*time.Second)
 	env.ExecuteWorkflow(workflows.Session, baseInput())
 	require.NoError(t, env.GetWorkflowError())
 
-	require.Equal(t, workflows.StateRunning, mid.State)
+	require.Equal(t, contract.StateRunning, mid.State)
 	require.Equal(t, 2, mid.Iteration)
 	require.True(t, mid.Running)
 	require.Len(t, mid.Recent, 1)
 
-	v, err := env.QueryWorkflow(workflows.QueryStatus)
+	v, err := env.QueryWorkflow(contract.QueryStatus)
 	require.NoError(t, err)
-	var st workflows.Status
+	var st contract.Status
 	require.NoError(t, v.Get(&st))
-	require.Equal(t, workflows.StateCompleted, st.State)
-	require.Equal(t, workflows.ReasonComplete, st.Reason)
+	require.Equal(t, contract.StateCompleted, st.State)
+	require.Equal(t, contract.ReasonComplete, st.Reason)
 	require.Equal(t, int64(360), st.Totals.Usage.Total())
 	require.Equal(t, 9, st.Totals.Turns)
 	require.Equal(t, 3, st.Totals.Commits)
@@ -248,9 +248,9 @@ func TestSessionTotalsAndStatus(t *testing.T) {
 	// The iterations query gives those after a number, as status knows
 	// them, for a follower that must print each one.
 	for _, tc := range []struct{ after, first, n int }{{0, 1, 3}, {1, 2, 2}, {3, 0, 0}} {
-		v, err := env.QueryWorkflow(workflows.QueryIterations, tc.after)
+		v, err := env.QueryWorkflow(contract.QueryIterations, tc.after)
 		require.NoError(t, err)
-		var its []workflows.IterationSummary
+		var its []contract.IterationSummary
 		require.NoError(t, v.Get(&its))
 		require.Len(t, its, tc.n, "after %d", tc.after)
 		if tc.n > 0 {
@@ -262,22 +262,22 @@ func TestSessionTotalsAndStatus(t *testing.T) {
 
 func TestSessionStopSignalFinishesCurrentIteration(t *testing.T) {
 	env := newEnv(t)
-	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){ok(progressed(0, 1))}}
+	s := &script{results: []func(contract.IterationInput) (contract.IterationResult, error){ok(progressed(0, 1))}}
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run).After(10 * time.Minute)
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(workflows.SignalStop, workflows.StopSignal{Reason: "going home"})
+		env.SignalWorkflow(contract.SignalStop, contract.StopSignal{Reason: "going home"})
 	}, 15*time.Minute) // during iteration 2
 	env.ExecuteWorkflow(workflows.Session, baseInput())
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, workflows.ReasonStopped, res.Reason)
+	require.Equal(t, contract.ReasonStopped, res.Reason)
 	require.Equal(t, 2, res.Iterations, "the running iteration finishes")
 	require.Contains(t, res.Message, "going home")
 }
 
 func TestSessionCancelled(t *testing.T) {
 	env := newEnv(t)
-	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){ok(progressed(0, 1))}}
+	s := &script{results: []func(contract.IterationInput) (contract.IterationResult, error){ok(progressed(0, 1))}}
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run).After(10 * time.Minute)
 	env.RegisterDelayedCallback(env.CancelWorkflow, 25*time.Minute)
 	env.ExecuteWorkflow(workflows.Session, baseInput())
@@ -285,13 +285,13 @@ func TestSessionCancelled(t *testing.T) {
 	require.Error(t, err)
 	var canceled *temporal.CanceledError
 	require.ErrorAs(t, err, &canceled)
-	require.Equal(t, 130, workflows.ReasonCancelled.ExitCode())
+	require.Equal(t, 130, contract.ReasonCancelled.ExitCode())
 }
 
 func TestSessionPermanentErrorFailsWithCause(t *testing.T) {
 	env := newEnv(t)
-	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(activities.IterationResult{},
-		temporal.NewNonRetryableApplicationError(`agent binary "claude" not found on the worker's PATH`, activities.ErrTypeAgentNotFound, nil)).Once()
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(contract.IterationResult{},
+		temporal.NewNonRetryableApplicationError(`agent binary "claude" not found on the worker's PATH`, contract.ErrTypeAgentNotFound, nil)).Once()
 	env.ExecuteWorkflow(workflows.Session, baseInput())
 	err := env.GetWorkflowError()
 	require.Error(t, err)
@@ -316,21 +316,21 @@ func TestSessionRateLimitSleepsUntilReset(t *testing.T) {
 	start := env.Now()
 	reset := start.Add(5 * time.Hour)
 	var startedAt []time.Time
-	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){
+	s := &script{results: []func(contract.IterationInput) (contract.IterationResult, error){
 		ok(progressed(0, 1)),
-		func(in activities.IterationInput) (activities.IterationResult, error) {
-			return activities.IterationResult{Iteration: in.Iteration, Outcome: agent.OutcomeRateLimited,
+		func(in contract.IterationInput) (contract.IterationResult, error) {
+			return contract.IterationResult{Iteration: in.Iteration, Outcome: contract.OutcomeRateLimited,
 				Reason: "usage limit reached", RateLimitResetsAt: reset}, nil
 		},
 		ok(progressed(0, 2)),
-		func(in activities.IterationInput) (activities.IterationResult, error) {
+		func(in contract.IterationInput) (contract.IterationResult, error) {
 			r := progressed(in.Iteration, 3)
 			r.CompletionClaimed = true
 			return r, nil
 		},
 	}}
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in activities.IterationInput) (activities.IterationResult, error) {
+		func(ctx context.Context, in contract.IterationInput) (contract.IterationResult, error) {
 			startedAt = append(startedAt, env.Now())
 			return s.run(ctx, in)
 		})
@@ -338,9 +338,9 @@ func TestSessionRateLimitSleepsUntilReset(t *testing.T) {
 	in.Limits.MaxRuntime = 24 * time.Hour
 	in.Limits.MaxConsecutiveFailures = 1
 	env.ExecuteWorkflow(workflows.Session, in)
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, workflows.ReasonComplete, res.Reason, res.Message)
+	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
 	require.Equal(t, 3, res.Iterations, "the rate-limited iteration is not counted")
 	require.Equal(t, 1, res.Totals.RateLimitWaits)
 	require.Equal(t, 0, res.Totals.Failures)
@@ -351,7 +351,7 @@ func TestSessionRateLimitSleepsUntilReset(t *testing.T) {
 
 func TestSessionContinuesAsNewWithTotals(t *testing.T) {
 	env := newEnv(t)
-	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){ok(progressed(0, 1))}}
+	s := &script{results: []func(contract.IterationInput) (contract.IterationResult, error){ok(progressed(0, 1))}}
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run)
 	in := baseInput()
 	in.Limits.IterationsPerRun = 2
@@ -361,7 +361,7 @@ func TestSessionContinuesAsNewWithTotals(t *testing.T) {
 	require.True(t, errors.As(err, &can), "want continue-as-new, got %v", err)
 
 	// The next run starts from the carried state: numbering and totals go on.
-	var next workflows.SessionInput
+	var next contract.SessionInput
 	require.NoError(t, converterDecode(can, &next))
 	require.NotNil(t, next.CarryOver)
 	require.Equal(t, 2, next.CarryOver.Iteration)
@@ -369,8 +369,8 @@ func TestSessionContinuesAsNewWithTotals(t *testing.T) {
 	require.Equal(t, "prd", next.CarryOver.Prepared.Mode)
 
 	env2 := newEnv(t)
-	s2 := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){
-		func(in activities.IterationInput) (activities.IterationResult, error) {
+	s2 := &script{results: []func(contract.IterationInput) (contract.IterationResult, error){
+		func(in contract.IterationInput) (contract.IterationResult, error) {
 			r := progressed(in.Iteration, 3)
 			r.CompletionClaimed = true
 			return r, nil
@@ -378,9 +378,9 @@ func TestSessionContinuesAsNewWithTotals(t *testing.T) {
 	}}
 	env2.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s2.run)
 	env2.ExecuteWorkflow(workflows.Session, next)
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	require.NoError(t, env2.GetWorkflowResult(&res))
-	require.Equal(t, workflows.ReasonComplete, res.Reason)
+	require.Equal(t, contract.ReasonComplete, res.Reason)
 	require.Equal(t, 3, res.Iterations)
 	require.InDelta(t, 0.03, res.Totals.CostUSD, 1e-9)
 	require.Equal(t, 3, s2.inputs[0].Iteration)
@@ -389,31 +389,31 @@ func TestSessionContinuesAsNewWithTotals(t *testing.T) {
 
 func TestSessionPauseResumeAndGuidance(t *testing.T) {
 	env := newEnv(t)
-	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){ok(progressed(0, 1)), ok(progressed(0, 2)), ok(progressed(0, 2)),
-		func(in activities.IterationInput) (activities.IterationResult, error) {
+	s := &script{results: []func(contract.IterationInput) (contract.IterationResult, error){ok(progressed(0, 1)), ok(progressed(0, 2)), ok(progressed(0, 2)),
+		func(in contract.IterationInput) (contract.IterationResult, error) {
 			r := progressed(in.Iteration, 3)
 			r.CompletionClaimed = true
 			return r, nil
 		}}}
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run).After(10 * time.Minute)
-	var paused workflows.Status
+	var paused contract.Status
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(workflows.SignalPause, nil)
-		env.SignalWorkflow(workflows.SignalGuide, "use the existing helper in util.go")
+		env.SignalWorkflow(contract.SignalPause, nil)
+		env.SignalWorkflow(contract.SignalGuide, "use the existing helper in util.go")
 	}, 5*time.Minute)
 	env.RegisterDelayedCallback(func() {
-		v, err := env.QueryWorkflow(workflows.QueryStatus)
+		v, err := env.QueryWorkflow(contract.QueryStatus)
 		require.NoError(t, err)
 		require.NoError(t, v.Get(&paused))
-		env.SignalWorkflow(workflows.SignalResume, nil)
+		env.SignalWorkflow(contract.SignalResume, nil)
 	}, 3*24*time.Hour)
 	in := baseInput()
 	in.Limits.MaxRuntime = 0 // a pause of days counts against a runtime limit
 	env.ExecuteWorkflow(workflows.Session, in)
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, workflows.ReasonComplete, res.Reason)
-	require.Equal(t, workflows.StatePaused, paused.State)
+	require.Equal(t, contract.ReasonComplete, res.Reason)
+	require.Equal(t, contract.StatePaused, paused.State)
 	require.Equal(t, 1, paused.Iteration)
 	require.Empty(t, s.inputs[0].Guidance)
 	require.Equal(t, []string{"use the existing helper in util.go"}, s.inputs[1].Guidance)
@@ -426,22 +426,22 @@ func converterDecode(can *workflow.ContinueAsNewError, v any) error {
 
 func TestSessionEndsWhenTheTaskFileStaysBroken(t *testing.T) {
 	env := newEnv(t)
-	broken := func(in activities.IterationInput) (activities.IterationResult, error) {
+	broken := func(in contract.IterationInput) (contract.IterationResult, error) {
 		r := progressed(in.Iteration, 1)
-		r.Outcome = agent.OutcomeAgentError
+		r.Outcome = contract.OutcomeAgentError
 		r.TaskFileError = "prd.json:4:58: invalid character '}'"
 		r.Repair = in.Iteration > 1
 		return r, nil
 	}
-	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){broken}}
+	s := &script{results: []func(contract.IterationInput) (contract.IterationResult, error){broken}}
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run)
 	in := baseInput()
 	in.Limits.MaxConsecutiveFailures = 10
 	env.ExecuteWorkflow(workflows.Session, in)
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, workflows.ReasonTaskFileInvalid, res.Reason)
-	require.Equal(t, 1+workflows.DefaultMaxTaskFileRepairs, res.Iterations, "the iteration that broke it, then the repair attempts")
+	require.Equal(t, contract.ReasonTaskFileInvalid, res.Reason)
+	require.Equal(t, 1+contract.DefaultMaxTaskFileRepairs, res.Iterations, "the iteration that broke it, then the repair attempts")
 	require.Contains(t, res.Message, "2 repair attempts")
 	require.Contains(t, res.Message, "prd.json:4:58")
 	require.Equal(t, 1, res.Reason.ExitCode())
@@ -449,16 +449,16 @@ func TestSessionEndsWhenTheTaskFileStaysBroken(t *testing.T) {
 
 func TestSessionRepairedTaskFileGoesOn(t *testing.T) {
 	env := newEnv(t)
-	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){
-		func(in activities.IterationInput) (activities.IterationResult, error) {
+	s := &script{results: []func(contract.IterationInput) (contract.IterationResult, error){
+		func(in contract.IterationInput) (contract.IterationResult, error) {
 			r := progressed(in.Iteration, 1)
-			r.Outcome = agent.OutcomeAgentError
+			r.Outcome = contract.OutcomeAgentError
 			r.TaskFileError = "prd.json:4:58: invalid character '}'"
 			return r, nil
 		},
 		ok(progressed(0, 1)),
 		ok(progressed(0, 2)),
-		func(in activities.IterationInput) (activities.IterationResult, error) {
+		func(in contract.IterationInput) (contract.IterationResult, error) {
 			r := progressed(in.Iteration, 3)
 			r.CompletionClaimed = true
 			return r, nil
@@ -466,24 +466,24 @@ func TestSessionRepairedTaskFileGoesOn(t *testing.T) {
 	}}
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run)
 	env.ExecuteWorkflow(workflows.Session, baseInput())
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, workflows.ReasonComplete, res.Reason)
+	require.Equal(t, contract.ReasonComplete, res.Reason)
 	require.Empty(t, s.inputs[2].Notices, "a repair that kept every story needs no notice")
 }
 
 func TestSessionRepairThatDropsStoriesIsToldToTheNextIteration(t *testing.T) {
 	env := newEnv(t)
-	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){
+	s := &script{results: []func(contract.IterationInput) (contract.IterationResult, error){
 		ok(progressed(0, 1)), // prd.json has 3 stories
-		func(in activities.IterationInput) (activities.IterationResult, error) {
+		func(in contract.IterationInput) (contract.IterationResult, error) {
 			r := progressed(in.Iteration, 1)
-			r.Outcome = agent.OutcomeAgentError
+			r.Outcome = contract.OutcomeAgentError
 			r.TaskFileError = "prd.json:4:58: invalid character '}'"
-			r.Task = activities.TaskState{}
+			r.Task = contract.TaskState{}
 			return r, nil
 		},
-		func(in activities.IterationInput) (activities.IterationResult, error) {
+		func(in contract.IterationInput) (contract.IterationResult, error) {
 			r := progressed(in.Iteration, 1)
 			r.Repair = true
 			r.Task.Total = 2
@@ -504,13 +504,13 @@ func TestSessionRepairThatDropsStoriesIsToldToTheNextIteration(t *testing.T) {
 
 func TestSessionHaltsOnRewrittenHistoryAndPassesNotices(t *testing.T) {
 	env := newEnv(t)
-	s := &script{results: []func(activities.IterationInput) (activities.IterationResult, error){
-		func(in activities.IterationInput) (activities.IterationResult, error) {
+	s := &script{results: []func(contract.IterationInput) (contract.IterationResult, error){
+		func(in contract.IterationInput) (contract.IterationResult, error) {
 			r := progressed(in.Iteration, 1)
 			r.Notices = []string{"Ralph put main back at abc"}
 			return r, nil
 		},
-		func(in activities.IterationInput) (activities.IterationResult, error) {
+		func(in contract.IterationInput) (contract.IterationResult, error) {
 			r := progressed(in.Iteration, 1)
 			r.Halt = "iteration 2 rewrote git history: abc is no longer an ancestor of HEAD def"
 			return r, nil
@@ -518,9 +518,9 @@ func TestSessionHaltsOnRewrittenHistoryAndPassesNotices(t *testing.T) {
 	}}
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run)
 	env.ExecuteWorkflow(workflows.Session, baseInput())
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, workflows.ReasonGitRewritten, res.Reason)
+	require.Equal(t, contract.ReasonGitRewritten, res.Reason)
 	require.Contains(t, res.Message, "rewrote git history")
 	require.Equal(t, 2, res.Iterations)
 	require.Equal(t, []string{"Ralph put main back at abc"}, s.inputs[1].Notices, "the notice reaches the next iteration")
@@ -536,13 +536,13 @@ func TestSessionCompleteAtPrepare(t *testing.T) {
 	env := suite.NewTestWorkflowEnvironment()
 	env.RegisterWorkflow(workflows.Session)
 	p := prepared()
-	p.Task = activities.TaskState{Mode: "prd", File: "prd.json", Total: 3, Done: 3, Complete: true, Verifiable: true}
+	p.Task = contract.TaskState{Mode: "prd", File: "prd.json", Total: 3, Done: 3, Complete: true, Verifiable: true}
 	env.OnActivity(a.PrepareWorkspace, mock.Anything, mock.Anything).Return(p, nil)
 	env.ExecuteWorkflow(workflows.Session, baseInput())
 	require.NoError(t, env.GetWorkflowError())
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, workflows.ReasonComplete, res.Reason)
+	require.Equal(t, contract.ReasonComplete, res.Reason)
 	require.Equal(t, "prd.json is already complete (3 of 3 done): no iteration ran", res.Message)
 	require.Zero(t, res.Iterations)
 	env.AssertNotCalled(t, "RunIteration", mock.Anything, mock.Anything)

@@ -20,19 +20,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/durable-ralph/ralph/contract"
 	gh "github.com/google/go-github/v62/github"
 	"go.temporal.io/sdk/temporal"
-)
-
-// Error types of GitHub failures that no retry can fix, and of rate limits.
-const (
-	ErrTypeNoToken      = "GitHubTokenMissing"
-	ErrTypeUnauthorized = "GitHubUnauthorized"
-	ErrTypeForbidden    = "GitHubForbidden"
-	ErrTypeNotFound     = "GitHubNotFound"
-	ErrTypeInvalid      = "GitHubInvalidRequest"
-	ErrTypeRateLimited  = "GitHubRateLimited"
-	ErrTypePreflight    = "GitHubPreflightFailed"
 )
 
 // DefaultAPIURL is the public GitHub API.
@@ -40,38 +30,6 @@ const DefaultAPIURL = "https://api.github.com/"
 
 // DefaultWriteInterval spaces writes as GitHub's best practices ask.
 const DefaultWriteInterval = time.Second
-
-// Labels the queue manages besides the ready label.
-const (
-	LabelWorking = "ralph-working"
-	LabelPROpen  = "ralph-pr-open"
-	LabelFailed  = "ralph-failed"
-)
-
-// Repo says which repository to talk to and how; it holds no secret.
-type Repo struct {
-	// Owner and Name of the repository.
-	Owner string `json:"owner"`
-	Name  string `json:"name"`
-	// APIURL is the REST API root, ending in "/"; empty means the public
-	// API.
-	APIURL string `json:"api_url,omitempty"`
-	// TokenEnv names the worker's environment variable that holds the
-	// token; empty means GITHUB_TOKEN, then GH_TOKEN.
-	TokenEnv string `json:"token_env,omitempty"`
-}
-
-// FullName is owner/name.
-func (r Repo) FullName() string { return r.Owner + "/" + r.Name }
-
-// ParseRepo splits "owner/name".
-func ParseRepo(s string) (owner, name string, err error) {
-	owner, name, ok := strings.Cut(strings.TrimSpace(s), "/")
-	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
-		return "", "", fmt.Errorf("repository %q is not of the form owner/name", s)
-	}
-	return owner, strings.TrimSuffix(name, ".git"), nil
-}
 
 // Token returns the name of the variable the token is read from and its
 // value: name when it is set and non-empty, and for the default name
@@ -111,12 +69,12 @@ type Activities struct {
 // client is one repository's API client.
 type client struct {
 	*gh.Client
-	repo     Repo
+	repo     contract.Repo
 	tokenVar string
 	a        *Activities
 }
 
-func (a *Activities) client(repo Repo) (*client, error) {
+func (a *Activities) client(repo contract.Repo) (*client, error) {
 	getenv := a.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -128,7 +86,7 @@ func (a *Activities) client(repo Repo) (*client, error) {
 			hint = "GITHUB_TOKEN (or GH_TOKEN)"
 		}
 		return nil, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("no GitHub token: set %s in the worker's environment", hint), ErrTypeNoToken, nil)
+			fmt.Sprintf("no GitHub token: set %s in the worker's environment", hint), contract.ErrTypeGitHubNoToken, nil)
 	}
 	hc := a.HTTPClient
 	if hc == nil {
@@ -139,7 +97,7 @@ func (a *Activities) client(repo Repo) (*client, error) {
 		u, err := url.Parse(strings.TrimSuffix(api, "/") + "/")
 		if err != nil {
 			return nil, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("github.api-url %q: %v", api, err), ErrTypeInvalid, nil)
+				fmt.Sprintf("github.api-url %q: %v", api, err), contract.ErrTypeGitHubInvalid, nil)
 		}
 		c.BaseURL, c.UploadURL = u, u
 	}
@@ -202,16 +160,14 @@ func (c *client) fail(what string, err error) error {
 			return rateLimited(msg+text, retryAfter(er.Response.Header))
 		case status == http.StatusUnauthorized:
 			return temporal.NewNonRetryableApplicationError(
-				msg+fmt.Sprintf("the token in $%s was rejected (%s): give the worker a valid token", c.tokenVar, text),
-				ErrTypeUnauthorized, nil)
+				msg+fmt.Sprintf("the token in $%s was rejected (%s): give the worker a valid token", c.tokenVar, text), contract.ErrTypeGitHubUnauthorized, nil)
 		case status == http.StatusForbidden:
-			return temporal.NewNonRetryableApplicationError(msg+text+": the token lacks a permission this needs", ErrTypeForbidden, nil)
+			return temporal.NewNonRetryableApplicationError(msg+text+": the token lacks a permission this needs", contract.ErrTypeGitHubForbidden, nil)
 		case status == http.StatusNotFound:
 			return temporal.NewNonRetryableApplicationError(
-				msg+text+fmt.Sprintf(": check github.repo and that the token in $%s can see the repository", c.tokenVar),
-				ErrTypeNotFound, nil)
+				msg+text+fmt.Sprintf(": check github.repo and that the token in $%s can see the repository", c.tokenVar), contract.ErrTypeGitHubNotFound, nil)
 		case status == http.StatusUnprocessableEntity:
-			return temporal.NewNonRetryableApplicationError(msg+text+errorDetails(er), ErrTypeInvalid, nil)
+			return temporal.NewNonRetryableApplicationError(msg+text+errorDetails(er), contract.ErrTypeGitHubInvalid, nil)
 		}
 		return errors.New(msg + text)
 	}
@@ -236,8 +192,7 @@ func rateLimited(msg string, wait time.Duration) error {
 	if wait < time.Second {
 		wait = time.Second
 	}
-	return temporal.NewApplicationErrorWithOptions(fmt.Sprintf("%s; retrying in %s", msg, wait.Round(time.Second)),
-		ErrTypeRateLimited, temporal.ApplicationErrorOptions{NextRetryDelay: wait})
+	return temporal.NewApplicationErrorWithOptions(fmt.Sprintf("%s; retrying in %s", msg, wait.Round(time.Second)), contract.ErrTypeGitHubRateLimited, temporal.ApplicationErrorOptions{NextRetryDelay: wait})
 }
 
 // retryAfter is how long a 429 asks to wait: Retry-After, else until

@@ -9,30 +9,22 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/durable-ralph/ralph/contract"
 	gh "github.com/google/go-github/v62/github"
 	"go.temporal.io/sdk/temporal"
 )
 
-// PreflightResult is what the preflight check learned.
-type PreflightResult struct {
-	FullName      string `json:"full_name"`
-	DefaultBranch string `json:"default_branch"`
-	// Login is the token's user, "" when the token cannot say (an app's
-	// installation token).
-	Login string `json:"login,omitempty"`
-}
-
 // Preflight checks, before a queue takes its first issue, that the token
 // can read the repository, push to it and read and write its issues. A
 // missing permission fails the queue with a message naming it.
-func (a *Activities) Preflight(ctx context.Context, repo Repo) (PreflightResult, error) {
+func (a *Activities) Preflight(ctx context.Context, repo contract.Repo) (contract.PreflightResult, error) {
 	c, err := a.client(repo)
 	if err != nil {
-		return PreflightResult{}, err
+		return contract.PreflightResult{}, err
 	}
 	r, _, err := c.Repositories.Get(ctx, repo.Owner, repo.Name)
 	if err != nil {
-		return PreflightResult{}, c.fail("read the repository", err)
+		return contract.PreflightResult{}, c.fail("read the repository", err)
 	}
 	var missing []string
 	if !r.GetPermissions()["push"] {
@@ -45,50 +37,18 @@ func (a *Activities) Preflight(ctx context.Context, repo Repo) (PreflightResult,
 		if status(err) == 403 || status(err) == 404 {
 			missing = append(missing, "issues: read and write")
 		} else {
-			return PreflightResult{}, c.fail("list issues", err)
+			return contract.PreflightResult{}, c.fail("list issues", err)
 		}
 	}
 	if len(missing) > 0 {
-		return PreflightResult{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("the GitHub token in $%s cannot work the queue of %s: it lacks %s", c.tokenVar, repo.FullName(), strings.Join(missing, "; ")),
-			ErrTypePreflight, nil)
+		return contract.PreflightResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("the GitHub token in $%s cannot work the queue of %s: it lacks %s", c.tokenVar, repo.FullName(), strings.Join(missing, "; ")), contract.ErrTypeGitHubPreflight, nil)
 	}
-	res := PreflightResult{FullName: r.GetFullName(), DefaultBranch: r.GetDefaultBranch()}
+	res := contract.PreflightResult{FullName: r.GetFullName(), DefaultBranch: r.GetDefaultBranch()}
 	if u, _, err := c.Users.Get(ctx, ""); err == nil {
 		res.Login = u.GetLogin()
 	}
 	return res, nil
-}
-
-// PickInput asks for the next issue.
-type PickInput struct {
-	Repo  Repo   `json:"repo"`
-	Label string `json:"label"`
-}
-
-// Issue names an issue.
-type Issue struct {
-	Number int    `json:"number"`
-	Title  string `json:"title"`
-	URL    string `json:"url,omitempty"`
-	// LabeledBy applied the ready label.
-	LabeledBy string `json:"labeled_by,omitempty"`
-}
-
-// Skipped is a labelled issue the queue will not take, and why.
-type Skipped struct {
-	Number int    `json:"number"`
-	Title  string `json:"title"`
-	Reason string `json:"reason"`
-}
-
-// PickResult is the oldest issue the queue may take, if any, and the
-// labelled issues before it that it may not.
-type PickResult struct {
-	Issue   *Issue    `json:"issue,omitempty"`
-	Skipped []Skipped `json:"skipped,omitempty"`
-	// Labelled counts the open issues and pull requests with the label.
-	Labelled int `json:"labelled"`
 }
 
 // maxListPages bounds the listing: 500 labelled issues is a queue for
@@ -99,10 +59,10 @@ const maxListPages = 5
 // returns the first one the queue may take: not a pull request, not
 // locked, assigned to nobody, and labelled by someone whose permission on
 // the repository is write, maintain or admin now.
-func (a *Activities) PickIssue(ctx context.Context, in PickInput) (PickResult, error) {
+func (a *Activities) PickIssue(ctx context.Context, in contract.PickInput) (contract.PickResult, error) {
 	c, err := a.client(in.Repo)
 	if err != nil {
-		return PickResult{}, err
+		return contract.PickResult{}, err
 	}
 	var all []*gh.Issue
 	opts := &gh.IssueListByRepoOptions{
@@ -112,7 +72,7 @@ func (a *Activities) PickIssue(ctx context.Context, in PickInput) (PickResult, e
 	for page := 0; page < maxListPages; page++ {
 		issues, resp, err := c.Issues.ListByRepo(ctx, in.Repo.Owner, in.Repo.Name, opts)
 		if err != nil {
-			return PickResult{}, c.fail("list issues", err)
+			return contract.PickResult{}, c.fail("list issues", err)
 		}
 		all = append(all, issues...)
 		if resp.NextPage == 0 {
@@ -121,11 +81,11 @@ func (a *Activities) PickIssue(ctx context.Context, in PickInput) (PickResult, e
 		opts.Page = resp.NextPage
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].GetCreatedAt().Before(all[j].GetCreatedAt().Time) })
-	res := PickResult{Labelled: len(all)}
+	res := contract.PickResult{Labelled: len(all)}
 	perms := permissions{c: c, known: map[string]string{}}
 	for _, is := range all {
 		skip := func(reason string) {
-			res.Skipped = append(res.Skipped, Skipped{Number: is.GetNumber(), Title: is.GetTitle(), Reason: reason})
+			res.Skipped = append(res.Skipped, contract.Skipped{Number: is.GetNumber(), Title: is.GetTitle(), Reason: reason})
 		}
 		switch {
 		case is.IsPullRequest():
@@ -143,7 +103,7 @@ func (a *Activities) PickIssue(ctx context.Context, in PickInput) (PickResult, e
 		}
 		by, err := c.labeler(ctx, is.GetNumber(), in.Label)
 		if err != nil {
-			return PickResult{}, err
+			return contract.PickResult{}, err
 		}
 		if by == "" {
 			skip(fmt.Sprintf("nobody is recorded as adding the %q label", in.Label))
@@ -151,13 +111,13 @@ func (a *Activities) PickIssue(ctx context.Context, in PickInput) (PickResult, e
 		}
 		ok, level, err := perms.canWrite(ctx, by)
 		if err != nil {
-			return PickResult{}, err
+			return contract.PickResult{}, err
 		}
 		if !ok {
 			skip(fmt.Sprintf("the %q label was added by @%s, whose permission is %s, not write", in.Label, by, level))
 			continue
 		}
-		res.Issue = &Issue{Number: is.GetNumber(), Title: is.GetTitle(), URL: is.GetHTMLURL(), LabeledBy: by}
+		res.Issue = &contract.Issue{Number: is.GetNumber(), Title: is.GetTitle(), URL: is.GetHTMLURL(), LabeledBy: by}
 		break
 	}
 	return res, nil
@@ -220,26 +180,6 @@ func (p permissions) canWrite(ctx context.Context, login string) (bool, string, 
 	return level == "admin" || level == "write", level, nil
 }
 
-// ReadInput names the issue to read.
-type ReadInput struct {
-	Repo   Repo `json:"repo"`
-	Number int  `json:"number"`
-}
-
-// IssueText is an issue as the agent gets it.
-type IssueText struct {
-	Number int      `json:"number"`
-	Title  string   `json:"title"`
-	URL    string   `json:"url,omitempty"`
-	Labels []string `json:"labels,omitempty"`
-	// Markdown is the issue's title, labels, body and the comments of
-	// people with write access, cleaned of hidden text.
-	Markdown string `json:"markdown"`
-	// Comments counts the comments included; Dropped those left out.
-	Comments int `json:"comments"`
-	Dropped  int `json:"dropped"`
-}
-
 // maxComments bounds the comments read of one issue.
 const maxComments = 300
 
@@ -247,16 +187,16 @@ const maxComments = 300
 // comments from people without write access are left out, and HTML
 // comments and invisible or bidirectional-control characters are removed
 // from all of it.
-func (a *Activities) ReadIssue(ctx context.Context, in ReadInput) (IssueText, error) {
+func (a *Activities) ReadIssue(ctx context.Context, in contract.ReadInput) (contract.IssueText, error) {
 	c, err := a.client(in.Repo)
 	if err != nil {
-		return IssueText{}, err
+		return contract.IssueText{}, err
 	}
 	is, _, err := c.Issues.Get(ctx, in.Repo.Owner, in.Repo.Name, in.Number)
 	if err != nil {
-		return IssueText{}, c.fail(fmt.Sprintf("read issue #%d", in.Number), err)
+		return contract.IssueText{}, c.fail(fmt.Sprintf("read issue #%d", in.Number), err)
 	}
-	out := IssueText{Number: in.Number, Title: Clean(is.GetTitle()), URL: is.GetHTMLURL()}
+	out := contract.IssueText{Number: in.Number, Title: Clean(is.GetTitle()), URL: is.GetHTMLURL()}
 	for _, l := range is.Labels {
 		out.Labels = append(out.Labels, Clean(l.GetName()))
 	}
@@ -283,16 +223,16 @@ func (a *Activities) ReadIssue(ctx context.Context, in ReadInput) (IssueText, er
 	for seen < maxComments {
 		comments, resp, err := c.Issues.ListComments(ctx, in.Repo.Owner, in.Repo.Name, in.Number, opts)
 		if err != nil {
-			return IssueText{}, c.fail(fmt.Sprintf("list the comments of #%d", in.Number), err)
+			return contract.IssueText{}, c.fail(fmt.Sprintf("list the comments of #%d", in.Number), err)
 		}
 		for _, cm := range comments {
 			seen++
-			if strings.Contains(cm.GetBody(), Marker(in.Number)) {
+			if strings.Contains(cm.GetBody(), contract.Marker(in.Number)) {
 				continue // the queue's own progress comment
 			}
 			ok, _, err := perms.canWrite(ctx, cm.GetUser().GetLogin())
 			if err != nil {
-				return IssueText{}, err
+				return contract.IssueText{}, err
 			}
 			text := strings.TrimSpace(Clean(cm.GetBody()))
 			if !ok || text == "" {

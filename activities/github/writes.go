@@ -6,27 +6,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/durable-ralph/ralph/contract"
 	gh "github.com/google/go-github/v62/github"
 )
-
-// Marker is the hidden line that identifies the queue's progress comment on
-// issue number, so that every attempt edits the same comment.
-func Marker(number int) string { return fmt.Sprintf("<!-- ralph:issue-%d -->", number) }
-
-// LabelsInput changes the labels of an issue.
-type LabelsInput struct {
-	Repo   Repo `json:"repo"`
-	Number int  `json:"number"`
-	// Add and Remove name labels; removing one the issue does not have
-	// is not an error.
-	Add    []string `json:"add,omitempty"`
-	Remove []string `json:"remove,omitempty"`
-}
 
 // SetLabels adds and removes labels of an issue. Both are idempotent, so
 // a retry after a lost response changes nothing twice. Labels that the
 // repository does not have yet are created by GitHub.
-func (a *Activities) SetLabels(ctx context.Context, in LabelsInput) error {
+func (a *Activities) SetLabels(ctx context.Context, in contract.LabelsInput) error {
 	c, err := a.client(in.Repo)
 	if err != nil {
 		return err
@@ -69,23 +56,16 @@ func hasLabel(is *gh.Issue, name string) bool {
 	return false
 }
 
-// CommentInput is the progress comment of an issue.
-type CommentInput struct {
-	Repo   Repo   `json:"repo"`
-	Number int    `json:"number"`
-	Body   string `json:"body"`
-}
-
 // Comment writes the queue's progress comment on an issue: it edits the
 // comment that carries the issue's marker, or creates it when there is
 // none, so that retries and later attempts never add a second one. It
 // returns the comment's ID.
-func (a *Activities) Comment(ctx context.Context, in CommentInput) (int64, error) {
+func (a *Activities) Comment(ctx context.Context, in contract.CommentInput) (int64, error) {
 	c, err := a.client(in.Repo)
 	if err != nil {
 		return 0, err
 	}
-	marker := Marker(in.Number)
+	marker := contract.Marker(in.Number)
 	body := marker + "\n" + strings.TrimSpace(in.Body)
 	existing, err := c.findComment(ctx, in.Number, marker)
 	if err != nil {
@@ -134,42 +114,22 @@ func (c *client) findComment(ctx context.Context, number int, marker string) (*g
 	}
 }
 
-// PullInput describes the pull request of an issue.
-type PullInput struct {
-	Repo   Repo   `json:"repo"`
-	Number int    `json:"number"`
-	Head   string `json:"head"`
-	Base   string `json:"base"`
-	Title  string `json:"title"`
-	Body   string `json:"body"`
-	Draft  bool   `json:"draft,omitempty"`
-}
-
-// Pull is an open pull request.
-type Pull struct {
-	Number int    `json:"number"`
-	URL    string `json:"url"`
-	// Created is false when the pull request already existed (an earlier
-	// attempt or an earlier try of the issue) and was updated.
-	Created bool `json:"created"`
-}
-
 // OpenPull opens the pull request of an issue's branch, exactly once: it
 // looks for an open pull request from the branch first and updates it,
 // and takes GitHub's 422 "already exists" for a lookup.
-func (a *Activities) OpenPull(ctx context.Context, in PullInput) (Pull, error) {
+func (a *Activities) OpenPull(ctx context.Context, in contract.PullInput) (contract.Pull, error) {
 	c, err := a.client(in.Repo)
 	if err != nil {
-		return Pull{}, err
+		return contract.Pull{}, err
 	}
 	if pr, err := c.findPull(ctx, in); err != nil || pr != nil {
 		if pr != nil {
 			return c.updatePull(ctx, in, pr)
 		}
-		return Pull{}, err
+		return contract.Pull{}, err
 	}
 	if err := c.write(ctx); err != nil {
-		return Pull{}, err
+		return contract.Pull{}, err
 	}
 	pr, _, err := c.PullRequests.Create(ctx, in.Repo.Owner, in.Repo.Name, &gh.NewPullRequest{
 		Title: &in.Title, Head: &in.Head, Base: &in.Base, Body: &in.Body, Draft: &in.Draft,
@@ -177,19 +137,19 @@ func (a *Activities) OpenPull(ctx context.Context, in PullInput) (Pull, error) {
 	if status(err) == 422 && alreadyExists(err) {
 		existing, ferr := c.findPull(ctx, in)
 		if ferr != nil {
-			return Pull{}, ferr
+			return contract.Pull{}, ferr
 		}
 		if existing != nil {
 			return c.updatePull(ctx, in, existing)
 		}
 	}
 	if err != nil {
-		return Pull{}, c.fail(fmt.Sprintf("open the pull request of %s", in.Head), err)
+		return contract.Pull{}, c.fail(fmt.Sprintf("open the pull request of %s", in.Head), err)
 	}
-	return Pull{Number: pr.GetNumber(), URL: pr.GetHTMLURL(), Created: true}, nil
+	return contract.Pull{Number: pr.GetNumber(), URL: pr.GetHTMLURL(), Created: true}, nil
 }
 
-func (c *client) findPull(ctx context.Context, in PullInput) (*gh.PullRequest, error) {
+func (c *client) findPull(ctx context.Context, in contract.PullInput) (*gh.PullRequest, error) {
 	prs, _, err := c.PullRequests.List(ctx, in.Repo.Owner, in.Repo.Name, &gh.PullRequestListOptions{
 		State: "open", Head: in.Repo.Owner + ":" + in.Head, Base: in.Base,
 	})
@@ -204,16 +164,16 @@ func (c *client) findPull(ctx context.Context, in PullInput) (*gh.PullRequest, e
 	return nil, nil
 }
 
-func (c *client) updatePull(ctx context.Context, in PullInput, pr *gh.PullRequest) (Pull, error) {
-	out := Pull{Number: pr.GetNumber(), URL: pr.GetHTMLURL()}
+func (c *client) updatePull(ctx context.Context, in contract.PullInput, pr *gh.PullRequest) (contract.Pull, error) {
+	out := contract.Pull{Number: pr.GetNumber(), URL: pr.GetHTMLURL()}
 	if pr.GetBody() == in.Body && pr.GetTitle() == in.Title {
 		return out, nil
 	}
 	if err := c.write(ctx); err != nil {
-		return Pull{}, err
+		return contract.Pull{}, err
 	}
 	if _, _, err := c.PullRequests.Edit(ctx, in.Repo.Owner, in.Repo.Name, pr.GetNumber(), &gh.PullRequest{Title: &in.Title, Body: &in.Body}); err != nil {
-		return Pull{}, c.fail(fmt.Sprintf("update pull request #%d", pr.GetNumber()), err)
+		return contract.Pull{}, c.fail(fmt.Sprintf("update pull request #%d", pr.GetNumber()), err)
 	}
 	return out, nil
 }

@@ -13,7 +13,8 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/git"
+	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/git"
 )
 
 func newCleanCmd() *cobra.Command {
@@ -36,7 +37,7 @@ func newCleanCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("clean needs the clone the work tree is in: %w", err)
 			}
-			wt := activities.SessionWorktree{Clone: repo.Dir, Name: name}
+			wt := contract.SessionWorktree{Clone: repo.Dir, Name: name}
 			tree, err := git.Open(ctx, wt.Dir())
 			if _, statErr := os.Stat(wt.Dir()); statErr != nil || err != nil || !sameDir(tree.Dir, wt.Dir()) {
 				return fmt.Errorf("%s has no work tree %s (no %s); git worktree list shows the clone's work trees", repo.Dir, name, wt.Dir())

@@ -12,8 +12,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-ralph/ralph/config"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/ralph"
-	"github.com/durable-ralph/ralph/workflows"
 )
 
 // dial loads the configuration and connects. With --dev and no server
@@ -103,7 +103,7 @@ func newRespondCmd() *cobra.Command {
 					checkpoint = st.Pending.ID
 					fmt.Fprintf(out, "Answering %s: %s\n", checkpoint, st.Pending.Question)
 				}
-				res, err := respond(ctx, c, id, workflows.Answer{ID: checkpoint, Approve: approve, Reject: reject, Answer: answer, Reason: reason})
+				res, err := respond(ctx, c, id, contract.Answer{ID: checkpoint, Approve: approve, Reject: reject, Answer: answer, Reason: reason})
 				if err != nil {
 					return err
 				}
@@ -120,19 +120,19 @@ func newRespondCmd() *cobra.Command {
 	return cmd
 }
 
-func respond(ctx context.Context, c client.Client, id string, ans workflows.Answer) (workflows.RespondResult, error) {
+func respond(ctx context.Context, c client.Client, id string, ans contract.Answer) (contract.RespondResult, error) {
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   id,
-		UpdateName:   workflows.UpdateRespond,
+		UpdateName:   contract.UpdateRespond,
 		Args:         []any{ans},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {
-		return workflows.RespondResult{}, fmt.Errorf("answer %s of %s: %w", ans.ID, id, err)
+		return contract.RespondResult{}, fmt.Errorf("answer %s of %s: %w", ans.ID, id, err)
 	}
-	var res workflows.RespondResult
+	var res contract.RespondResult
 	if err := h.Get(ctx, &res); err != nil {
-		return workflows.RespondResult{}, fmt.Errorf("answer %s of %s: %w", ans.ID, id, err)
+		return contract.RespondResult{}, fmt.Errorf("answer %s of %s: %w", ans.ID, id, err)
 	}
 	return res, nil
 }
@@ -156,13 +156,13 @@ func newGuideCmd() *cobra.Command {
 					if !isQueueID(id) {
 						return fmt.Errorf("--withdraw is for issue queues; %s is a session, whose guidance goes to one prompt only", id)
 					}
-					if err := c.SignalWorkflow(ctx, id, "", workflows.SignalWithdraw, text); err != nil {
+					if err := c.SignalWorkflow(ctx, id, "", contract.SignalWithdraw, text); err != nil {
 						return fmt.Errorf("withdraw guidance of %s: %w", id, err)
 					}
 					fmt.Fprintf(out, "Withdrawal of %q sent to %s: later issues no longer get it (see status).\n", text, id)
 					return nil
 				}
-				if err := c.SignalWorkflow(ctx, id, "", workflows.SignalGuide, text); err != nil {
+				if err := c.SignalWorkflow(ctx, id, "", contract.SignalGuide, text); err != nil {
 					return fmt.Errorf("guide %s: %w", id, err)
 				}
 				if isQueueID(id) {
@@ -206,7 +206,7 @@ func newSetLimitsCmd() *cobra.Command {
 			"update. Only the flags given change; a limit below what the session already used is refused.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var req workflows.SetLimitsRequest
+			var req contract.SetLimitsRequest
 			if cmd.Flags().Changed("max-iterations") {
 				if maxIterations < 1 {
 					return fmt.Errorf("invalid --max-iterations %d: must be at least 1", maxIterations)
@@ -225,20 +225,20 @@ func newSetLimitsCmd() *cobra.Command {
 				}
 				req.MaxCostUSD = maxCost
 			}
-			if req == (workflows.SetLimitsRequest{}) {
+			if req == (contract.SetLimitsRequest{}) {
 				return errors.New("give at least one of --max-iterations, --max-runtime, --max-cost")
 			}
 			return withSession(cmd, args, func(ctx context.Context, c client.Client, id string, out io.Writer) error {
 				h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 					WorkflowID:   id,
-					UpdateName:   workflows.UpdateSetLimits,
+					UpdateName:   contract.UpdateSetLimits,
 					Args:         []any{req},
 					WaitForStage: client.WorkflowUpdateStageCompleted,
 				})
 				if err != nil {
 					return fmt.Errorf("set limits of %s: %w", id, err)
 				}
-				var l workflows.Limits
+				var l contract.Limits
 				if err := h.Get(ctx, &l); err != nil {
 					return fmt.Errorf("set limits of %s: %w", id, err)
 				}

@@ -6,9 +6,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/github"
-	"github.com/durable-ralph/ralph/workflows"
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // verbose is the --verbose flag: failures are printed with their whole
@@ -18,22 +16,22 @@ var verbose bool
 // fixes say how to put right the causes a user can fix, by error type,
 // when the message does not say it already.
 var fixes = map[string]string{
-	activities.ErrTypeInvalidTaskFile: "Fix the task file where the message says (see the README's Task files for its format).",
-	activities.ErrTypeAgentNotFound: "Install the agent where the worker runs (Claude Code: npm install -g @anthropic-ai/claude-code), " +
+	contract.ErrTypeInvalidTaskFile: "Fix the task file where the message says (see the README's Task files for its format).",
+	contract.ErrTypeAgentNotFound: "Install the agent where the worker runs (Claude Code: npm install -g @anthropic-ai/claude-code), " +
 		"or name another with --agent-command.",
-	activities.ErrTypeInvalidAgentConfig: "Set agent.command (--agent-command) to the agent's command line.",
-	github.ErrTypeNoToken:                "Export GITHUB_TOKEN (or the variable github.token-env names) in the worker's environment.",
+	contract.ErrTypeInvalidAgentConfig: "Set agent.command (--agent-command) to the agent's command line.",
+	contract.ErrTypeGitHubNoToken:      "Export GITHUB_TOKEN (or the variable github.token-env names) in the worker's environment.",
 }
 
 // rootCauses are the error types that are the cause of a failure rather
 // than a layer around it.
 var rootCauses = map[string]bool{
-	activities.ErrTypeInvalidTaskFile: true, activities.ErrTypeDirtyWorkspace: true,
-	activities.ErrTypeInvalidWorkspace: true, activities.ErrTypeAgentNotFound: true,
-	activities.ErrTypeAgentPermanent: true, activities.ErrTypeInvalidAgentConfig: true,
-	workflows.ErrTypeInvalidInput: true,
-	github.ErrTypeNoToken:         true, github.ErrTypeUnauthorized: true, github.ErrTypeForbidden: true,
-	github.ErrTypeNotFound: true, github.ErrTypeInvalid: true, github.ErrTypePreflight: true,
+	contract.ErrTypeInvalidTaskFile: true, contract.ErrTypeDirtyWorkspace: true,
+	contract.ErrTypeInvalidWorkspace: true, contract.ErrTypeAgentNotFound: true,
+	contract.ErrTypeAgentPermanent: true, contract.ErrTypeInvalidAgentConfig: true,
+	contract.ErrTypeInvalidInput:  true,
+	contract.ErrTypeGitHubNoToken: true, contract.ErrTypeGitHubUnauthorized: true, contract.ErrTypeGitHubForbidden: true,
+	contract.ErrTypeGitHubNotFound: true, contract.ErrTypeGitHubInvalid: true, contract.ErrTypeGitHubPreflight: true,
 }
 
 // explain is what to print of a failure: its root cause, once, and how
@@ -57,7 +55,7 @@ func explain(err error) string {
 	if root != nil {
 		msg = root.Message()
 		fix := fixes[root.Type()]
-		if root.Type() == activities.ErrTypeInvalidTaskFile && strings.HasPrefix(msg, "no task file") {
+		if root.Type() == contract.ErrTypeInvalidTaskFile && strings.HasPrefix(msg, "no task file") {
 			fix = "Write one: `starter init DIR` writes a commented ralph.yaml and an example prd.json (see the README's Task files)."
 		}
 		if fix != "" {

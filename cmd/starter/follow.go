@@ -16,8 +16,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"golang.org/x/term"
 
-	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/workflows"
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // View is how much of a running iteration --follow shows.
@@ -33,9 +32,6 @@ const (
 	// machine.
 	ViewRaw
 )
-
-// iterationActivity is the activity type of an iteration.
-const iterationActivity = "RunIteration"
 
 // quietAfter is how long the live view waits without a new event before
 // it says the agent is still working.
@@ -55,7 +51,7 @@ type follower struct {
 	run       string // the run whose iterations are read
 	printed   int    // the last iteration printed
 	started   bool
-	lastState workflows.State
+	lastState contract.State
 	noLog     bool // the iterations query is unknown to the worker
 
 	live liveState
@@ -149,8 +145,8 @@ func (f *follower) iterations(ctx context.Context) {
 	if f.noLog {
 		return
 	}
-	val, err := f.c.QueryWorkflow(ctx, f.id, f.run, workflows.QueryIterations, f.printed)
-	var its []workflows.IterationSummary
+	val, err := f.c.QueryWorkflow(ctx, f.id, f.run, contract.QueryIterations, f.printed)
+	var its []contract.IterationSummary
 	if err == nil {
 		err = val.Get(&its)
 	}
@@ -169,14 +165,14 @@ func (f *follower) iterations(ctx context.Context) {
 	f.print(its)
 }
 
-func (f *follower) print(its []workflows.IterationSummary) {
+func (f *follower) print(its []contract.IterationSummary) {
 	for _, it := range its {
 		if !f.started && f.printed == 0 {
 			f.printed = it.Iteration - 1
 		}
 		if it.Iteration > f.printed {
 			f.endLive(it)
-			fmt.Fprintln(f.out, iterationLine(it))
+			fmt.Fprintln(f.out, it.Line())
 			f.printed = it.Iteration
 			f.live.lastLine = time.Now()
 		}
@@ -185,17 +181,17 @@ func (f *follower) print(its []workflows.IterationSummary) {
 }
 
 // state says what a change of the session's state asks of a person.
-func (f *follower) state(st workflows.Status) {
+func (f *follower) state(st contract.Status) {
 	if st.State == f.lastState {
 		return
 	}
 	f.lastState = st.State
 	switch st.State {
-	case workflows.StatePaused:
+	case contract.StatePaused:
 		fmt.Fprintf(f.out, "session is paused: %s\n", suggest("resume", f.id))
-	case workflows.StateRateLimited:
+	case contract.StateRateLimited:
 		fmt.Fprintln(f.out, "session is rate limited: it sleeps until the limit resets")
-	case workflows.StateAwaitingHuman:
+	case contract.StateAwaitingHuman:
 		if cp := st.Pending; cp != nil {
 			fmt.Fprintf(f.out, "session waits for a human: checkpoint %s (%s): %s\n", cp.ID, cp.Type, cp.Question)
 			if len(cp.Options) > 0 {
@@ -211,18 +207,18 @@ func (f *follower) state(st workflows.Status) {
 
 // runningIteration finds the running iteration among a session's pending
 // activities and decodes the progress its last heartbeat carried.
-func runningIteration(dc converter.DataConverter, pending []*workflowpb.PendingActivityInfo) (*workflowpb.PendingActivityInfo, activities.Progress, bool) {
+func runningIteration(dc converter.DataConverter, pending []*workflowpb.PendingActivityInfo) (*workflowpb.PendingActivityInfo, contract.Progress, bool) {
 	for _, pa := range pending {
-		if pa.GetActivityType().GetName() != iterationActivity {
+		if pa.GetActivityType().GetName() != contract.ActivityRunIteration {
 			continue
 		}
-		var p activities.Progress
+		var p contract.Progress
 		if pa.GetHeartbeatDetails() == nil || dc.FromPayloads(pa.GetHeartbeatDetails(), &p) != nil {
 			return pa, p, false
 		}
 		return pa, p, true
 	}
-	return nil, activities.Progress{}, false
+	return nil, contract.Progress{}, false
 }
 
 // liveView prints what the running agent did since the last poll, read
@@ -248,7 +244,7 @@ func (f *follower) liveView(pending []*workflowpb.PendingActivityInfo, workspace
 		return
 	}
 	if len(p.Live) > 0 && p.Live[0].Seq > f.live.seq+1 {
-		fmt.Fprintf(f.out, "  %s … %d more\n", activities.Elapsed(p.StartedAt, p.Live[0].At), p.Live[0].Seq-f.live.seq-1)
+		fmt.Fprintf(f.out, "  %s … %d more\n", contract.Elapsed(p.StartedAt, p.Live[0].At), p.Live[0].Seq-f.live.seq-1)
 	}
 	for _, e := range p.Live {
 		if e.Seq <= f.live.seq {
@@ -259,7 +255,7 @@ func (f *follower) liveView(pending []*workflowpb.PendingActivityInfo, workspace
 		f.live.lastLine = time.Now()
 	}
 	if time.Since(f.live.lastLine) >= quietAfter {
-		fmt.Fprintln(f.out, elide("  "+activities.Elapsed(p.StartedAt, p.UpdatedAt)+" … working: "+soFar(p), f.width))
+		fmt.Fprintln(f.out, elide("  "+contract.Elapsed(p.StartedAt, p.UpdatedAt)+" … working: "+soFar(p), f.width))
 		f.live.lastLine = time.Now()
 	}
 }
@@ -267,7 +263,7 @@ func (f *follower) liveView(pending []*workflowpb.PendingActivityInfo, workspace
 // rawView copies what the attempt's raw log gained since the last poll,
 // when that log is on this machine; it reports false (once saying why)
 // when it is not.
-func (f *follower) rawView(p activities.Progress, workspace string) bool {
+func (f *follower) rawView(p contract.Progress, workspace string) bool {
 	if f.live.raw == nil && !f.live.rawMiss {
 		path := filepath.Join(workspace, filepath.FromSlash(p.Log))
 		file, err := os.Open(path)
@@ -288,7 +284,7 @@ func (f *follower) rawView(p activities.Progress, workspace string) bool {
 // endLive ends the live view of the finished iteration it, if it is the
 // one shown: the rest of its raw log, or the events of its end that no
 // heartbeat reported.
-func (f *follower) endLive(it workflows.IterationSummary) {
+func (f *follower) endLive(it contract.IterationSummary) {
 	if f.live.iteration != it.Iteration || f.view == ViewQuiet {
 		return
 	}
@@ -318,7 +314,7 @@ func (f *follower) flushRaw() {
 }
 
 // liveLine is one line of the live view.
-func liveLine(start time.Time, e activities.LiveEvent) string {
+func liveLine(start time.Time, e contract.LiveEvent) string {
 	return "  " + e.Line(start)
 }
 
@@ -332,7 +328,7 @@ func liveTail(dc converter.DataConverter, pending []*workflowpb.PendingActivityI
 	var b strings.Builder
 	fmt.Fprintf(&b, "Running iteration (attempt %d", pa.GetAttempt())
 	if ok && !p.StartedAt.IsZero() {
-		fmt.Fprintf(&b, ", %s: %s", activities.Elapsed(p.StartedAt, p.UpdatedAt), soFar(p))
+		fmt.Fprintf(&b, ", %s: %s", contract.Elapsed(p.StartedAt, p.UpdatedAt), soFar(p))
 	}
 	b.WriteString("):\n")
 	if !ok || len(p.Live) == 0 {
@@ -347,7 +343,7 @@ func liveTail(dc converter.DataConverter, pending []*workflowpb.PendingActivityI
 }
 
 // soFar says how far the agent got: turns, tokens and cost.
-func soFar(p activities.Progress) string {
+func soFar(p contract.Progress) string {
 	s := fmt.Sprintf("%d turns", p.Turns)
 	if p.Turns == 1 {
 		s = "1 turn"

@@ -11,7 +11,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/durable-ralph/ralph/workflows"
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // orLegacy is id, the ID of a workflow on this host, unless no workflow
@@ -40,7 +40,7 @@ func orLegacy(ctx context.Context, c client.Client, id, legacy string, runningOn
 
 // sessionOf is the ID of the session of the workspace abs on host.
 func sessionOf(ctx context.Context, c client.Client, host, abs string, runningOnly bool) string {
-	return orLegacy(ctx, c, workflows.SessionWorkflowID(host, abs), workflows.LegacySessionWorkflowID(abs), runningOnly)
+	return orLegacy(ctx, c, contract.SessionWorkflowID(host, abs), contract.LegacySessionWorkflowID(abs), runningOnly)
 }
 
 // sessionID resolves a command argument to a workflow ID: an existing
@@ -68,7 +68,7 @@ func warnNoHostWorker(ctx context.Context, c client.Client, taskQueue, host stri
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	q := workflows.HostTaskQueue(taskQueue, host)
+	q := contract.HostTaskQueue(taskQueue, host)
 	resp, err := c.DescribeTaskQueue(ctx, q, enumspb.TASK_QUEUE_TYPE_ACTIVITY)
 	if err != nil || len(resp.GetPollers()) > 0 {
 		return

@@ -14,8 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/durable-ralph/ralph/activities/tasks"
 	"github.com/durable-ralph/ralph/config"
+	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/tasks"
 )
 
 func newInitCmd() *cobra.Command {
@@ -79,7 +80,7 @@ func initWorkspace(ctx context.Context, dir string, noCommit bool, out io.Writer
 		if err != nil {
 			return err
 		}
-		if err := write(tasks.ModePRD.File(), prd); err != nil {
+		if err := write(contract.ModePRD.File(), prd); err != nil {
 			return err
 		}
 	} else {

@@ -37,10 +37,10 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/durable-ralph/ralph/config"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/codec"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/internal/version"
-	"github.com/durable-ralph/ralph/workflows"
 )
 
 func main() {
@@ -124,10 +124,10 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		withFlags(newRespondCmd(), dials),
 		withQueueFlag(withFlags(newGuideCmd(), dials)),
 		withFlags(newSetLimitsCmd(), dials),
-		withQueueFlag(withFlags(newSignalCmd(workflows.SignalPause, "Pause a session before its next iteration", "paused before the next iteration"), dials)),
-		withQueueFlag(withFlags(newSignalCmd(workflows.SignalResume, "Resume a paused session", "resumed"), dials)),
+		withQueueFlag(withFlags(newSignalCmd(contract.SignalPause, "Pause a session before its next iteration", "paused before the next iteration"), dials)),
+		withQueueFlag(withFlags(newSignalCmd(contract.SignalResume, "Resume a paused session", "resumed"), dials)),
 		withFlags(newQueueCmd(), queue),
-		withQueueFlag(withFlags(newSignalCmd(workflows.SignalPoke, "Make an idle issue queue look for ready issues now", "looks for ready issues now"), dials)),
+		withQueueFlag(withFlags(newSignalCmd(contract.SignalPoke, "Make an idle issue queue look for ready issues now", "looks for ready issues now"), dials)),
 	)
 	return root
 }

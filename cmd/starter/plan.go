@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/durable-ralph/ralph/activities/tasks"
 	"github.com/durable-ralph/ralph/config"
-	"github.com/durable-ralph/ralph/workflows"
+	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/tasks"
 )
 
 func newPlanCmd() *cobra.Command {
@@ -22,7 +22,7 @@ func newPlanCmd() *cobra.Command {
 			"agent that turns IDEA (or the text of --from FILE) into prd.json user stories, or extends the\n" +
 			"prd.json there is. Ralph checks the file (valid prd.json; every story with a priority and\n" +
 			"acceptance criteria that include \"" + tasks.TypecheckCriterion + "\") and sends the planner back with the error,\n" +
-			"at most " + strconv.Itoa(workflows.MaxPlanTries) + " tries. Then the session waits at a human-verify checkpoint that shows the\n" +
+			"at most " + strconv.Itoa(contract.MaxPlanTries) + " tries. Then the session waits at a human-verify checkpoint that shows the\n" +
 			"stories (status, the Temporal UI, --follow): approve to start the work, or reject with a reason\n" +
 			"for the planner to revise the plan. --yes skips the checkpoint. After that the session is a\n" +
 			"normal run, with the roles and limits configured for it.",
@@ -57,7 +57,7 @@ func newPlanCmd() *cobra.Command {
 				follow:   follow,
 				view:     ViewLive,
 				worktree: worktree,
-				plan:     &workflows.PlanSettings{Idea: idea, Yes: yes},
+				plan:     &contract.PlanSettings{Idea: idea, Yes: yes},
 				changed:  config.ChangedFlags(cmd.Flags(), config.SessionFlags),
 			}
 			return runSession(cmd.Context(), cfg, workspace, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())

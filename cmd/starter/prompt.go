@@ -10,8 +10,8 @@ import (
 
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/config"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/ralph"
-	"github.com/durable-ralph/ralph/workflows"
 )
 
 func newPromptCmd() *cobra.Command {
@@ -38,7 +38,7 @@ func printPrompt(ctx context.Context, cfg config.Config, workspace string, stdou
 	if err != nil {
 		return err
 	}
-	in := activities.IterationInput{
+	in := contract.IterationInput{
 		Workspace: sin.Workspace, Agent: sin.Agent, Task: sin.Task, Git: sin.Git,
 		Iteration: 1, MaxIterations: sin.Limits.MaxIterations,
 	}
@@ -61,26 +61,26 @@ func printPrompt(ctx context.Context, cfg config.Config, workspace string, stdou
 
 // runningStatus is the status of the session id when its server answers
 // and the session runs; it starts no server.
-func runningStatus(ctx context.Context, cfg config.Config, sin workflows.SessionInput) (workflows.Status, bool) {
+func runningStatus(ctx context.Context, cfg config.Config, sin contract.SessionInput) (contract.Status, bool) {
 	hostPort, namespace := serverOf(cfg)
 	cdc, err := ralph.LoadCodec(cfg)
 	if err != nil {
-		return workflows.Status{}, false
+		return contract.Status{}, false
 	}
 	opts, err := ralph.ClientOptions(hostPort, namespace, cdc)
 	if err != nil || !ralph.Reachable(opts.HostPort) {
-		return workflows.Status{}, false
+		return contract.Status{}, false
 	}
 	c, err := ralph.Dial(ctx, opts)
 	if err != nil {
-		return workflows.Status{}, false
+		return contract.Status{}, false
 	}
 	defer c.Close()
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	st, err := queryStatus(qctx, c, sessionOf(qctx, c, sin.Host, sin.Workspace, true))
 	if err != nil || st.EndedAt != (time.Time{}) {
-		return workflows.Status{}, false
+		return contract.Status{}, false
 	}
 	return st, true
 }

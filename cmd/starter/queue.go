@@ -19,6 +19,7 @@ import (
 
 	"github.com/durable-ralph/ralph/activities/github"
 	"github.com/durable-ralph/ralph/config"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/workflows"
 )
@@ -55,32 +56,32 @@ func newQueueCmd() *cobra.Command {
 }
 
 // queueInput builds the queue's input for the clone in dir from cfg.
-func queueInput(ctx context.Context, cfg config.Config, dir string) (workflows.QueueInput, error) {
+func queueInput(ctx context.Context, cfg config.Config, dir string) (contract.QueueInput, error) {
 	sess, err := ralph.SessionInput(cfg, dir)
 	if err != nil {
-		return workflows.QueueInput{}, err
+		return contract.QueueInput{}, err
 	}
 	clone := sess.Workspace
 	if fi, err := os.Stat(clone); err != nil || !fi.IsDir() {
-		return workflows.QueueInput{}, fmt.Errorf("clone %s is not a directory", clone)
+		return contract.QueueInput{}, fmt.Errorf("clone %s is not a directory", clone)
 	}
 	repo := cfg.GitHub.Repo
 	if repo == "" {
 		origin, err := originURL(ctx, clone)
 		if err != nil {
-			return workflows.QueueInput{}, err
+			return contract.QueueInput{}, err
 		}
 		if repo = repoFromURL(origin); repo == "" {
-			return workflows.QueueInput{}, fmt.Errorf("cannot tell the GitHub repository from origin %q of %s: give it with --repo owner/name (github.repo)", origin, clone)
+			return contract.QueueInput{}, fmt.Errorf("cannot tell the GitHub repository from origin %q of %s: give it with --repo owner/name (github.repo)", origin, clone)
 		}
 	}
-	owner, name, err := github.ParseRepo(repo)
+	owner, name, err := contract.ParseRepo(repo)
 	if err != nil {
-		return workflows.QueueInput{}, fmt.Errorf("github.repo: %w", err)
+		return contract.QueueInput{}, fmt.Errorf("github.repo: %w", err)
 	}
-	return workflows.QueueInput{
-		Settings: workflows.QueueSettings{
-			Repo:         github.Repo{Owner: owner, Name: name, APIURL: cfg.GitHub.APIURL, TokenEnv: cfg.GitHub.TokenEnv},
+	return contract.QueueInput{
+		Settings: contract.QueueSettings{
+			Repo:         contract.Repo{Owner: owner, Name: name, APIURL: cfg.GitHub.APIURL, TokenEnv: cfg.GitHub.TokenEnv},
 			Clone:        clone,
 			Label:        cfg.Queue.Label,
 			PollInterval: cfg.Queue.PollInterval,
@@ -116,7 +117,7 @@ func repoFromURL(u string) string {
 	return m[1] + "/" + m[2]
 }
 
-func runQueue(ctx context.Context, cfg config.Config, in workflows.QueueInput, follow bool, stdout, stderr io.Writer) error {
+func runQueue(ctx context.Context, cfg config.Config, in contract.QueueInput, follow bool, stdout, stderr io.Writer) error {
 	for _, n := range cfg.Notices() {
 		fmt.Fprintln(stderr, n)
 	}
@@ -138,7 +139,7 @@ func runQueue(ctx context.Context, cfg config.Config, in workflows.QueueInput, f
 		}
 	}
 	s := in.Settings
-	id := orLegacy(ctx, conn.client, workflows.QueueWorkflowID(cfg.Worker.HostID, s.Repo.Owner, s.Repo.Name), workflows.QueueWorkflowID("", s.Repo.Owner, s.Repo.Name), true)
+	id := orLegacy(ctx, conn.client, contract.QueueWorkflowID(cfg.Worker.HostID, s.Repo.Owner, s.Repo.Name), contract.QueueWorkflowID("", s.Repo.Owner, s.Repo.Name), true)
 	_, err = conn.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                       id,
 		TaskQueue:                cfg.TaskQueue,
@@ -147,7 +148,7 @@ func runQueue(ctx context.Context, cfg config.Config, in workflows.QueueInput, f
 		StaticSummary:            "Ralph issue queue of " + s.Repo.FullName(),
 		StaticDetails:            fmt.Sprintf("Clone: `%s`; label `%s`", s.Clone, s.Label),
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.SearchRalphRepo.ValueSet(s.Repo.FullName()), workflows.SearchRalphHost.ValueSet(cfg.Worker.HostID)),
+			contract.SearchRalphRepo.ValueSet(s.Repo.FullName()), contract.SearchRalphHost.ValueSet(cfg.Worker.HostID)),
 	}, workflows.IssueQueue, in)
 	if err != nil {
 		return fmt.Errorf("start queue %s: %w", id, err)
@@ -163,14 +164,14 @@ func runQueue(ctx context.Context, cfg config.Config, in workflows.QueueInput, f
 	return followQueue(ctx, conn.client, id, stdout, startedServer)
 }
 
-func queryQueue(ctx context.Context, c client.Client, id string) (workflows.QueueStatus, error) {
-	v, err := c.QueryWorkflow(ctx, id, "", workflows.QueryStatus)
+func queryQueue(ctx context.Context, c client.Client, id string) (contract.QueueStatus, error) {
+	v, err := c.QueryWorkflow(ctx, id, "", contract.QueryStatus)
 	if err != nil {
-		return workflows.QueueStatus{}, fmt.Errorf("query status of %s: %w", id, err)
+		return contract.QueueStatus{}, fmt.Errorf("query status of %s: %w", id, err)
 	}
-	var st workflows.QueueStatus
+	var st contract.QueueStatus
 	if err := v.Get(&st); err != nil {
-		return workflows.QueueStatus{}, fmt.Errorf("decode status of %s: %w", id, err)
+		return contract.QueueStatus{}, fmt.Errorf("decode status of %s: %w", id, err)
 	}
 	return st, nil
 }
@@ -178,7 +179,7 @@ func queryQueue(ctx context.Context, c client.Client, id string) (workflows.Queu
 // followQueue prints the queue's events as they happen until the queue
 // ends, through every continue-as-new, and returns its exit status.
 func followQueue(ctx context.Context, c client.Client, id string, out io.Writer, ownsWorker bool) error {
-	var res workflows.QueueResult
+	var res contract.QueueResult
 	done := make(chan error, 1)
 	// GetWorkflow with no run ID follows the chain of continue-as-new runs.
 	go func() { done <- c.GetWorkflow(ctx, id, "").Get(ctx, &res) }()
@@ -214,7 +215,7 @@ func followQueue(ctx context.Context, c client.Client, id string, out io.Writer,
 	}
 }
 
-func queueEnd(ctx context.Context, id string, res workflows.QueueResult, err error, out io.Writer, ownsWorker bool) error {
+func queueEnd(ctx context.Context, id string, res contract.QueueResult, err error, out io.Writer, ownsWorker bool) error {
 	if err != nil {
 		return endedWithError(ctx, "queue", id, err, out, ownsWorker)
 	}
@@ -245,7 +246,7 @@ func queueTarget(cmd *cobra.Command, c client.Client, dir string) (string, error
 		return "", err
 	}
 	r := in.Settings.Repo
-	return orLegacy(cmd.Context(), c, workflows.QueueWorkflowID(cfg.Worker.HostID, r.Owner, r.Name), workflows.QueueWorkflowID("", r.Owner, r.Name), false), nil
+	return orLegacy(cmd.Context(), c, contract.QueueWorkflowID(cfg.Worker.HostID, r.Owner, r.Name), contract.QueueWorkflowID("", r.Owner, r.Name), false), nil
 }
 
 // isQueueID reports whether id names an issue queue.
@@ -267,7 +268,7 @@ func queueStatus(ctx context.Context, conn *connection, id, taskQueue string, st
 		if info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 			return fmt.Errorf("%w (is a worker running for task queue %q?)", qerr, taskQueue)
 		}
-		var res workflows.QueueResult
+		var res contract.QueueResult
 		if err := conn.client.GetWorkflow(ctx, id, "").Get(ctx, &res); err != nil {
 			fmt.Fprintf(out, "Failure    %s\n", failureMessage(err))
 			return nil
@@ -284,7 +285,7 @@ func queueStatus(ctx context.Context, conn *connection, id, taskQueue string, st
 	return nil
 }
 
-func printQueueStatus(out io.Writer, st workflows.QueueStatus, execStatus, url string) {
+func printQueueStatus(out io.Writer, st contract.QueueStatus, execStatus, url string) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...)) }
 	row("Queue", "%s", st.QueueID)
@@ -296,7 +297,7 @@ func printQueueStatus(out io.Writer, st workflows.QueueStatus, execStatus, url s
 	if st.StopRequested && st.Reason == "" {
 		state += ", stop requested"
 	}
-	if st.Paused && st.State != workflows.StatePaused {
+	if st.Paused && st.State != contract.StatePaused {
 		state += ", pause requested"
 	}
 	row("State", "%s; execution %s", state, execStatus)
@@ -333,7 +334,7 @@ func printQueueStatus(out io.Writer, st workflows.QueueStatus, execStatus, url s
 			fmt.Fprintf(out, "  work tree %s\n", c.Worktree)
 		}
 		for _, it := range c.Iterations {
-			fmt.Fprintln(out, "  "+iterationLine(it))
+			fmt.Fprintln(out, "  "+it.Line())
 		}
 	}
 	if len(st.Guidance) > 0 {

@@ -19,8 +19,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/git"
 	"github.com/durable-ralph/ralph/config"
+	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/git"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/workflows"
 )
@@ -105,7 +106,7 @@ type runOptions struct {
 	// worktree names the work tree of the clone the session runs in.
 	worktree string
 	// plan makes the session plan its prd.json first (starter plan).
-	plan *workflows.PlanSettings
+	plan *contract.PlanSettings
 }
 
 func runSession(ctx context.Context, cfg config.Config, workspace string, opts runOptions, stdout, stderr io.Writer) error {
@@ -200,7 +201,7 @@ func runSession(ctx context.Context, cfg config.Config, workspace string, opts r
 // previous describes the last session of the workspace when it has ended
 // (a new one then starts, with records of its own); with attachOnly no
 // session is started.
-func startOrAttach(ctx context.Context, c client.Client, taskQueue, id string, in workflows.SessionInput, attachOnly bool, check func() error) (attached bool, previous string, err error) {
+func startOrAttach(ctx context.Context, c client.Client, taskQueue, id string, in contract.SessionInput, attachOnly bool, check func() error) (attached bool, previous string, err error) {
 	desc, err := c.DescribeWorkflowExecution(ctx, id, "")
 	var notFound *serviceerror.NotFound
 	switch {
@@ -211,7 +212,7 @@ func startOrAttach(ctx context.Context, c client.Client, taskQueue, id string, i
 		return true, "", nil
 	default:
 		info := desc.GetWorkflowExecutionInfo()
-		state := attr(info.GetSearchAttributes().GetIndexedFields(), workflows.SearchRalphStatus.GetName(), executionStatus(info.GetStatus()))
+		state := attr(info.GetSearchAttributes().GetIndexedFields(), contract.SearchRalphStatus.GetName(), executionStatus(info.GetStatus()))
 		previous = fmt.Sprintf("%s at %s", state, info.GetCloseTime().AsTime().Local().Format("2006-01-02 15:04"))
 	}
 	if attachOnly {
@@ -246,8 +247,8 @@ func startOrAttach(ctx context.Context, c client.Client, taskQueue, id string, i
 // activity would: the workspace (activities.CheckWorkspace) and, when this
 // process is the worker, the agent's binary. A work tree that is not made
 // yet is checked in its clone, whose HEAD it will start from.
-func checkLocally(ctx context.Context, in workflows.SessionInput, isWorker bool) error {
-	check := activities.PrepareInput{Workspace: in.Workspace, Task: in.Task, Git: in.Git, Planning: in.Plan != nil}
+func checkLocally(ctx context.Context, in contract.SessionInput, isWorker bool) error {
+	check := contract.PrepareInput{Workspace: in.Workspace, Task: in.Task, Git: in.Git, Planning: in.Plan != nil}
 	if wt := in.Worktree; wt != nil {
 		if _, err := os.Stat(wt.Dir()); err != nil {
 			check.Workspace, check.Git.AllowDirty = wt.Clone, true
@@ -259,7 +260,7 @@ func checkLocally(ctx context.Context, in workflows.SessionInput, isWorker bool)
 	if isWorker && len(in.Agent.Command) > 0 {
 		if _, err := exec.LookPath(in.Agent.Command[0]); err != nil {
 			return temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("agent binary %q not found on PATH", in.Agent.Command[0]), activities.ErrTypeAgentNotFound, nil)
+				fmt.Sprintf("agent binary %q not found on PATH", in.Agent.Command[0]), contract.ErrTypeAgentNotFound, nil)
 		}
 	}
 	return nil
@@ -267,7 +268,7 @@ func checkLocally(ctx context.Context, in workflows.SessionInput, isWorker bool)
 
 // settingsDiffer reports whether the running session id was started with
 // settings other than in's.
-func settingsDiffer(ctx context.Context, conn *connection, id string, in workflows.SessionInput) (bool, error) {
+func settingsDiffer(ctx context.Context, conn *connection, id string, in contract.SessionInput) (bool, error) {
 	it := conn.client.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	if !it.HasNext() {
 		return false, fmt.Errorf("session %s has no history", id)
@@ -276,7 +277,7 @@ func settingsDiffer(ctx context.Context, conn *connection, id string, in workflo
 	if err != nil {
 		return false, err
 	}
-	var running workflows.SessionInput
+	var running contract.SessionInput
 	if err := conn.dataConverter.FromPayloads(e.GetWorkflowExecutionStartedEventAttributes().GetInput(), &running); err != nil {
 		return false, err
 	}
@@ -302,7 +303,7 @@ func isOrAre(n int) string {
 // followSession prints the session as it runs (see follower) until it
 // ends and returns its exit status.
 func followSession(ctx context.Context, conn *connection, id string, view View, out io.Writer, ownsWorker bool) error {
-	var res workflows.SessionResult
+	var res contract.SessionResult
 	done := make(chan error, 1)
 	go func() { done <- conn.client.GetWorkflow(ctx, id, "").Get(ctx, &res) }()
 
@@ -320,7 +321,7 @@ func followSession(ctx context.Context, conn *connection, id string, view View, 
 	}
 }
 
-func sessionEnd(ctx context.Context, id string, res workflows.SessionResult, err error, out io.Writer, ownsWorker bool) error {
+func sessionEnd(ctx context.Context, id string, res contract.SessionResult, err error, out io.Writer, ownsWorker bool) error {
 	if err != nil {
 		return endedWithError(ctx, "session", id, err, out, ownsWorker)
 	}
@@ -355,56 +356,14 @@ func endedWithError(ctx context.Context, kind, id string, err error, out io.Writ
 	}
 	var canceled *temporal.CanceledError
 	if errors.As(err, &canceled) {
-		fmt.Fprintf(out, "%s%s %s ended: %s\n", strings.ToUpper(kind[:1]), kind[1:], id, workflows.ReasonCancelled)
-		return &exitError{code: workflows.ReasonCancelled.ExitCode()}
+		fmt.Fprintf(out, "%s%s %s ended: %s\n", strings.ToUpper(kind[:1]), kind[1:], id, contract.ReasonCancelled)
+		return &exitError{code: contract.ReasonCancelled.ExitCode()}
 	}
 	return &exitError{code: 1, err: fmt.Errorf("%s %s failed: %s", kind, id, failureMessage(err))}
 }
 
 // failureMessage is what to print of a workflow's failure (explain).
 func failureMessage(err error) string { return explain(err) }
-
-func iterationLine(it workflows.IterationSummary) string {
-	role := ""
-	if it.Role != "" {
-		role = " (" + it.Role + ")"
-	}
-	cost := fmt.Sprintf("$%.4f", it.CostUSD)
-	if it.CostNote != "" {
-		cost = "cost unknown"
-	}
-	line := fmt.Sprintf("iteration %d%s: %s, %s, %s, %s changed", it.Iteration, role, it.Outcome, cost,
-		plural(int(it.Tokens), "token"), plural(it.FilesChanged, "file"))
-	if it.Commit != "" {
-		line += ", commit " + shortSHA(it.Commit)
-	} else {
-		line += ", no commit"
-	}
-	if it.Story != "" {
-		line += " [" + it.Story + "]"
-	}
-	if it.Claimed {
-		if it.Verified {
-			line += "; completion claimed and verified"
-		} else {
-			line += "; completion claimed, not verified"
-		}
-	}
-	if it.Verdict != "" {
-		line += "; verdict: " + it.Verdict
-	}
-	if it.Reason != "" {
-		line += " (" + it.Reason + ")"
-	}
-	return line
-}
-
-func shortSHA(s string) string {
-	if len(s) > 8 {
-		return s[:8]
-	}
-	return s
-}
 
 // plural is n and what, in the plural unless n is 1.
 func plural(n int, what string) string {
@@ -424,16 +383,16 @@ func onHost(host string) string {
 
 // sessionAttributes are the search attributes a session starts with: its
 // host, so that it is found by host before its first activity runs.
-func sessionAttributes(in workflows.SessionInput) temporal.SearchAttributes {
+func sessionAttributes(in contract.SessionInput) temporal.SearchAttributes {
 	if in.Host == "" {
 		return temporal.SearchAttributes{}
 	}
-	return temporal.NewSearchAttributes(workflows.SearchRalphHost.ValueSet(in.Host))
+	return temporal.NewSearchAttributes(contract.SearchRalphHost.ValueSet(in.Host))
 }
 
 // inWorktree makes in a session in the work tree name of the clone that
 // in.Workspace is in.
-func inWorktree(ctx context.Context, in *workflows.SessionInput, name string, local bool, stderr io.Writer) error {
+func inWorktree(ctx context.Context, in *contract.SessionInput, name string, local bool, stderr io.Writer) error {
 	if err := activities.ValidWorktreeName(name); err != nil {
 		return err
 	}
@@ -441,7 +400,7 @@ func inWorktree(ctx context.Context, in *workflows.SessionInput, name string, lo
 	if repo, err := git.Open(ctx, clone); err == nil {
 		clone = repo.Dir
 		if pending, err := repo.Status(ctx); err == nil && len(pending) > 0 {
-			wt := activities.SessionWorktree{Clone: clone, Name: name}
+			wt := contract.SessionWorktree{Clone: clone, Name: name}
 			if _, err := os.Stat(wt.Dir()); err != nil {
 				fmt.Fprintf(stderr, "note: the work tree starts at the clone's HEAD; its uncommitted changes (%s) are not in it\n", strings.Join(firstFew(pending, 5), ", "))
 			}
@@ -449,7 +408,7 @@ func inWorktree(ctx context.Context, in *workflows.SessionInput, name string, lo
 	} else if local {
 		return fmt.Errorf("--worktree needs a git clone: %w", err)
 	}
-	wt := activities.SessionWorktree{Clone: clone, Name: name}
+	wt := contract.SessionWorktree{Clone: clone, Name: name}
 	in.Workspace, in.Worktree = wt.Dir(), &wt
 	return nil
 }
@@ -464,7 +423,7 @@ func firstFew(list []string, n int) []string {
 
 // workspaceName names in's workspace for a person: its directory, or the
 // work tree and its clone.
-func workspaceName(in workflows.SessionInput) string {
+func workspaceName(in contract.SessionInput) string {
 	if wt := in.Worktree; wt != nil {
 		return fmt.Sprintf("%s (work tree %s, branch %s)", filepath.Base(wt.Clone), wt.Name, wt.Branch())
 	}

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"go.temporal.io/api/serviceerror"
 	"io"
 	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"go.temporal.io/api/serviceerror"
 
 	"github.com/spf13/cobra"
 	commonpb "go.temporal.io/api/common/v1"
@@ -19,17 +20,17 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/durable-ralph/ralph/workflows"
+	"github.com/durable-ralph/ralph/contract"
 )
 
-func queryStatus(ctx context.Context, c client.Client, id string) (workflows.Status, error) {
-	v, err := c.QueryWorkflow(ctx, id, "", workflows.QueryStatus)
+func queryStatus(ctx context.Context, c client.Client, id string) (contract.Status, error) {
+	v, err := c.QueryWorkflow(ctx, id, "", contract.QueryStatus)
 	if err != nil {
-		return workflows.Status{}, fmt.Errorf("query status of %s: %w", id, err)
+		return contract.Status{}, fmt.Errorf("query status of %s: %w", id, err)
 	}
-	var st workflows.Status
+	var st contract.Status
 	if err := v.Get(&st); err != nil {
-		return workflows.Status{}, fmt.Errorf("decode status of %s: %w", id, err)
+		return contract.Status{}, fmt.Errorf("decode status of %s: %w", id, err)
 	}
 	return st, nil
 }
@@ -75,7 +76,7 @@ func newStatusCmd() *cobra.Command {
 				if info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 					return fmt.Errorf("%w (is a worker running for task queue %q?)", qerr, cfg.TaskQueue)
 				}
-				var res workflows.SessionResult
+				var res contract.SessionResult
 				if err := conn.client.GetWorkflow(cmd.Context(), id, "").Get(cmd.Context(), &res); err != nil {
 					fmt.Fprintf(out, "Failure    %s\n", failureMessage(err))
 					return nil
@@ -102,7 +103,7 @@ func executionStatus(s enumspb.WorkflowExecutionStatus) string {
 	return strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_"))
 }
 
-func printStatus(out io.Writer, st workflows.Status, execStatus, url string) {
+func printStatus(out io.Writer, st contract.Status, execStatus, url string) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...)) }
 	row("Session", "%s", st.SessionID)
@@ -116,9 +117,9 @@ func printStatus(out io.Writer, st workflows.Status, execStatus, url string) {
 	}
 	state := stateText(st.State, st.Reason)
 	switch st.State {
-	case workflows.StateHostOffline:
+	case contract.StateHostOffline:
 		state += fmt.Sprintf(": no worker of host %s takes its work; it waits, losing nothing, until one runs there again", st.Host)
-	case workflows.StateWaitingForAgentSlot:
+	case contract.StateWaitingForAgentSlot:
 		state += ": its worker already runs worker.max-agents agents"
 	}
 	if st.Reason != "" {
@@ -211,7 +212,7 @@ func printStatus(out io.Writer, st workflows.Status, execStatus, url string) {
 		fmt.Fprintf(out, "  %s --approve\n", respond)
 		fmt.Fprintf(out, "  %s --reject --reason \"...\"\n", respond)
 		fmt.Fprintf(out, "  %s --answer \"...\"\n", respond)
-		fmt.Fprintf(out, "or send the %q signal from the Temporal UI with {\"id\": %q, \"answer\": \"...\"}\n", workflows.SignalCheckpoint, cp.ID)
+		fmt.Fprintf(out, "or send the %q signal from the Temporal UI with {\"id\": %q, \"answer\": \"...\"}\n", contract.SignalCheckpoint, cp.ID)
 	}
 	if len(st.Guidance) > 0 {
 		fmt.Fprintln(out, "\nGuidance for the next iteration:")
@@ -242,7 +243,7 @@ func printStatus(out io.Writer, st workflows.Status, execStatus, url string) {
 	if len(st.Recent) > 0 {
 		fmt.Fprintln(out, "\nRecent iterations:")
 		for _, it := range st.Recent {
-			fmt.Fprintln(out, "  "+iterationLine(it))
+			fmt.Fprintln(out, "  "+it.Line())
 		}
 	}
 }
@@ -258,7 +259,7 @@ func newListCmd() *cobra.Command {
 			query := "(WorkflowType = 'Session' OR WorkflowType = 'IssueQueue')"
 			if status != "" {
 				var names []string
-				for _, st := range workflows.States() {
+				for _, st := range contract.States() {
 					names = append(names, string(st))
 				}
 				if !slices.Contains(names, status) {
@@ -292,19 +293,19 @@ func listSessions(ctx context.Context, c client.Client, query string, limit int,
 		for _, e := range resp.GetExecutions() {
 			fields := e.GetSearchAttributes().GetIndexedFields()
 			kind := "session"
-			if e.GetType().GetName() == "IssueQueue" {
+			if e.GetType().GetName() == contract.WorkflowIssueQueue {
 				kind = "queue"
-			} else if n := attr[int64](fields, workflows.SearchRalphIssue.GetName(), 0); n > 0 {
+			} else if n := attr[int64](fields, contract.SearchRalphIssue.GetName(), 0); n > 0 {
 				kind = fmt.Sprintf("issue #%d", n)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 				e.GetExecution().GetWorkflowId(), kind,
 				executionStatus(e.GetStatus()),
-				stateText(workflows.State(attr[string](fields, workflows.SearchRalphStatus.GetName(), "-")), ""),
-				fmt.Sprint(attr[int64](fields, workflows.SearchRalphIteration.GetName(), 0)),
-				fmt.Sprintf("$%.4f", attr[float64](fields, workflows.SearchRalphCostUSD.GetName(), 0)),
-				attr[string](fields, workflows.SearchRalphRepo.GetName(), "-"),
-				attr[string](fields, workflows.SearchRalphHost.GetName(), "-"),
+				stateText(contract.State(attr[string](fields, contract.SearchRalphStatus.GetName(), "-")), ""),
+				fmt.Sprint(attr[int64](fields, contract.SearchRalphIteration.GetName(), 0)),
+				fmt.Sprintf("$%.4f", attr[float64](fields, contract.SearchRalphCostUSD.GetName(), 0)),
+				attr[string](fields, contract.SearchRalphRepo.GetName(), "-"),
+				attr[string](fields, contract.SearchRalphHost.GetName(), "-"),
 				e.GetStartTime().AsTime().Local().Format(time.DateTime))
 			n++
 		}
@@ -319,11 +320,11 @@ func listSessions(ctx context.Context, c client.Client, query string, limit int,
 // stateText is how a state reads: a session a limit ended is stopped by
 // the limit, not failed (also for sessions of earlier versions, which
 // said failed).
-func stateText(st workflows.State, reason workflows.Reason) string {
+func stateText(st contract.State, reason contract.Reason) string {
 	switch {
-	case st == workflows.StateLimited:
+	case st == contract.StateLimited:
 		return "stopped by limit"
-	case st == workflows.StateFailed && reason.ExitCode() == 2:
+	case st == contract.StateFailed && reason.ExitCode() == 2:
 		return "stopped by limit"
 	}
 	return string(st)
@@ -349,7 +350,7 @@ func newStopCmd() *cobra.Command {
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withSession(cmd, args, func(ctx context.Context, c client.Client, id string, out io.Writer) error {
-				if err := c.SignalWorkflow(ctx, id, "", workflows.SignalStop, workflows.StopSignal{Reason: reason}); err != nil {
+				if err := c.SignalWorkflow(ctx, id, "", contract.SignalStop, contract.StopSignal{Reason: reason}); err != nil {
 					return fmt.Errorf("stop session %s: %w", id, err)
 				}
 				if isQueueID(id) {

@@ -24,10 +24,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/durable-ralph/ralph/config"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/metrics"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/internal/version"
-	"github.com/durable-ralph/ralph/workflows"
 )
 
 func main() {
@@ -126,7 +126,7 @@ func run(ctx context.Context, cfg config.Config) error {
 		fmt.Fprintf(os.Stderr, "Metrics:         http://%s/metrics\n", addr)
 	}
 	fmt.Fprintf(os.Stderr, "Worker polling task queues %q and %q on %s (host %s, at most %d agents at once)\n",
-		cfg.TaskQueue, workflows.HostTaskQueue(cfg.TaskQueue, cfg.Worker.HostID), opts.HostPort, cfg.Worker.HostID, cfg.Worker.MaxAgents)
+		cfg.TaskQueue, contract.HostTaskQueue(cfg.TaskQueue, cfg.Worker.HostID), opts.HostPort, cfg.Worker.HostID, cfg.Worker.MaxAgents)
 	if err := w.Run(interruptFrom(ctx)); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}

@@ -25,6 +25,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // Metrics holds a worker's metrics.
@@ -80,7 +81,7 @@ func (m *Metrics) SDKHandler() client.MetricsHandler { return m.handler }
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // ObserveIteration counts a finished iteration.
-func (m *Metrics) ObserveIteration(res activities.IterationResult) {
+func (m *Metrics) ObserveIteration(res contract.IterationResult) {
 	outcome := string(res.Outcome)
 	if outcome == "" {
 		outcome = "unknown"

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-ralph/ralph/activities"
-	"github.com/durable-ralph/ralph/activities/agent"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/metrics"
 )
 
@@ -19,9 +19,9 @@ func TestMetricsServePrometheusText(t *testing.T) {
 	m.WatchAgents(slots)
 	require.True(t, slots.TryAcquire())
 
-	m.ObserveIteration(activities.IterationResult{Outcome: agent.OutcomeSuccess, CostUSD: 0.25,
-		Usage: agent.Usage{InputTokens: 100, OutputTokens: 20, CacheReadInputTokens: 7}})
-	m.ObserveIteration(activities.IterationResult{Outcome: agent.OutcomeAgentError})
+	m.ObserveIteration(contract.IterationResult{Outcome: contract.OutcomeSuccess, CostUSD: 0.25,
+		Usage: contract.Usage{InputTokens: 100, OutputTokens: 20, CacheReadInputTokens: 7}})
+	m.ObserveIteration(contract.IterationResult{Outcome: contract.OutcomeAgentError})
 	// What the SDK records through its handler lands on the same registry.
 	m.SDKHandler().Counter("temporal_request").Inc(2)
 

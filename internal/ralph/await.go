@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/durable-ralph/ralph/workflows"
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // sessionWaiter holds the client through which a queue waits for an
@@ -27,11 +27,11 @@ type sessionWaiter struct {
 // attempt waits again. A session that failed, was terminated or is gone
 // ends the wait with a non-retryable error of type
 // workflows.ErrTypeSessionEnded.
-func (w *sessionWaiter) AwaitSession(ctx context.Context, id string) (workflows.SessionResult, error) {
+func (w *sessionWaiter) AwaitSession(ctx context.Context, id string) (contract.SessionResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type outcome struct {
-		res workflows.SessionResult
+		res contract.SessionResult
 		err error
 	}
 	done := make(chan outcome, 1)
@@ -54,12 +54,12 @@ func (w *sessionWaiter) AwaitSession(ctx context.Context, id string) (workflows.
 				return o.res, nil
 			}
 			if ctx.Err() != nil {
-				return workflows.SessionResult{}, ctx.Err()
+				return contract.SessionResult{}, ctx.Err()
 			}
-			return workflows.SessionResult{}, sessionWaitError(id, o.err)
+			return contract.SessionResult{}, sessionWaitError(id, o.err)
 		case <-tick.C:
 		case <-ctx.Done():
-			return workflows.SessionResult{}, ctx.Err()
+			return contract.SessionResult{}, ctx.Err()
 		}
 	}
 }
@@ -73,10 +73,10 @@ func sessionWaitError(id string, err error) error {
 	switch {
 	case errors.As(err, &ended):
 		return temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("the session %s ended without a result: %v", id, errors.Unwrap(ended)), workflows.ErrTypeSessionEnded, err)
+			fmt.Sprintf("the session %s ended without a result: %v", id, errors.Unwrap(ended)), contract.ErrTypeSessionEnded, err)
 	case errors.As(err, &notFound):
 		return temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("the session %s no longer exists", id), workflows.ErrTypeSessionEnded, err)
+			fmt.Sprintf("the session %s no longer exists", id), contract.ErrTypeSessionEnded, err)
 	}
 	return fmt.Errorf("wait for the session %s: %w", id, err)
 }

@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-ralph/ralph/config"
-	"github.com/durable-ralph/ralph/workflows"
+	"github.com/durable-ralph/ralph/contract"
 )
 
 func TestSessionWaitError(t *testing.T) {
@@ -35,7 +35,7 @@ func TestSessionWaitError(t *testing.T) {
 			}
 			require.ErrorAs(t, err, &appErr)
 			require.True(t, appErr.NonRetryable())
-			require.Equal(t, workflows.ErrTypeSessionEnded, appErr.Type())
+			require.Equal(t, contract.ErrTypeSessionEnded, appErr.Type())
 		})
 	}
 }

@@ -26,11 +26,12 @@ import (
 
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/activities/github"
-	"github.com/durable-ralph/ralph/activities/redact"
 	"github.com/durable-ralph/ralph/config"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/codec"
 	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/metrics"
+	"github.com/durable-ralph/ralph/redact"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
@@ -38,12 +39,12 @@ import (
 // real cluster needs them created once (see the README).
 func SearchAttributes() map[string]enumspb.IndexedValueType {
 	return map[string]enumspb.IndexedValueType{
-		workflows.SearchRalphStatus.GetName():    enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-		workflows.SearchRalphIteration.GetName(): enumspb.INDEXED_VALUE_TYPE_INT,
-		workflows.SearchRalphCostUSD.GetName():   enumspb.INDEXED_VALUE_TYPE_DOUBLE,
-		workflows.SearchRalphRepo.GetName():      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-		workflows.SearchRalphIssue.GetName():     enumspb.INDEXED_VALUE_TYPE_INT,
-		workflows.SearchRalphHost.GetName():      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		contract.SearchRalphStatus.GetName():    enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		contract.SearchRalphIteration.GetName(): enumspb.INDEXED_VALUE_TYPE_INT,
+		contract.SearchRalphCostUSD.GetName():   enumspb.INDEXED_VALUE_TYPE_DOUBLE,
+		contract.SearchRalphRepo.GetName():      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		contract.SearchRalphIssue.GetName():     enumspb.INDEXED_VALUE_TYPE_INT,
+		contract.SearchRalphHost.GetName():      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 	}
 }
 
@@ -182,7 +183,7 @@ func NewWorker(c client.Client, opts WorkerOptions, agent *activities.Agent, gh 
 	agent.Host = opts.HostID
 	agent.Slots = activities.NewSlots(opts.MaxAgents)
 	agent.OnSlot = func(ctx context.Context, ev activities.SlotEvent) {
-		err := c.SignalWorkflow(ctx, ev.WorkflowID, ev.RunID, workflows.SignalAgentSlot, workflows.AgentSlot{
+		err := c.SignalWorkflow(ctx, ev.WorkflowID, ev.RunID, contract.SignalAgentSlot, contract.AgentSlot{
 			Iteration: ev.Iteration, Waiting: ev.Waiting, Running: ev.Running, Max: ev.Max,
 		})
 		if err != nil {
@@ -210,14 +211,14 @@ func NewWorker(c client.Client, opts WorkerOptions, agent *activities.Agent, gh 
 	shared.RegisterWorkflow(workflows.IssueQueue)
 	shared.RegisterActivity(agent)
 	shared.RegisterActivity(gh)
-	shared.RegisterActivityWithOptions((&sessionWaiter{c: c}).AwaitSession, activity.RegisterOptions{Name: workflows.ActivityAwaitSession})
+	shared.RegisterActivityWithOptions((&sessionWaiter{c: c}).AwaitSession, activity.RegisterOptions{Name: contract.ActivityAwaitSession})
 
 	// The agents are capped by the slots, not by the worker: an iteration
 	// waiting for a slot must be taken from the queue, or its wait would
 	// look like a host that is gone (the schedule-to-start timeout).
 	hostOpts := base
 	hostOpts.MaxConcurrentActivityExecutionSize = 1000
-	host := worker.New(c, workflows.HostTaskQueue(opts.TaskQueue, opts.HostID), hostOpts)
+	host := worker.New(c, contract.HostTaskQueue(opts.TaskQueue, opts.HostID), hostOpts)
 	host.RegisterActivity(agent)
 	return &Worker{shared: shared, host: host}
 }
@@ -295,19 +296,19 @@ func NewWorkflowWorker(c client.Client, taskQueue string) worker.Worker {
 }
 
 // SessionInput builds the input of a session on workspace from cfg.
-func SessionInput(cfg config.Config, workspace string) (workflows.SessionInput, error) {
+func SessionInput(cfg config.Config, workspace string) (contract.SessionInput, error) {
 	abs, err := filepath.Abs(workspace)
 	if err != nil {
-		return workflows.SessionInput{}, fmt.Errorf("workspace %s: %w", workspace, err)
+		return contract.SessionInput{}, fmt.Errorf("workspace %s: %w", workspace, err)
 	}
 	if resolved, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = resolved
 	}
 	prices, err := cfg.Agent.PriceTable()
 	if err != nil {
-		return workflows.SessionInput{}, fmt.Errorf("agent.prices: %w", err)
+		return contract.SessionInput{}, fmt.Errorf("agent.prices: %w", err)
 	}
-	executor := activities.AgentSettings{
+	executor := contract.AgentSettings{
 		Backend:          backendOf(cfg.Agent.Backend),
 		Command:          cfg.Agent.Command,
 		Prices:           prices,
@@ -317,29 +318,29 @@ func SessionInput(cfg config.Config, workspace string) (workflows.SessionInput, 
 		Timeout:          cfg.Limits.IterationTimeout,
 		ResetInterrupted: cfg.Agent.ResetInterrupted,
 	}
-	return workflows.SessionInput{
+	return contract.SessionInput{
 		Roles:       rolesOf(cfg, executor),
 		Workspace:   abs,
 		Host:        cfg.Worker.HostID,
 		HostTimeout: cfg.Worker.HostTimeout,
 		Agent:       executor,
-		Task: activities.TaskSettings{
+		Task: contract.TaskSettings{
 			Mode:              cfg.Task.Mode,
 			CompletionPromise: cfg.Task.CompletionPromise,
 			CheckCommand:      cfg.Task.CheckCommand,
 			InstructionsFile:  cfg.Task.InstructionsFile,
 		},
-		Git: activities.GitSettings{
+		Git: contract.GitSettings{
 			AutoCommit: cfg.Git.AutoCommit,
 			AllowDirty: cfg.Git.AllowDirty,
 		},
-		Checkpoints: workflows.CheckpointSettings{
+		Checkpoints: contract.CheckpointSettings{
 			Every:          cfg.Checkpoint.Every,
 			BeforeComplete: cfg.Checkpoint.BeforeComplete,
 			Timeout:        cfg.Checkpoint.Timeout,
 			OnTimeout:      cfg.Checkpoint.OnTimeout,
 		},
-		Limits: workflows.Limits{
+		Limits: contract.Limits{
 			MaxIterations:          cfg.Limits.MaxIterations,
 			MaxRuntime:             cfg.Limits.MaxRuntime,
 			MaxCostUSD:             cfg.Limits.MaxCostUSD,
@@ -384,13 +385,13 @@ func backendOf(name string) string {
 // rolesOf is the session's roles besides the executor: nil when the
 // configuration has none but the defaults, so that such a session reads
 // as sessions did before roles.
-func rolesOf(cfg config.Config, executor activities.AgentSettings) *workflows.Roles {
+func rolesOf(cfg config.Config, executor contract.AgentSettings) *contract.Roles {
 	planner := cfg.Roles.Planner
 	custom := planner.Backend != "" || planner.Model != "" || len(planner.Command) > 0 || planner.Instructions != ""
 	if !cfg.Roles.Reviewer.On() && !custom {
 		return nil
 	}
-	roles := &workflows.Roles{}
+	roles := &contract.Roles{}
 	if cfg.Roles.Reviewer.On() {
 		roles.Reviewer = roleAgent(cfg, executor, cfg.Roles.Reviewer.Agent())
 		roles.ReviewEvery = cfg.Roles.Reviewer.Every
@@ -402,7 +403,7 @@ func rolesOf(cfg config.Config, executor activities.AgentSettings) *workflows.Ro
 }
 
 // roleAgent is the agent of a role configured by r.
-func roleAgent(cfg config.Config, executor activities.AgentSettings, r config.RoleConfig) *workflows.RoleAgent {
+func roleAgent(cfg config.Config, executor contract.AgentSettings, r config.RoleConfig) *contract.RoleAgent {
 	backend, command, model := cfg.Agent.RoleAgent(r)
 	a := executor
 	a.Backend, a.Command, a.Model = backendOf(backend), command, model
@@ -410,5 +411,5 @@ func roleAgent(cfg config.Config, executor activities.AgentSettings, r config.Ro
 		// The executor's turns and arguments are for its own CLI.
 		a.MaxTurns, a.ExtraArgs = 0, nil
 	}
-	return &workflows.RoleAgent{Agent: a, Instructions: r.Instructions}
+	return &contract.RoleAgent{Agent: a, Instructions: r.Instructions}
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-ralph/ralph/config"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/ralph"
-	"github.com/durable-ralph/ralph/workflows"
 )
 
 func TestSessionInputCarriesEverySetting(t *testing.T) {
@@ -37,7 +37,7 @@ func TestSessionInputCarriesEverySetting(t *testing.T) {
 	require.True(t, in.Agent.ResetInterrupted)
 	require.Equal(t, "prd", in.Task.Mode)
 	require.Equal(t, "DONE", in.Task.CompletionPromise)
-	require.Equal(t, workflows.Limits{
+	require.Equal(t, contract.Limits{
 		MaxIterations: 9, MaxRuntime: 2 * time.Hour, MaxCostUSD: 3.5,
 		MaxConsecutiveFailures: 4, MaxNoProgress: 5,
 		IterationTimeout: 20 * time.Minute, HeartbeatTimeout: 15 * time.Second, IterationsPerRun: 6,
@@ -45,6 +45,6 @@ func TestSessionInputCarriesEverySetting(t *testing.T) {
 	}, in.Limits)
 	require.False(t, in.Git.AutoCommit)
 	require.True(t, in.Git.AllowDirty)
-	require.Equal(t, workflows.CheckpointSettings{Every: 2, BeforeComplete: true, Timeout: time.Hour, OnTimeout: "stop"}, in.Checkpoints)
+	require.Equal(t, contract.CheckpointSettings{Every: 2, BeforeComplete: true, Timeout: time.Hour, OnTimeout: "stop"}, in.Checkpoints)
 	require.True(t, len(in.Workspace) > 0 && in.Workspace[0] == '/', "absolute workspace")
 }

@@ -5,7 +5,7 @@ import (
 
 	"go.temporal.io/sdk/interceptor"
 
-	"github.com/durable-ralph/ralph/activities/redact"
+	"github.com/durable-ralph/ralph/redact"
 )
 
 // redactor is a worker interceptor that removes secrets from everything

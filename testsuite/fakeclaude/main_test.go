@@ -16,8 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/durable-ralph/ralph/activities/agent"
-	"github.com/durable-ralph/ralph/activities/claude"
+	"github.com/durable-ralph/ralph/agent"
+	"github.com/durable-ralph/ralph/agent/claude"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/stretchr/testify/require"
 )
 
@@ -204,7 +205,7 @@ func TestAutoPRD(t *testing.T) {
 	for i, id := range []string{"US-001", "US-002", "US-003"} {
 		r := f.run("Work on the next story.", ralphArgs...)
 		require.Equal(t, 0, r.code, r.stderr)
-		require.Equal(t, agent.OutcomeSuccess, r.verdict.Outcome, r.verdict.Reason)
+		require.Equal(t, contract.OutcomeSuccess, r.verdict.Outcome, r.verdict.Reason)
 		require.Contains(t, r.summary.ResultText, "Implemented "+id)
 		require.NotContains(t, r.summary.ResultText, "<promise>")
 		require.Equal(t, fmt.Sprintf("%s: %s\n", id, storyTitle(id)), f.read("story-"+id+".txt"))
@@ -217,7 +218,7 @@ func TestAutoPRD(t *testing.T) {
 	require.Equal(t, strings.ReplaceAll(threeStoryPRD, `"passes": false,`, `"passes": true,`), f.read("prd.json"))
 
 	r := f.run("Work on the next story.", ralphArgs...)
-	require.Equal(t, agent.OutcomeSuccess, r.verdict.Outcome, r.verdict.Reason)
+	require.Equal(t, contract.OutcomeSuccess, r.verdict.Outcome, r.verdict.Reason)
 	require.True(t, strings.HasSuffix(r.summary.ResultText, "\n\n<promise>COMPLETE</promise>"), r.summary.ResultText)
 	require.Zero(t, r.summary.ToolUses)
 
@@ -258,7 +259,7 @@ func TestStreamParsesLikeClaudeCode(t *testing.T) {
 	require.Equal(t, "success", s.ResultSubtype)
 	require.False(t, s.IsError)
 	require.Equal(t, 0.0125, s.CostUSD)
-	require.Equal(t, agent.Usage{InputTokens: 1200, OutputTokens: 350, CacheCreationInputTokens: 4000, CacheReadInputTokens: 15000}, s.Usage)
+	require.Equal(t, contract.Usage{InputTokens: 1200, OutputTokens: 350, CacheCreationInputTokens: 4000, CacheReadInputTokens: 15000}, s.Usage)
 	require.Equal(t, 4, s.Turns, "three tool turns and the final text")
 	require.Equal(t, 4, s.NumTurns)
 	require.Equal(t, s.ResultText, s.LastText)
@@ -284,7 +285,7 @@ func TestStreamParsesLikeClaudeCode(t *testing.T) {
 	r = f.run("go", append(ralphArgs, "--model", "claude-sonnet-4-5")...)
 	require.Equal(t, "claude-sonnet-4-5", r.summary.Model)
 	require.Equal(t, 0.5, r.summary.CostUSD)
-	require.Equal(t, agent.Usage{InputTokens: 10, OutputTokens: 20, CacheCreationInputTokens: 30, CacheReadInputTokens: 40}, r.summary.Usage)
+	require.Equal(t, contract.Usage{InputTokens: 10, OutputTokens: 20, CacheCreationInputTokens: 30, CacheReadInputTokens: 40}, r.summary.Usage)
 	require.Equal(t, 9, r.summary.NumTurns)
 	require.Equal(t, "a\n", f.read("notes/a.md"))
 	require.Contains(t, r.stdout, `"modelUsage":{"claude-sonnet-4-5":{"inputTokens":10,`)
@@ -295,7 +296,7 @@ func TestFailures(t *testing.T) {
 		name      string
 		step      map[string]any
 		code      int
-		outcome   agent.Outcome
+		outcome   contract.Outcome
 		reason    string
 		resetsIn  time.Duration
 		noResult  bool
@@ -305,7 +306,7 @@ func TestFailures(t *testing.T) {
 			name:     "garbage",
 			step:     map[string]any{"garbage": true},
 			code:     1,
-			outcome:  agent.OutcomeAgentError,
+			outcome:  contract.OutcomeAgentError,
 			reason:   "agent printed 12 lines that are not stream-json and no result",
 			noResult: true,
 		},
@@ -313,7 +314,7 @@ func TestFailures(t *testing.T) {
 			name:     "garbage with a count and a status",
 			step:     map[string]any{"garbage": 3, "exit_code": 7},
 			code:     7,
-			outcome:  agent.OutcomeAgentError,
+			outcome:  contract.OutcomeAgentError,
 			reason:   "agent printed 3 lines that are not stream-json and no result and exited with status 7",
 			noResult: true,
 		},
@@ -321,7 +322,7 @@ func TestFailures(t *testing.T) {
 			name:     "crash",
 			step:     map[string]any{"auto": true, "crash": 3},
 			code:     3,
-			outcome:  agent.OutcomeAgentError,
+			outcome:  contract.OutcomeAgentError,
 			reason:   "agent exited with status 3 without a result event",
 			noResult: true,
 		},
@@ -329,7 +330,7 @@ func TestFailures(t *testing.T) {
 			name:      "error during execution",
 			step:      map[string]any{"is_error": true, "error_text": "Tool permission stream closed"},
 			code:      1,
-			outcome:   agent.OutcomeAgentError,
+			outcome:   contract.OutcomeAgentError,
 			reason:    "agent ended with error_during_execution: Tool permission stream closed",
 			stderrHas: "Tool permission stream closed",
 		},
@@ -337,7 +338,7 @@ func TestFailures(t *testing.T) {
 			name:     "rate limit",
 			step:     map[string]any{"rate_limit": 90},
 			code:     1,
-			outcome:  agent.OutcomeRateLimited,
+			outcome:  contract.OutcomeRateLimited,
 			reason:   "rate limited (five_hour): You've hit your 5-hour limit · resets ",
 			resetsIn: 90 * time.Second,
 		},
@@ -345,14 +346,14 @@ func TestFailures(t *testing.T) {
 			name:    "invalid API key",
 			step:    map[string]any{"auth_error": true},
 			code:    1,
-			outcome: agent.OutcomePermanent,
+			outcome: contract.OutcomePermanent,
 			reason:  "Invalid API key · Fix external API key",
 		},
 		{
 			name:    "exit code after a good result",
 			step:    map[string]any{"exit_code": 5},
 			code:    5,
-			outcome: agent.OutcomeAgentError,
+			outcome: contract.OutcomeAgentError,
 			reason:  "agent exited with status 5 after a successful result",
 		},
 	}
@@ -457,7 +458,7 @@ func TestCommandLine(t *testing.T) {
 			require.Equal(t, tt.stderr, r.stderr)
 			require.Empty(t, f.calls(), "only runs are counted")
 			if tt.code != 0 {
-				require.Equal(t, agent.OutcomePermanent, r.verdict.Outcome, r.verdict.Reason)
+				require.Equal(t, contract.OutcomePermanent, r.verdict.Outcome, r.verdict.Reason)
 			}
 		})
 	}
@@ -486,14 +487,14 @@ func TestArgumentsAndFormats(t *testing.T) {
 	// Resuming a session this fake agent started keeps its id.
 	r = f.run("more", append(ralphArgs, "--resume", "11111111-2222-4333-8444-555555555555")...)
 	require.Equal(t, "11111111-2222-4333-8444-555555555555", r.summary.SessionID)
-	require.Equal(t, agent.OutcomeSuccess, r.verdict.Outcome)
+	require.Equal(t, contract.OutcomeSuccess, r.verdict.Outcome)
 
 	// Resuming another fails as the real CLI does, without playing a step.
 	r = f.run("more", append(ralphArgs, "--resume", "99999999-2222-4333-8444-555555555555")...)
 	require.Equal(t, 1, r.code)
 	require.Equal(t, "No conversation found with session ID: 99999999-2222-4333-8444-555555555555\n", r.stderr)
 	require.Equal(t, "error_during_execution", r.summary.ResultSubtype)
-	require.Equal(t, agent.OutcomeAgentError, r.verdict.Outcome)
+	require.Equal(t, contract.OutcomeAgentError, r.verdict.Outcome)
 
 	calls := f.calls()
 	require.Len(t, calls, 3)
@@ -509,14 +510,14 @@ func TestMaxTurns(t *testing.T) {
 	require.Equal(t, "error_max_turns", r.summary.ResultSubtype)
 	require.Equal(t, "Reached maximum number of turns (2)", r.summary.ResultText)
 	require.Equal(t, 2, r.summary.Turns)
-	require.Equal(t, agent.OutcomeAgentError, r.verdict.Outcome)
+	require.Equal(t, contract.OutcomeAgentError, r.verdict.Outcome)
 }
 
 func TestAutoProgress(t *testing.T) {
 	f := newFake(t, map[string]string{"progress.md": threeTaskProgress})
 
 	r := f.run("go", ralphArgs...)
-	require.Equal(t, agent.OutcomeSuccess, r.verdict.Outcome, r.verdict.Reason)
+	require.Equal(t, contract.OutcomeSuccess, r.verdict.Outcome, r.verdict.Reason)
 	require.Contains(t, r.summary.ResultText, "Completed task 1 (List widgets)")
 	require.NotContains(t, r.summary.ResultText, "RALPH_DONE")
 	require.Equal(t, "List widgets\n", f.read("task-1.txt"))
@@ -543,7 +544,7 @@ func TestCommitAndCheckpoint(t *testing.T) {
 		"text":       "All done.",
 	})
 	r := f.run("go", ralphArgs...)
-	require.Equal(t, agent.OutcomeSuccess, r.verdict.Outcome, r.verdict.Reason)
+	require.Equal(t, contract.OutcomeSuccess, r.verdict.Outcome, r.verdict.Reason)
 	require.Equal(t, "All done.", r.summary.ResultText, "no task file, so no promise to claim")
 	require.Equal(t, `{"step":2,"story":"US-001"}`, f.read(".ralph/checkpoint.json"))
 	require.Equal(t, "feat: add main\n", git(t, f.dir, "log", "-1", "--format=%s"))
@@ -556,7 +557,7 @@ func TestSleepPrintsProgress(t *testing.T) {
 	start := time.Now()
 	r := f.run("go", ralphArgs...)
 	require.GreaterOrEqual(t, time.Since(start), 1500*time.Millisecond)
-	require.Equal(t, agent.OutcomeSuccess, r.verdict.Outcome, r.verdict.Reason)
+	require.Equal(t, contract.OutcomeSuccess, r.verdict.Outcome, r.verdict.Reason)
 	require.Equal(t, 1, r.summary.UnknownEvents, "one tool_progress event")
 	require.Equal(t, "Bash", r.summary.LastTool)
 }
@@ -565,7 +566,7 @@ func TestFlood(t *testing.T) {
 	f := newFake(t, nil, map[string]any{"flood_mb": 3, "flood_line_kb": 512})
 	r := f.run("go", ralphArgs...)
 	require.Greater(t, len(r.stdout), 3<<20)
-	require.Equal(t, agent.OutcomeSuccess, r.verdict.Outcome, r.verdict.Reason)
+	require.Equal(t, contract.OutcomeSuccess, r.verdict.Outcome, r.verdict.Reason)
 	require.Zero(t, r.summary.InvalidLines)
 	require.Equal(t, "Nothing to do.", r.summary.ResultText)
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Texts of Ralph's iteration prompt (activities/tasks/prompt.go) that
+// Texts of Ralph's iteration prompt (tasks/prompt.go) that
 // RalphPRDScript reads.
 var (
 	ralphPromptRE = regexp.MustCompile(`(?m)^# Ralph loop: iteration \d+`)

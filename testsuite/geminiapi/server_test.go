@@ -2,7 +2,7 @@ package geminiapi
 
 // Tests that run the real Gemini CLI (pinned, installed by `make gemini`)
 // against the server, with the command line, parser and classifier of
-// activities/gemini.
+// agent/gemini.
 
 import (
 	"bytes"
@@ -18,8 +18,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/durable-ralph/ralph/activities/agent"
-	"github.com/durable-ralph/ralph/activities/gemini"
+	"github.com/durable-ralph/ralph/agent"
+	"github.com/durable-ralph/ralph/agent/gemini"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/testsuite/realcli"
 )
 
@@ -132,7 +133,7 @@ func TestRealCLIText(t *testing.T) {
 			defer s.Close()
 
 			r := runCLI(t, s, t.TempDir(), newRepo(t, nil), tc.prompt, cliOptions{Options: agent.Options{Model: "gemini-2.5-flash"}})
-			require.Equal(t, agent.OutcomeSuccess, r.verdict.Outcome, "%s\nstderr:\n%s", r.verdict.Reason, r.stderr)
+			require.Equal(t, contract.OutcomeSuccess, r.verdict.Outcome, "%s\nstderr:\n%s", r.verdict.Reason, r.stderr)
 			require.Equal(t, "Hello from the script.\nSecond line.", r.summary.FinalText)
 			require.Equal(t, "gemini-2.5-flash", r.summary.Model)
 			require.NotEmpty(t, r.summary.SessionID)
@@ -164,7 +165,7 @@ func TestRealCLIAutoModel(t *testing.T) {
 	defer s.Close()
 
 	r := runCLI(t, s, t.TempDir(), newRepo(t, nil), "Which model answers?", cliOptions{})
-	require.Equal(t, agent.OutcomeSuccess, r.verdict.Outcome, r.verdict.Reason)
+	require.Equal(t, contract.OutcomeSuccess, r.verdict.Outcome, r.verdict.Reason)
 	require.Equal(t, "Routed.", r.summary.FinalText, "thoughts are not the model's text")
 	conv := s.Conversation()
 	require.Len(t, conv, 1)
@@ -195,7 +196,7 @@ func TestRealCLITools(t *testing.T) {
 
 	dir := newRepo(t, nil)
 	r := runCLI(t, s, t.TempDir(), dir, "Make two files.", cliOptions{Options: agent.Options{Model: "gemini-2.5-flash"}})
-	require.Equal(t, agent.OutcomeSuccess, r.verdict.Outcome, "%s\nstderr:\n%s", r.verdict.Reason, r.stderr)
+	require.Equal(t, contract.OutcomeSuccess, r.verdict.Outcome, "%s\nstderr:\n%s", r.verdict.Reason, r.stderr)
 
 	made, err := os.ReadFile(filepath.Join(dir, "made.txt"))
 	require.NoError(t, err)
@@ -228,7 +229,7 @@ func TestRealCLIAPIErrors(t *testing.T) {
 		name    string
 		reply   Reply
 		exit    int
-		outcome agent.Outcome
+		outcome contract.Outcome
 		reason  string
 		resets  time.Duration
 	}{
@@ -236,14 +237,14 @@ func TestRealCLIAPIErrors(t *testing.T) {
 			name:    "500",
 			reply:   Error(500, "Internal error encountered."),
 			exit:    500 % 256,
-			outcome: agent.OutcomeAgentError,
+			outcome: contract.OutcomeAgentError,
 			reason:  "Internal error encountered.",
 		},
 		{
 			name:    "429",
 			reply:   RateLimit(30 * time.Second),
 			exit:    429 % 256,
-			outcome: agent.OutcomeRateLimited,
+			outcome: contract.OutcomeRateLimited,
 			reason:  "You exceeded your current quota",
 			resets:  30 * time.Second,
 		},
@@ -251,14 +252,14 @@ func TestRealCLIAPIErrors(t *testing.T) {
 			name:    "400",
 			reply:   Error(400, "Request contains an invalid argument."),
 			exit:    400 % 256,
-			outcome: agent.OutcomeAgentError,
+			outcome: contract.OutcomeAgentError,
 			reason:  "Request contains an invalid argument.",
 		},
 		{
 			name:    "403",
 			reply:   Error(403, "Permission denied: Consumer has been suspended."),
 			exit:    403 % 256,
-			outcome: agent.OutcomePermanent,
+			outcome: contract.OutcomePermanent,
 			reason:  "Consumer has been suspended.",
 		},
 	}
@@ -297,14 +298,14 @@ func TestRealCLIResume(t *testing.T) {
 	home, dir := t.TempDir(), newRepo(t, nil)
 	o := cliOptions{Options: agent.Options{Model: "gemini-2.5-flash"}}
 	first := runCLI(t, s, home, dir, "Start.", o)
-	require.Equal(t, agent.OutcomeSuccess, first.verdict.Outcome, first.verdict.Reason)
+	require.Equal(t, contract.OutcomeSuccess, first.verdict.Outcome, first.verdict.Reason)
 	require.Equal(t, "Turn 1, 1 calls so far.", first.summary.FinalText)
 	session := first.summary.SessionID
 	require.NotEmpty(t, session)
 
 	o.resume = session
 	second := runCLI(t, s, home, dir, "Go on.", o)
-	require.Equal(t, agent.OutcomeSuccess, second.verdict.Outcome, second.verdict.Reason)
+	require.Equal(t, contract.OutcomeSuccess, second.verdict.Outcome, second.verdict.Reason)
 	require.False(t, second.parser.ResumeFailed())
 	require.Equal(t, session, second.summary.SessionID, "a resumed run keeps its session id")
 	require.Equal(t, "Turn 2, 1 calls so far.", second.summary.FinalText, "the model sees the first run's conversation")
@@ -317,7 +318,7 @@ func TestRealCLIResume(t *testing.T) {
 	missing := runCLI(t, s, home, dir, "Go on.", o)
 	require.Equal(t, 42, missing.exitCode())
 	require.Empty(t, missing.stdout)
-	require.Equal(t, agent.OutcomeAgentError, missing.verdict.Outcome)
+	require.Equal(t, contract.OutcomeAgentError, missing.verdict.Outcome)
 	require.True(t, missing.parser.ResumeFailed(), missing.stderr)
 
 	o.resume = session
@@ -336,7 +337,7 @@ func TestRealCLITurnLimit(t *testing.T) {
 		settings: map[string]any{"model": map[string]any{"maxSessionTurns": 2}},
 	})
 	require.Equal(t, 53, r.exitCode())
-	require.Equal(t, agent.OutcomeAgentError, r.verdict.Outcome)
+	require.Equal(t, contract.OutcomeAgentError, r.verdict.Outcome)
 	require.Contains(t, r.verdict.Reason, "agent reached its turn limit")
 	require.Equal(t, 2, r.summary.ToolUses)
 }
@@ -378,7 +379,7 @@ func TestRealCLIRalphPRD(t *testing.T) {
 	o := cliOptions{Options: agent.Options{Model: "gemini-2.5-flash"}}
 
 	cut := runCLI(t, s, home, dir, ralphPromptFor(1, "US-001"), o)
-	require.Equal(t, agent.OutcomeAgentError, cut.verdict.Outcome, cut.verdict.Reason)
+	require.Equal(t, contract.OutcomeAgentError, cut.verdict.Outcome, cut.verdict.Reason)
 	require.FileExists(t, filepath.Join(dir, "story-US-001.txt"))
 	require.Equal(t, 2, cut.summary.ToolUses)
 
@@ -386,13 +387,13 @@ func TestRealCLIRalphPRD(t *testing.T) {
 	interrupt = false
 	o.resume = cut.summary.SessionID
 	resumed := runCLI(t, s, home, dir, ralphPromptFor(1, "US-001"), o)
-	require.Equal(t, agent.OutcomeSuccess, resumed.verdict.Outcome, resumed.verdict.Reason)
+	require.Equal(t, contract.OutcomeSuccess, resumed.verdict.Outcome, resumed.verdict.Reason)
 	require.Equal(t, "Implemented US-001.", resumed.summary.FinalText)
 	require.Equal(t, 1, resumed.summary.ToolUses, "only progress.txt was left")
 
 	o.resume = ""
 	fresh := runCLI(t, s, home, dir, ralphPromptFor(2, "US-002"), o)
-	require.Equal(t, agent.OutcomeSuccess, fresh.verdict.Outcome, fresh.verdict.Reason)
+	require.Equal(t, contract.OutcomeSuccess, fresh.verdict.Outcome, fresh.verdict.Reason)
 	require.Equal(t, "Implemented US-002.", fresh.summary.FinalText)
 	require.Equal(t, 3, fresh.summary.ToolUses)
 
@@ -409,6 +410,6 @@ func TestRealCLIRalphPRD(t *testing.T) {
 	require.Equal(t, "Story US-002 is implemented.\n", string(story))
 
 	verify := runCLI(t, s, home, dir, ralphPromptFor(3, "verify"), o)
-	require.Equal(t, agent.OutcomeSuccess, verify.verdict.Outcome, verify.verdict.Reason)
+	require.Equal(t, contract.OutcomeSuccess, verify.verdict.Outcome, verify.verdict.Reason)
 	require.Contains(t, strings.Split(verify.summary.FinalText, "\n"), CompletePromise)
 }

@@ -16,8 +16,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/durable-ralph/ralph/activities/agent"
-	"github.com/durable-ralph/ralph/activities/codex"
+	"github.com/durable-ralph/ralph/agent"
+	"github.com/durable-ralph/ralph/agent/codex"
 	"github.com/durable-ralph/ralph/testsuite/realcli"
 	"github.com/durable-ralph/ralph/testsuite/responsesapi"
 )

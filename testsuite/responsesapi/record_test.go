@@ -10,13 +10,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/durable-ralph/ralph/activities/agent"
-	"github.com/durable-ralph/ralph/activities/codex"
+	"github.com/durable-ralph/ralph/agent"
+	"github.com/durable-ralph/ralph/agent/codex"
 	"github.com/durable-ralph/ralph/testsuite/responsesapi"
 )
 
 // TestRecordCodex records runs of the real Codex CLI against the server
-// into the directory RESPONSESAPI_RECORD names (activities/codex/testdata
+// into the directory RESPONSESAPI_RECORD names (agent/codex/testdata
 // keeps them): NAME.jsonl is the standard output, NAME.stderr the
 // standard error, NAME.exit the exit status. Without
 // RESPONSESAPI_RECORD it is skipped.

@@ -11,8 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/durable-ralph/ralph/activities/agent"
-	"github.com/durable-ralph/ralph/activities/codex"
+	"github.com/durable-ralph/ralph/agent"
+	"github.com/durable-ralph/ralph/agent/codex"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/testsuite/responsesapi"
 )
 
@@ -31,7 +32,7 @@ func TestCodexText(t *testing.T) {
 	require.NotEmpty(t, r.threadID())
 	require.Equal(t, "Hello from the scripted model.", r.items("agent_message")[0]["text"])
 	sum, v := r.verdict()
-	require.Equal(t, agent.OutcomeSuccess, v.Outcome, v.Reason)
+	require.Equal(t, contract.OutcomeSuccess, v.Outcome, v.Reason)
 	require.Equal(t, r.threadID(), sum.SessionID)
 	require.Equal(t, "Hello from the scripted model.", sum.FinalText)
 
@@ -178,7 +179,7 @@ func TestCodexResumeMissingThread(t *testing.T) {
 	require.Empty(t, srv.Requests())
 	p := codex.Backend{}.NewParser(agent.Options{})
 	v := p.Verdict(r.err, r.stderr, time.Now())
-	require.Equal(t, agent.OutcomeAgentError, v.Outcome)
+	require.Equal(t, contract.OutcomeAgentError, v.Outcome)
 	require.True(t, p.ResumeFailed())
 }
 
@@ -188,17 +189,17 @@ func TestCodexAPIErrors(t *testing.T) {
 		reply   responsesapi.Reply
 		message string
 		// outcome is how the codex backend classifies the run.
-		outcome agent.Outcome
+		outcome contract.Outcome
 	}{
-		{"server_error", responsesapi.ServerError(), "We’re currently experiencing high demand", agent.OutcomeAgentError},
-		{"bad_request", responsesapi.BadRequest("input", "Invalid value for 'input'."), `"param":"input"`, agent.OutcomeAgentError},
-		{"unauthorized", responsesapi.Unauthorized(), "unexpected status 401 Unauthorized: Incorrect API key provided", agent.OutcomePermanent},
-		{"rate_limit", responsesapi.RateLimit(20 * time.Second), "exceeded retry limit, last status: 429 Too Many Requests", agent.OutcomeRateLimited},
-		{"usage_limit", responsesapi.UsageLimit(3*time.Hour, "plus"), "You’ve hit your usage limit.", agent.OutcomeRateLimited},
-		{"quota", responsesapi.QuotaExceeded(), "Quota exceeded. Check your plan and billing details.", agent.OutcomePermanent},
-		{"model_not_found", responsesapi.ModelNotFound("gpt-nope"), "The model `gpt-nope` does not exist", agent.OutcomePermanent},
-		{"failed_rate_limit", responsesapi.Failed("rate_limit_exceeded", "Please try again in 11.054s."), "rate limit exceeded: Please try again in 11.054s.", agent.OutcomeRateLimited},
-		{"cut_off", responsesapi.Hold(100 * time.Millisecond), "stream disconnected before completion", agent.OutcomeAgentError},
+		{"server_error", responsesapi.ServerError(), "We’re currently experiencing high demand", contract.OutcomeAgentError},
+		{"bad_request", responsesapi.BadRequest("input", "Invalid value for 'input'."), `"param":"input"`, contract.OutcomeAgentError},
+		{"unauthorized", responsesapi.Unauthorized(), "unexpected status 401 Unauthorized: Incorrect API key provided", contract.OutcomePermanent},
+		{"rate_limit", responsesapi.RateLimit(20 * time.Second), "exceeded retry limit, last status: 429 Too Many Requests", contract.OutcomeRateLimited},
+		{"usage_limit", responsesapi.UsageLimit(3*time.Hour, "plus"), "You’ve hit your usage limit.", contract.OutcomeRateLimited},
+		{"quota", responsesapi.QuotaExceeded(), "Quota exceeded. Check your plan and billing details.", contract.OutcomePermanent},
+		{"model_not_found", responsesapi.ModelNotFound("gpt-nope"), "The model `gpt-nope` does not exist", contract.OutcomePermanent},
+		{"failed_rate_limit", responsesapi.Failed("rate_limit_exceeded", "Please try again in 11.054s."), "rate limit exceeded: Please try again in 11.054s.", contract.OutcomeRateLimited},
+		{"cut_off", responsesapi.Hold(100 * time.Millisecond), "stream disconnected before completion", contract.OutcomeAgentError},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

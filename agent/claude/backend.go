@@ -1,0 +1,105 @@
+package claude
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/durable-ralph/ralph/agent"
+)
+
+// Backend runs Claude Code: claude -p --output-format stream-json
+// --verbose, resumed with --resume.
+type Backend struct{}
+
+// Name is "claude".
+func (Backend) Name() string { return "claude" }
+
+// Args is the command line of one run.
+func (Backend) Args(o agent.Options, resume string) []string {
+	args := []string{"-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"}
+	if o.Model != "" {
+		args = append(args, "--model", o.Model)
+	}
+	if o.MaxTurns > 0 {
+		args = append(args, "--max-turns", fmt.Sprint(o.MaxTurns))
+	}
+	args = append(args, o.ExtraArgs...)
+	if resume != "" {
+		args = append(args, "--resume", resume)
+	}
+	return args
+}
+
+// Env adds nothing: Claude Code reads its settings and credentials from
+// the worker's environment.
+func (Backend) Env(agent.Options) []string { return nil }
+
+// NewParser returns a parser of Claude Code's stream-json.
+func (Backend) NewParser(agent.Options) agent.Parser { return &backendParser{p: NewParser()} }
+
+// backendParser is Parser behind the agent.Parser seam.
+type backendParser struct{ p *Parser }
+
+func (b *backendParser) Line(line []byte) (agent.Event, error) {
+	ev, err := b.p.Line(line)
+	if err != nil || ev.Subagent {
+		return agent.Event{}, err
+	}
+	switch {
+	case ev.Type != TypeAssistant:
+		return agent.Event{}, nil
+	case ev.APIError != "":
+		return agent.Event{Error: firstNonEmpty(ev.Text, ev.APIError)}, nil
+	}
+	out := agent.Event{Says: strings.TrimSpace(ev.Text)}
+	if ev.ToolUses > 0 {
+		out.Tool, out.ToolSubject = ev.ToolName, ev.ToolSubject
+	}
+	return out, nil
+}
+
+func (b *backendParser) Oversized() { b.p.Oversized() }
+
+// Summary is the neutral summary: Claude Code reports its cost itself,
+// in its result event.
+func (b *backendParser) Summary() agent.Summary {
+	s := b.p.Summary()
+	final := s.ResultText
+	if final == "" {
+		final = s.LastText
+	}
+	turns := s.Turns
+	if s.NumTurns > 0 {
+		turns = s.NumTurns
+	}
+	return agent.Summary{
+		SessionID:        s.SessionID,
+		Model:            s.Model,
+		Events:           s.Events,
+		InvalidLines:     s.InvalidLines,
+		FirstInvalidLine: s.FirstInvalidLine,
+		OversizedLines:   s.OversizedLines,
+		UnknownEvents:    s.UnknownEvents,
+		Turns:            turns,
+		ToolUses:         s.ToolUses,
+		LastTool:         s.LastTool,
+		FinalText:        final,
+		Usage:            s.Usage,
+		CostUSD:          s.CostUSD,
+		// Claude Code reports its cost in its result event; a run
+		// that died before it has cost nothing Ralph can know of.
+		CostKnown: true,
+	}
+}
+
+func (b *backendParser) Verdict(exitErr error, stderrTail string, now time.Time) agent.Verdict {
+	return Classify(b.p.Summary(), exitErr, stderrTail, now)
+}
+
+// ResumeFailed reports Claude Code's answer to --resume of a session it
+// does not have.
+func (b *backendParser) ResumeFailed() bool {
+	s := b.p.Summary()
+	return s.IsError && strings.Contains(s.ResultText, "No conversation found")
+}

@@ -1,0 +1,53 @@
+package contract
+
+// ReasonFailed is an issue outcome: a step of the queue failed (the
+// session itself ends with the usual reasons).
+const ReasonFailed Reason = "failed"
+
+// ErrTypeSessionEnded is the error type of AwaitSession when the awaited
+// session failed, was terminated or no longer exists: not retryable.
+const ErrTypeSessionEnded = "SessionEnded"
+
+// ErrTypeQueueFailed is the error type of a queue that cannot go on (its
+// token is missing or lacks a permission).
+const ErrTypeQueueFailed = "QueueFailed"
+
+// ErrTypeInvalidInput is the error type of a session started with input
+// that can never run.
+const ErrTypeInvalidInput = "InvalidSessionInput"
+
+// ErrTypeIterationFailed is the error type of a session that ended because
+// an iteration failed in a way no retry can fix (a missing agent binary, a
+// workspace that is gone).
+const ErrTypeIterationFailed = "IterationFailed"
+
+// Error types of non-retryable activity failures. The workflow and the
+// starter match on them, so they are part of the contract.
+const (
+	ErrTypeAgentNotFound      = "AgentNotFound"
+	ErrTypeAgentPermanent     = "AgentPermanentError"
+	ErrTypeInvalidWorkspace   = "InvalidWorkspace"
+	ErrTypeDirtyWorkspace     = "DirtyWorkspace"
+	ErrTypeInvalidTaskFile    = "InvalidTaskFile"
+	ErrTypeInvalidAgentConfig = "InvalidAgentConfig"
+	// ErrTypeAgentSlotBusy: every agent slot of the worker stayed taken
+	// for as long as one attempt may wait. Not a failure: the session
+	// runs the same iteration again (its details carry the Progress to
+	// go on from).
+	ErrTypeAgentSlotBusy = "AgentSlotBusy"
+)
+
+// ErrTypePushRejected is the error type of a push that origin refused
+// (the branch moved there).
+const ErrTypePushRejected = "PushRejected"
+
+// Error types of GitHub failures that no retry can fix, and of rate limits.
+const (
+	ErrTypeGitHubNoToken      = "GitHubTokenMissing"
+	ErrTypeGitHubUnauthorized = "GitHubUnauthorized"
+	ErrTypeGitHubForbidden    = "GitHubForbidden"
+	ErrTypeGitHubNotFound     = "GitHubNotFound"
+	ErrTypeGitHubInvalid      = "GitHubInvalidRequest"
+	ErrTypeGitHubRateLimited  = "GitHubRateLimited"
+	ErrTypeGitHubPreflight    = "GitHubPreflightFailed"
+)

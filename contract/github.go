@@ -1,0 +1,139 @@
+package contract
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Repo says which repository to talk to and how; it holds no secret.
+type Repo struct {
+	// Owner and Name of the repository.
+	Owner string `json:"owner"`
+	Name  string `json:"name"`
+	// APIURL is the REST API root, ending in "/"; empty means the public
+	// API.
+	APIURL string `json:"api_url,omitempty"`
+	// TokenEnv names the worker's environment variable that holds the
+	// token; empty means GITHUB_TOKEN, then GH_TOKEN.
+	TokenEnv string `json:"token_env,omitempty"`
+}
+
+// FullName is owner/name.
+func (r Repo) FullName() string { return r.Owner + "/" + r.Name }
+
+// PreflightResult is what the preflight check learned.
+type PreflightResult struct {
+	FullName      string `json:"full_name"`
+	DefaultBranch string `json:"default_branch"`
+	// Login is the token's user, "" when the token cannot say (an app's
+	// installation token).
+	Login string `json:"login,omitempty"`
+}
+
+// PickInput asks for the next issue.
+type PickInput struct {
+	Repo  Repo   `json:"repo"`
+	Label string `json:"label"`
+}
+
+// Issue names an issue.
+type Issue struct {
+	Number int    `json:"number"`
+	Title  string `json:"title"`
+	URL    string `json:"url,omitempty"`
+	// LabeledBy applied the ready label.
+	LabeledBy string `json:"labeled_by,omitempty"`
+}
+
+// Skipped is a labelled issue the queue will not take, and why.
+type Skipped struct {
+	Number int    `json:"number"`
+	Title  string `json:"title"`
+	Reason string `json:"reason"`
+}
+
+// PickResult is the oldest issue the queue may take, if any, and the
+// labelled issues before it that it may not.
+type PickResult struct {
+	Issue   *Issue    `json:"issue,omitempty"`
+	Skipped []Skipped `json:"skipped,omitempty"`
+	// Labelled counts the open issues and pull requests with the label.
+	Labelled int `json:"labelled"`
+}
+
+// ReadInput names the issue to read.
+type ReadInput struct {
+	Repo   Repo `json:"repo"`
+	Number int  `json:"number"`
+}
+
+// IssueText is an issue as the agent gets it.
+type IssueText struct {
+	Number int      `json:"number"`
+	Title  string   `json:"title"`
+	URL    string   `json:"url,omitempty"`
+	Labels []string `json:"labels,omitempty"`
+	// Markdown is the issue's title, labels, body and the comments of
+	// people with write access, cleaned of hidden text.
+	Markdown string `json:"markdown"`
+	// Comments counts the comments included; Dropped those left out.
+	Comments int `json:"comments"`
+	Dropped  int `json:"dropped"`
+}
+
+// Marker is the hidden line that identifies the queue's progress comment on
+// issue number, so that every attempt edits the same comment.
+func Marker(number int) string { return fmt.Sprintf("<!-- ralph:issue-%d -->", number) }
+
+// LabelsInput changes the labels of an issue.
+type LabelsInput struct {
+	Repo   Repo `json:"repo"`
+	Number int  `json:"number"`
+	// Add and Remove name labels; removing one the issue does not have
+	// is not an error.
+	Add    []string `json:"add,omitempty"`
+	Remove []string `json:"remove,omitempty"`
+}
+
+// CommentInput is the progress comment of an issue.
+type CommentInput struct {
+	Repo   Repo   `json:"repo"`
+	Number int    `json:"number"`
+	Body   string `json:"body"`
+}
+
+// PullInput describes the pull request of an issue.
+type PullInput struct {
+	Repo   Repo   `json:"repo"`
+	Number int    `json:"number"`
+	Head   string `json:"head"`
+	Base   string `json:"base"`
+	Title  string `json:"title"`
+	Body   string `json:"body"`
+	Draft  bool   `json:"draft,omitempty"`
+}
+
+// Pull is an open pull request.
+type Pull struct {
+	Number int    `json:"number"`
+	URL    string `json:"url"`
+	// Created is false when the pull request already existed (an earlier
+	// attempt or an earlier try of the issue) and was updated.
+	Created bool `json:"created"`
+}
+
+// Labels the queue manages besides the ready label.
+const (
+	LabelWorking = "ralph-working"
+	LabelPROpen  = "ralph-pr-open"
+	LabelFailed  = "ralph-failed"
+)
+
+// ParseRepo splits "owner/name".
+func ParseRepo(s string) (owner, name string, err error) {
+	owner, name, ok := strings.Cut(strings.TrimSpace(s), "/")
+	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+		return "", "", fmt.Errorf("repository %q is not of the form owner/name", s)
+	}
+	return owner, strings.TrimSuffix(name, ".git"), nil
+}

@@ -1,0 +1,26 @@
+package contract
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestLine checks the one iteration line of follow, status and the queue.
+func TestLine(t *testing.T) {
+	for _, tc := range []struct {
+		it   IterationSummary
+		want string
+	}{
+		{IterationSummary{Iteration: 1, Outcome: "success", CostUSD: 0.0125, Tokens: 1, FilesChanged: 1, Commit: "1122d1df0000", Story: "US-001 List widgets"},
+			"iteration 1: success, $0.0125, 1 token, 1 file changed, commit 1122d1d [US-001 List widgets]"},
+		{IterationSummary{Iteration: 4, Outcome: "success", Tokens: 20550, FilesChanged: 0, Claimed: true, Reason: "completion claimed but prd.json has 2 of 3 done"},
+			"iteration 4: success, $0.0000, 20550 tokens, 0 files changed, no commit; completion claimed, not verified (completion claimed but prd.json has 2 of 3 done)"},
+		{IterationSummary{Iteration: 5, Outcome: "success", Tokens: 2, FilesChanged: 3, Commit: "abc", Claimed: true, Verified: true},
+			"iteration 5: success, $0.0000, 2 tokens, 3 files changed, commit abc; completion claimed and verified"},
+		{IterationSummary{Iteration: 6, Role: RoleReviewer, Outcome: "success", CostNote: "cost unknown: no price", Verdict: VerdictFail},
+			"iteration 6 (reviewer): success, cost unknown, 0 tokens, 0 files changed, no commit; verdict: fail"},
+	} {
+		require.Equal(t, tc.want, tc.it.Line())
+	}
+}

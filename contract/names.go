@@ -1,0 +1,90 @@
+package contract
+
+import "go.temporal.io/sdk/temporal"
+
+// TaskQueue is the default task queue of sessions and their activities.
+const TaskQueue = "ralph"
+
+// Message names. They are part of the contract with the starter CLI and with
+// people who signal sessions from the Temporal UI.
+const (
+	SignalGuide      = "guide"
+	SignalPause      = "pause"
+	SignalResume     = "resume"
+	SignalStop       = "stop"
+	SignalCheckpoint = "checkpoint"
+	UpdateRespond    = "respond"
+	UpdateSetLimits  = "set-limits"
+	QueryStatus      = "status"
+	// QueryIterations answers with the iterations of the queried run
+	// after the number given (an int), oldest first: a follower reads
+	// every iteration's line from it, however fast they come.
+	QueryIterations = "iterations"
+	// SignalAgentSlot is how a worker tells a session that its iteration
+	// waits for one of the worker's agent slots (worker.max-agents), and
+	// when it got one (an AgentSlot).
+	SignalAgentSlot = "agent-slot"
+)
+
+// HostTaskQueue is the task queue of the worker on host that serves
+// base: every activity that touches a workspace on host runs there.
+func HostTaskQueue(base, host string) string { return base + "@" + host }
+
+// Search attributes the session keeps current, so the UI and
+// `temporal workflow list --query` can find sessions by state.
+var (
+	SearchRalphStatus    = temporal.NewSearchAttributeKeyKeyword("RalphStatus")
+	SearchRalphIteration = temporal.NewSearchAttributeKeyInt64("RalphIteration")
+	SearchRalphCostUSD   = temporal.NewSearchAttributeKeyFloat64("RalphCostUSD")
+	SearchRalphRepo      = temporal.NewSearchAttributeKeyKeyword("RalphRepo")
+	// SearchRalphHost is the host that holds a session's workspace.
+	SearchRalphHost = temporal.NewSearchAttributeKeyKeyword("RalphHost")
+)
+
+// Messages of the issue queue besides those it shares with sessions
+// (guide, pause, resume, stop and the status query).
+const (
+	// SignalPoke ends an idle queue's sleep: it looks for issues now.
+	SignalPoke = "poke"
+	// SignalWithdraw withdraws a standing guidance text of a queue: the
+	// text itself, or its number in the status (from 1).
+	SignalWithdraw = "withdraw"
+	// SignalSessionProgress is how an issue's session tells its queue
+	// about each iteration (an IterationSummary with the session ID).
+	SignalSessionProgress = "session-progress"
+)
+
+// SearchRalphIssue is the issue number of an issue's session.
+var SearchRalphIssue = temporal.NewSearchAttributeKeyInt64("RalphIssue")
+
+// ActivityAwaitSession is the name of the activity that waits for a
+// running session to end and returns its SessionResult. The worker
+// registers it (it needs a Temporal client, which activities do not
+// otherwise hold).
+const ActivityAwaitSession = "AwaitSession"
+
+// Workflow type names, as the worker registers them.
+const (
+	WorkflowSession    = "Session"
+	WorkflowIssueQueue = "IssueQueue"
+)
+
+// Activity type names, as the worker registers them (the names of the
+// methods of activities.Agent and github.Activities): workflows call
+// activities by these names, so that workflow code links none of the
+// activities' code.
+const (
+	// Workspace activities, on the host's task queue (HostTaskQueue).
+	ActivityHostReady            = "HostReady"
+	ActivityPrepareWorkspace     = "PrepareWorkspace"
+	ActivityRunIteration         = "RunIteration"
+	ActivityPrepareIssueWorktree = "PrepareIssueWorktree"
+	ActivityPushBranch           = "PushBranch"
+	// GitHub activities, on the shared task queue.
+	ActivityPreflight = "Preflight"
+	ActivityPickIssue = "PickIssue"
+	ActivityReadIssue = "ReadIssue"
+	ActivitySetLabels = "SetLabels"
+	ActivityComment   = "Comment"
+	ActivityOpenPull  = "OpenPull"
+)

@@ -1,0 +1,191 @@
+package contract
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Queue states (besides running's relatives shared with sessions).
+const (
+	StateIdle    State = "idle"
+	StateWorking State = "working"
+)
+
+// QueueWorkflowID is the ID of the queue of owner/name whose clone is on
+// host; an empty host gives the ID queues had before hosts existed.
+func QueueWorkflowID(host, owner, name string) string {
+	return withHost("ralph-queue-"+idPart(owner)+"-"+idPart(name), host)
+}
+
+// IssueSessionID is the ID of the session of an issue worked on host:
+// the same for every try of the issue there, so a second start attaches
+// to a running one. An empty host gives the ID from before hosts existed.
+func IssueSessionID(host, owner, name string, number int) string {
+	return withHost(fmt.Sprintf("ralph-%s-%s-issue-%d", idPart(owner), idPart(name), number), host)
+}
+
+// withHost is id on host.
+func withHost(id, host string) string {
+	if host == "" {
+		return id
+	}
+	return id + "@" + idPart(host)
+}
+
+// IssueBranch is the branch an issue's session works on.
+func IssueBranch(number int) string { return fmt.Sprintf("ralph/issue-%d", number) }
+
+func idPart(s string) string {
+	s = strings.Trim(unsafeID.ReplaceAllString(s, "-"), "-")
+	if s == "" {
+		return "x"
+	}
+	return s
+}
+
+// QueueSettings configure an issue queue.
+type QueueSettings struct {
+	Repo Repo `json:"repo"`
+	// Clone is the absolute path of the clone on the worker.
+	Clone string `json:"clone"`
+	// Label marks issues ready for the queue.
+	Label        string        `json:"label"`
+	PollInterval time.Duration `json:"poll_interval"`
+	// MaxIssues ends the queue after that many issues; 0 is no limit.
+	MaxIssues int `json:"max_issues,omitempty"`
+	// MaxCostUSD ends the queue once its issues cost that much; 0 is no
+	// limit.
+	MaxCostUSD float64 `json:"max_cost_usd,omitempty"`
+	// BaseBranch is where issue branches start and PRs go; empty means
+	// the repository's default branch.
+	BaseBranch string `json:"base_branch,omitempty"`
+	Draft      bool   `json:"draft,omitempty"`
+	// UntilIdle ends the queue complete when no ready issue is left.
+	UntilIdle bool `json:"until_idle,omitempty"`
+}
+
+// QueueInput is the input of the IssueQueue workflow.
+type QueueInput struct {
+	Settings QueueSettings `json:"settings"`
+	// Session is the template of every issue's session: agent, limits,
+	// git, checkpoints and the check command.
+	Session SessionInput `json:"session"`
+	// CarryOver is filled in by continue-as-new.
+	CarryOver *QueueCarryOver `json:"carry_over,omitempty"`
+}
+
+// QueueTotals accumulate over the whole queue.
+type QueueTotals struct {
+	Done       int     `json:"done"`
+	Failed     int     `json:"failed"`
+	Skipped    int     `json:"skipped"`
+	CostUSD    float64 `json:"cost_usd"`
+	Iterations int     `json:"iterations"`
+}
+
+// Taken counts the issues the queue worked on.
+func (t QueueTotals) Taken() int { return t.Done + t.Failed }
+
+// IssueOutcome is what became of one issue.
+type IssueOutcome struct {
+	Number     int       `json:"number"`
+	Title      string    `json:"title"`
+	SessionID  string    `json:"session_id"`
+	Reason     Reason    `json:"reason"`
+	Message    string    `json:"message,omitempty"`
+	PR         int       `json:"pr,omitempty"`
+	PRURL      string    `json:"pr_url,omitempty"`
+	Iterations int       `json:"iterations"`
+	CostUSD    float64   `json:"cost_usd"`
+	Commits    int       `json:"commits"`
+	Pushed     bool      `json:"pushed,omitempty"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	// Run is the queue run (from 1) that worked on the issue.
+	Run int `json:"run"`
+}
+
+// Succeeded reports an issue that ended with a pull request.
+func (o IssueOutcome) Succeeded() bool { return o.Reason == ReasonComplete && o.PR != 0 }
+
+// QueueEvent is one line of the queue's story, for --follow.
+type QueueEvent struct {
+	Seq   int       `json:"seq"`
+	At    time.Time `json:"at"`
+	Issue int       `json:"issue,omitempty"`
+	Text  string    `json:"text"`
+}
+
+// CurrentIssue is the issue the queue works on.
+type CurrentIssue struct {
+	Number     int                `json:"number"`
+	Title      string             `json:"title"`
+	URL        string             `json:"url,omitempty"`
+	LabeledBy  string             `json:"labeled_by,omitempty"`
+	SessionID  string             `json:"session_id"`
+	Branch     string             `json:"branch"`
+	Worktree   string             `json:"worktree,omitempty"`
+	StartedAt  time.Time          `json:"started_at"`
+	Phase      string             `json:"phase"`
+	Iterations []IterationSummary `json:"iterations,omitempty"`
+}
+
+// QueueCarryOver is what a queue carries into its next run: totals,
+// bounded recent outcomes and events, guidance and flags, nothing of the
+// last issue's own state.
+type QueueCarryOver struct {
+	StartedAt time.Time      `json:"started_at"`
+	Totals    QueueTotals    `json:"totals"`
+	Recent    []IssueOutcome `json:"recent,omitempty"`
+	Guidance  []string       `json:"guidance,omitempty"`
+	Runs      int            `json:"runs"`
+	Paused    bool           `json:"paused,omitempty"`
+	// Stop carries a stop that arrived at the boundary.
+	Stop      string          `json:"stop,omitempty"`
+	Preflight PreflightResult `json:"preflight"`
+	Events    []QueueEvent    `json:"events,omitempty"`
+	EventSeq  int             `json:"event_seq"`
+	Skipped   []Skipped       `json:"skipped,omitempty"`
+	// Poke carries a poke that arrived at the boundary.
+	Poke bool `json:"poke,omitempty"`
+}
+
+// QueueStatus is the answer of a queue's status query.
+type QueueStatus struct {
+	QueueID       string         `json:"queue_id"`
+	Repo          string         `json:"repo"`
+	Clone         string         `json:"clone"`
+	Label         string         `json:"label"`
+	BaseBranch    string         `json:"base_branch"`
+	State         State          `json:"state"`
+	Reason        Reason         `json:"reason,omitempty"`
+	Message       string         `json:"message,omitempty"`
+	Current       *CurrentIssue  `json:"current,omitempty"`
+	Recent        []IssueOutcome `json:"recent,omitempty"`
+	Totals        QueueTotals    `json:"totals"`
+	Skipped       []Skipped      `json:"skipped,omitempty"`
+	Guidance      []string       `json:"guidance,omitempty"`
+	Paused        bool           `json:"paused,omitempty"`
+	StopRequested bool           `json:"stop_requested,omitempty"`
+	NextPollAt    time.Time      `json:"next_poll_at,omitempty"`
+	Runs          int            `json:"runs"`
+	StartedAt     time.Time      `json:"started_at"`
+	EndedAt       time.Time      `json:"ended_at,omitempty"`
+	Events        []QueueEvent   `json:"events,omitempty"`
+	Settings      QueueSettings  `json:"settings"`
+}
+
+// QueueResult is what a finished queue returns.
+type QueueResult struct {
+	Reason  Reason         `json:"reason"`
+	Message string         `json:"message,omitempty"`
+	Totals  QueueTotals    `json:"totals"`
+	Recent  []IssueOutcome `json:"recent,omitempty"`
+}
+
+// SessionProgress is the payload of SignalSessionProgress.
+type SessionProgress struct {
+	SessionID string           `json:"session_id"`
+	Iteration IterationSummary `json:"iteration"`
+}

@@ -1,0 +1,482 @@
+// Package workflows holds the deterministic side of Durable Ralph: the
+// Session workflow that runs a Ralph loop and its contract with the outside
+// world (task queue, workflow IDs, message names and payload types).
+package contract
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// AgentSlot is the payload of SignalAgentSlot.
+type AgentSlot struct {
+	// Iteration is the iteration that waits; a late signal about an
+	// earlier one is ignored.
+	Iteration int  `json:"iteration"`
+	Waiting   bool `json:"waiting"`
+	// Running and Max are the worker's agents when the iteration began
+	// to wait.
+	Running int `json:"running,omitempty"`
+	Max     int `json:"max,omitempty"`
+}
+
+// Reason says why a session ended.
+type Reason string
+
+// Termination reasons.
+const (
+	ReasonComplete            Reason = "complete"
+	ReasonStopped             Reason = "stopped"
+	ReasonMaxIterations       Reason = "max_iterations"
+	ReasonMaxRuntime          Reason = "max_runtime"
+	ReasonMaxCost             Reason = "max_cost"
+	ReasonConsecutiveFailures Reason = "consecutive_failures"
+	ReasonNoProgress          Reason = "no_progress"
+	ReasonCheckpointTimeout   Reason = "checkpoint_timeout"
+	ReasonCancelled           Reason = "cancelled"
+	// ReasonTaskFileInvalid: the agent made the task file unreadable and
+	// did not repair it within the allowed attempts.
+	ReasonTaskFileInvalid Reason = "task_file_invalid"
+	// ReasonGitRewritten: the agent rewrote git history in a way Ralph
+	// could not put right without a person.
+	ReasonGitRewritten Reason = "git_rewritten"
+)
+
+// ExitCode is the starter's exit status for a session that ended with r.
+func (r Reason) ExitCode() int {
+	switch r {
+	case ReasonComplete, ReasonStopped:
+		return 0
+	case ReasonMaxIterations, ReasonMaxRuntime, ReasonMaxCost:
+		return 2
+	case ReasonCancelled:
+		return 130
+	default:
+		return 1
+	}
+}
+
+// State is where a session is in its loop.
+type State string
+
+// Session states, shown by the status query and the RalphStatus search attribute.
+const (
+	StateStarting      State = "starting"
+	StateRunning       State = "running"
+	StatePaused        State = "paused"
+	StateRateLimited   State = "rate_limited"
+	StateAwaitingHuman State = "awaiting_human"
+	StateCompleted     State = "completed"
+	StateStopped       State = "stopped"
+	StateFailed        State = "failed"
+	// StateLimited is a session that a limit stopped (max_iterations,
+	// max_runtime, max_cost): stopped by limit, not failed.
+	StateLimited State = "limited"
+	// StateHostOffline is a session whose host has had no worker for
+	// longer than its host timeout: it waits for that worker to come back.
+	StateHostOffline State = "host_offline"
+	// StateWaitingForAgentSlot is a session whose iteration waits for
+	// one of its worker's agent slots (worker.max-agents).
+	StateWaitingForAgentSlot State = "waiting_for_agent_slot"
+)
+
+// States lists every state of a session or a queue (the RalphStatus
+// search attribute), in the order a session meets them.
+func States() []State {
+	return []State{StateStarting, StateRunning, StateWaitingForAgentSlot, StateHostOffline, StatePaused,
+		StateRateLimited, StateAwaitingHuman, StateCompleted, StateStopped, StateLimited, StateFailed, StateIdle, StateWorking}
+}
+
+// Limits bound a session. A zero duration or cost means no limit.
+type Limits struct {
+	MaxIterations          int           `json:"max_iterations"`
+	MaxRuntime             time.Duration `json:"max_runtime"`
+	MaxCostUSD             float64       `json:"max_cost_usd"`
+	MaxConsecutiveFailures int           `json:"max_consecutive_failures"`
+	MaxNoProgress          int           `json:"max_no_progress"`
+	IterationTimeout       time.Duration `json:"iteration_timeout"`
+	HeartbeatTimeout       time.Duration `json:"heartbeat_timeout"`
+	// IterationsPerRun is how many iterations one workflow run holds before
+	// it continues as new.
+	IterationsPerRun int `json:"iterations_per_run"`
+	// MaxTaskFileRepairs is how many iterations in a row may try to repair
+	// a task file the agent made unreadable; 0 means
+	// DefaultMaxTaskFileRepairs.
+	MaxTaskFileRepairs int `json:"max_task_file_repairs,omitempty"`
+}
+
+// DefaultMaxTaskFileRepairs is the repair limit of sessions that set none.
+const DefaultMaxTaskFileRepairs = 2
+
+// SessionInput is the whole input of a session. It is one struct so that it
+// can grow without breaking sessions that are already running.
+type SessionInput struct {
+	// Workspace is the absolute path of the repository on the worker.
+	Workspace string        `json:"workspace"`
+	Repo      string        `json:"repo,omitempty"`
+	Agent     AgentSettings `json:"agent"`
+	Task      TaskSettings  `json:"task"`
+	Git       GitSettings   `json:"git"`
+	Limits    Limits        `json:"limits"`
+	// Checkpoints configures the human checkpoints of the session.
+	Checkpoints CheckpointSettings `json:"checkpoints"`
+	// CarryOver is filled in by continue-as-new; nil on a fresh session.
+	CarryOver *CarryOver `json:"carry_over,omitempty"`
+	// NotifyParent makes a child session signal its parent (an issue
+	// queue) after every iteration (SignalSessionProgress).
+	NotifyParent bool `json:"notify_parent,omitempty"`
+	// Host is the host ID of the worker that holds the workspace: the
+	// session's workspace activities run on HostTaskQueue(its task
+	// queue, Host). Empty for sessions started before hosts existed,
+	// whose activities run on the session's own task queue.
+	Host string `json:"host,omitempty"`
+	// HostTimeout is how long a workspace activity may wait for Host's
+	// worker before the session shows StateHostOffline; 0 is
+	// DefaultHostTimeout.
+	HostTimeout time.Duration `json:"host_timeout,omitempty"`
+	// Worktree, when set, is the work tree of a clone that Workspace is
+	// (its Dir): the session's first activity makes it.
+	Worktree *SessionWorktree `json:"worktree,omitempty"`
+	// Roles are the agents of the reviewer and the planner; nil for a
+	// session of executors only, as sessions were before roles.
+	Roles *Roles `json:"roles,omitempty"`
+	// Plan makes the session plan its prd.json first (starter plan).
+	Plan *PlanSettings `json:"plan,omitempty"`
+}
+
+// Roles are the agents of a session's roles besides the executor, whose
+// agent is SessionInput.Agent.
+type Roles struct {
+	// Reviewer, when set, reviews every completion claim the task file
+	// accepts: the session completes only when it passes the work.
+	Reviewer *RoleAgent `json:"reviewer,omitempty"`
+	// ReviewEvery runs the reviewer after every ReviewEvery executor
+	// iterations as well; 0 runs it only after completion claims.
+	ReviewEvery int `json:"review_every,omitempty"`
+	// Planner is the agent of planner iterations; nil means the
+	// executor's agent.
+	Planner *RoleAgent `json:"planner,omitempty"`
+}
+
+// RoleAgent is the agent of one role and its instructions.
+type RoleAgent struct {
+	Agent        AgentSettings `json:"agent"`
+	Instructions string        `json:"instructions,omitempty"`
+}
+
+// PlanSettings make a session plan its task file before it works on it.
+type PlanSettings struct {
+	// Idea is what to plan.
+	Idea string `json:"idea"`
+	// Yes takes the plan without the human-verify checkpoint.
+	Yes bool `json:"yes,omitempty"`
+}
+
+// MaxPlanTries is how many planner iterations in a row may write a
+// prd.json Ralph cannot use before the session ends task_file_invalid.
+const MaxPlanTries = 3
+
+// DefaultHostTimeout is the host timeout of sessions that set none.
+const DefaultHostTimeout = 2 * time.Minute
+
+// What happens when nobody answers a checkpoint in time.
+const (
+	// OnTimeoutContinue carries on without the human: an agent's question
+	// is answered "no answer, use your judgement", a gate counts as
+	// approved.
+	OnTimeoutContinue = "continue"
+	// OnTimeoutStop ends the session as checkpoint_timeout.
+	OnTimeoutStop = "stop"
+)
+
+// CheckpointSettings configures human checkpoints.
+type CheckpointSettings struct {
+	// Every asks a human to review after every Every iterations; 0 is off.
+	Every int `json:"every,omitempty"`
+	// BeforeComplete makes a human confirm before the session ends complete.
+	BeforeComplete bool `json:"before_complete,omitempty"`
+	// Timeout bounds the wait for an answer; 0 waits as long as it takes.
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// OnTimeout is OnTimeoutContinue (the default) or OnTimeoutStop.
+	OnTimeout string `json:"on_timeout,omitempty"`
+}
+
+// Checkpoint kinds: who asked.
+const (
+	KindAgent      = "agent"      // the agent asked a question
+	KindReview     = "review"     // the every-N-iterations gate
+	KindCompletion = "completion" // the before-complete gate
+	KindPlan       = "plan"       // the plan of starter plan, before work starts
+)
+
+// Checkpoint is a question to a human that the session waits on.
+type Checkpoint struct {
+	// ID names the checkpoint in answers, so a late answer cannot answer
+	// the next question.
+	ID        string `json:"id"`
+	Iteration int    `json:"iteration"`
+	Kind      string `json:"kind"`
+	// Type is human-verify, decision or human-action.
+	Type     string    `json:"type"`
+	Question string    `json:"question"`
+	Options  []string  `json:"options,omitempty"`
+	Context  string    `json:"context,omitempty"`
+	AskedAt  time.Time `json:"asked_at"`
+	// Deadline is when the checkpoint times out; zero means never.
+	Deadline time.Time `json:"deadline,omitempty"`
+}
+
+// Answer is the payload of the checkpoint signal and the respond update.
+// Exactly one of Approve, Reject or a non-empty Answer is expected;
+// Reason goes with Reject (and may go with Approve).
+type Answer struct {
+	ID      string `json:"id"`
+	Approve bool   `json:"approve,omitempty"`
+	Reject  bool   `json:"reject,omitempty"`
+	Answer  string `json:"answer,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// AnsweredCheckpoint is a checkpoint with what became of it.
+type AnsweredCheckpoint struct {
+	Checkpoint Checkpoint `json:"checkpoint"`
+	Answer     Answer     `json:"answer"`
+	TimedOut   bool       `json:"timed_out,omitempty"`
+	AnsweredAt time.Time  `json:"answered_at"`
+}
+
+// RespondResult is what the respond update returns.
+type RespondResult struct {
+	ID        string `json:"id"`
+	Iteration int    `json:"iteration"`
+	Message   string `json:"message"`
+}
+
+// SetLimitsRequest is the payload of the set-limits update. Zero fields
+// stay as they are.
+type SetLimitsRequest struct {
+	MaxIterations int           `json:"max_iterations,omitempty"`
+	MaxRuntime    time.Duration `json:"max_runtime,omitempty"`
+	MaxCostUSD    float64       `json:"max_cost_usd,omitempty"`
+}
+
+// CarryOver is the state a session carries into its next run.
+type CarryOver struct {
+	SessionID           string             `json:"session_id"`
+	StartedAt           time.Time          `json:"started_at"`
+	Iteration           int                `json:"iteration"`
+	Totals              Totals             `json:"totals"`
+	ConsecutiveFailures int                `json:"consecutive_failures"`
+	NoProgress          int                `json:"no_progress"`
+	Prepared            PrepareResult      `json:"prepared"`
+	Recent              []IterationSummary `json:"recent,omitempty"`
+	Guidance            []string           `json:"guidance,omitempty"`
+	Runs                int                `json:"runs"`
+	// Limits as raised by set-limits.
+	Limits Limits `json:"limits"`
+	// HumanWait is time spent waiting on humans, which does not count
+	// against the runtime limit.
+	HumanWait time.Duration        `json:"human_wait,omitempty"`
+	Answered  []AnsweredCheckpoint `json:"answered,omitempty"`
+	// Paused carries a pause that arrived just before continue-as-new.
+	Paused bool `json:"paused,omitempty"`
+	// ExecutionKey is the session execution's idempotency key in the
+	// workspace (see activities.IterationInput.ExecutionKey).
+	ExecutionKey string `json:"execution_key,omitempty"`
+	// Notices wait for the next iteration's prompt.
+	Notices []string `json:"notices,omitempty"`
+	// TaskFileBroken counts iterations in a row that ended with an
+	// unreadable task file.
+	TaskFileBroken int `json:"task_file_broken,omitempty"`
+	// IgnoredAnswers carries the count of stale checkpoint signals.
+	IgnoredAnswers int `json:"ignored_answers,omitempty"`
+	// ReviewPending carries a completion claim that waits for the
+	// reviewer; SinceReview the executor iterations since the last
+	// review.
+	ReviewPending bool `json:"review_pending,omitempty"`
+	SinceReview   int  `json:"since_review,omitempty"`
+}
+
+// Totals accumulate over the whole session, across continue-as-new.
+type Totals struct {
+	CostUSD          float64 `json:"cost_usd"`
+	Usage            Usage   `json:"usage"`
+	Turns            int     `json:"turns"`
+	Commits          int     `json:"commits"`
+	Failures         int     `json:"failures"`
+	RateLimitWaits   int     `json:"rate_limit_waits"`
+	CompletionClaims int     `json:"completion_claims"`
+	// CostUnknown counts iterations whose cost is unknown (an agent that
+	// reports none, a model without a price): CostUSD leaves them out.
+	CostUnknown int `json:"cost_unknown,omitempty"`
+}
+
+// IterationSummary is the short record of one iteration kept in the status.
+type IterationSummary struct {
+	Iteration int `json:"iteration"`
+	// Role is the role of the iteration's agent; empty for an executor.
+	Role string `json:"role,omitempty"`
+	// Verdict is a reviewer's verdict (pass, fail).
+	Verdict string `json:"verdict,omitempty"`
+	// CostNote says why CostUSD is not the iteration's cost.
+	CostNote     string        `json:"cost_note,omitempty"`
+	Outcome      Outcome       `json:"outcome"`
+	Reason       string        `json:"reason,omitempty"`
+	CostUSD      float64       `json:"cost_usd"`
+	Tokens       int64         `json:"tokens"`
+	FilesChanged int           `json:"files_changed"`
+	Commit       string        `json:"commit,omitempty"`
+	Story        string        `json:"story,omitempty"`
+	Claimed      bool          `json:"completion_claimed,omitempty"`
+	Verified     bool          `json:"completion_verified,omitempty"`
+	Duration     time.Duration `json:"duration"`
+	FinishedAt   time.Time     `json:"finished_at"`
+	// Warnings are problems of the worker that lost nothing (a result or
+	// log it could not write).
+	Warnings []string `json:"warnings,omitempty"`
+	// Notices are what Ralph found and put right after the iteration.
+	Notices []string `json:"notices,omitempty"`
+	// Live are the agent's last events and LiveStartedAt when it
+	// started: only in the iterations query, for a follower to end the
+	// iteration's live view.
+	Live          []LiveEvent `json:"live,omitempty"`
+	LiveStartedAt time.Time   `json:"live_started_at,omitzero"`
+}
+
+// Status is the answer of the status query.
+type Status struct {
+	SessionID string `json:"session_id"`
+	Workspace string `json:"workspace"`
+	// Host is the host ID of the machine that holds the workspace.
+	Host string `json:"host,omitempty"`
+	// Worktree is the work tree of a clone the session works in, if any.
+	Worktree *SessionWorktree `json:"worktree,omitempty"`
+	// Role is the role of the running (or last) iteration's agent,
+	// empty for an executor; Roles says which roles the session has
+	// ("executor, reviewer").
+	Role  string `json:"role,omitempty"`
+	Roles string `json:"roles,omitempty"`
+	// ReviewPending says a completion claim waits for the reviewer.
+	ReviewPending bool `json:"review_pending,omitempty"`
+	// Plan are the stories of the plan the planner wrote, while a
+	// session plans.
+	Plan      []StoryBrief `json:"plan,omitempty"`
+	State     State        `json:"state"`
+	Reason    Reason       `json:"reason,omitempty"`
+	Iteration int          `json:"iteration"`
+	Running   bool         `json:"running"`
+	StartedAt time.Time    `json:"started_at"`
+	// EndedAt is set when the session has ended.
+	EndedAt             time.Time `json:"ended_at,omitempty"`
+	Limits              Limits    `json:"limits"`
+	Totals              Totals    `json:"totals"`
+	Mode                string    `json:"mode,omitempty"`
+	Branch              string    `json:"branch,omitempty"`
+	Task                TaskState `json:"task"`
+	ConsecutiveFailures int       `json:"consecutive_failures"`
+	NoProgress          int       `json:"no_progress"`
+	StopRequested       bool      `json:"stop_requested,omitempty"`
+	// Pending is the checkpoint the session waits on, if any.
+	Pending *Checkpoint `json:"pending,omitempty"`
+	// Answered are the most recent answered checkpoints.
+	Answered []AnsweredCheckpoint `json:"answered,omitempty"`
+	// Guidance is human text waiting for the next prompt.
+	Guidance []string `json:"guidance,omitempty"`
+	// ExecutionKey names this execution's records in the workspace.
+	ExecutionKey string `json:"execution_key,omitempty"`
+	// TaskFileBroken counts iterations in a row that ended with an
+	// unreadable task file.
+	TaskFileBroken int `json:"task_file_broken,omitempty"`
+	// IgnoredAnswers counts checkpoint signals that matched no pending
+	// checkpoint.
+	IgnoredAnswers int `json:"ignored_answers,omitempty"`
+	// HumanWait is the time spent waiting on humans (excluded from the
+	// runtime limit).
+	HumanWait time.Duration      `json:"human_wait,omitempty"`
+	Paused    bool               `json:"paused,omitempty"`
+	Recent    []IterationSummary `json:"recent,omitempty"`
+	Runs      int                `json:"runs"`
+}
+
+// SessionResult is what a finished session returns.
+type SessionResult struct {
+	SessionID  string    `json:"session_id"`
+	Reason     Reason    `json:"reason"`
+	Message    string    `json:"message,omitempty"`
+	Iterations int       `json:"iterations"`
+	Totals     Totals    `json:"totals"`
+	Task       TaskState `json:"task"`
+	// Last is the last iteration's summary.
+	Last *IterationSummary `json:"last,omitempty"`
+}
+
+// StopSignal is the payload of the stop signal (it may be empty).
+type StopSignal struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+var unsafeID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// SessionWorkflowID is the workflow ID of the session for a workspace on
+// host. It is derived from the host ID and the absolute path, so running
+// the starter again on the same workspace finds the same session, and the
+// same path on two machines makes two sessions. An empty host gives the
+// ID of sessions started before hosts existed (LegacySessionWorkflowID).
+func SessionWorkflowID(host, workspace string) string {
+	id := LegacySessionWorkflowID(workspace)
+	if host != "" {
+		id += "@" + idPart(host)
+	}
+	return id
+}
+
+// LegacySessionWorkflowID is the ID that sessions started before hosts
+// existed have: derived from the path alone.
+func LegacySessionWorkflowID(workspace string) string {
+	abs := filepath.Clean(workspace)
+	sum := sha256.Sum256([]byte(abs))
+	name := strings.Trim(unsafeID.ReplaceAllString(filepath.Base(abs), "-"), "-")
+	if name == "" {
+		name = "root"
+	}
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	return "ralph-" + name + "-" + hex.EncodeToString(sum[:4])
+}
+
+// RoleNames lists the roles of a session started with in.
+func (in SessionInput) RoleNames() string {
+	if in.Roles == nil && in.Plan == nil {
+		return ""
+	}
+	names := []string{RoleExecutor}
+	if in.Roles != nil && in.Roles.Reviewer != nil {
+		names = append(names, RoleReviewer)
+	}
+	if in.Plan != nil {
+		names = append(names, RolePlanner)
+	}
+	return strings.Join(names, ", ")
+}
+
+// AgentOf is the agent of role: its own, or the executor's.
+func (in SessionInput) AgentOf(role string) RoleAgent {
+	var ra *RoleAgent
+	if r := in.Roles; r != nil {
+		switch role {
+		case RoleReviewer:
+			ra = r.Reviewer
+		case RolePlanner:
+			ra = r.Planner
+		}
+	}
+	if ra == nil {
+		return RoleAgent{Agent: in.Agent}
+	}
+	return *ra
+}
