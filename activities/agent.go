@@ -25,6 +25,7 @@ import (
 	"github.com/durable-ralph/ralph/agent"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/git"
+	"github.com/durable-ralph/ralph/internal/words"
 	"github.com/durable-ralph/ralph/redact"
 	"github.com/durable-ralph/ralph/tasks"
 )
@@ -657,7 +658,7 @@ func (a *Agent) inspect(ctx context.Context, repo *git.Repo, in contract.Iterati
 	}
 	if cp == nil {
 		if cp, err = tagCheckpoint(finalText); err != nil {
-			cp = &contract.CheckpointRequest{Type: contract.CheckpointDecision, Question: clip(finalText, maxQuestion), Context: err.Error(), Source: "tag"}
+			cp = &contract.CheckpointRequest{Type: contract.CheckpointDecision, Question: words.Cut(finalText, maxQuestion), Context: err.Error(), Source: "tag"}
 		}
 	}
 	res.Checkpoint = cp

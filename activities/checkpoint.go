@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/durable-ralph/ralph/internal/words"
+
 	"github.com/durable-ralph/ralph/contract"
 )
 
@@ -55,7 +57,7 @@ func takeCheckpoint(workspace, keep string) (*contract.CheckpointRequest, error)
 func rawCheckpoint(data []byte, err error) *contract.CheckpointRequest {
 	return &contract.CheckpointRequest{
 		Type:     contract.CheckpointDecision,
-		Question: clip(strings.TrimSpace(string(data)), maxQuestion),
+		Question: words.Cut(strings.TrimSpace(string(data)), maxQuestion),
 		Context:  fmt.Sprintf("The agent's %s did not follow the checkpoint format (%v); its content is shown as the question.", contract.CheckpointFile, err),
 		Source:   "file",
 	}
@@ -104,20 +106,13 @@ func normalizeCheckpoint(cp *contract.CheckpointRequest) error {
 	if cp.Question == "" {
 		return errors.New("the question is empty")
 	}
-	cp.Question = clip(cp.Question, maxQuestion)
-	cp.Context = clip(strings.TrimSpace(cp.Context), maxContext)
+	cp.Question = words.Cut(cp.Question, maxQuestion)
+	cp.Context = words.Cut(strings.TrimSpace(cp.Context), maxContext)
 	if len(cp.Options) > maxOptions {
 		cp.Options = cp.Options[:maxOptions]
 	}
 	for i, o := range cp.Options {
-		cp.Options[i] = clip(strings.TrimSpace(o), maxOption)
+		cp.Options[i] = words.Cut(strings.TrimSpace(o), maxOption)
 	}
 	return nil
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "…"
 }

@@ -5,6 +5,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/durable-ralph/ralph/internal/words"
+
 	"github.com/durable-ralph/ralph/agent"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/redact"
@@ -80,7 +82,7 @@ func liveText(s string, max int) string {
 			break
 		}
 	}
-	return agent.Cut(b.String(), max)
+	return words.Cut(b.String(), max)
 }
 
 // tail is events as Lines.

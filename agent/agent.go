@@ -15,7 +15,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/durable-ralph/ralph/internal/words"
 
 	"github.com/durable-ralph/ralph/contract"
 )
@@ -150,19 +151,6 @@ type Verdict struct {
 // not an event of the agent's format.
 var ErrInvalidLine = errors.New("not an event of the agent's output format")
 
-// Cut shortens s to at most n bytes, cutting between runes and ending in
-// "…" when it cut.
-func Cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:max(cut, 0)] + "…"
-}
-
 // ExcerptLen bounds the excerpt of an invalid line a Summary keeps.
 const ExcerptLen = 200
 
@@ -181,7 +169,7 @@ func (s *Summary) JSONLine(line []byte) (typ string, trimmed []byte, err error) 
 	}
 	if err := json.Unmarshal(line, &head); err != nil || head.Type == "" {
 		s.InvalidLines++
-		excerpt := Cut(strings.ToValidUTF8(string(line), "?"), ExcerptLen)
+		excerpt := words.Cut(strings.ToValidUTF8(string(line), "?"), ExcerptLen)
 		if s.FirstInvalidLine == "" {
 			s.FirstInvalidLine = excerpt
 		}

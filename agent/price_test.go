@@ -3,6 +3,8 @@ package agent
 import (
 	"testing"
 
+	"github.com/durable-ralph/ralph/internal/words"
+
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/stretchr/testify/require"
 )
@@ -40,8 +42,8 @@ func TestPricesValidate(t *testing.T) {
 }
 
 func TestCut(t *testing.T) {
-	require.Equal(t, "short", Cut("short", 10))
-	require.Equal(t, "ééé…", Cut("éééééé", 9))
+	require.Equal(t, "short", words.Cut("short", 10))
+	require.Equal(t, "ééé…", words.Cut("éééééé", 9))
 }
 
 func TestJSONLine(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/durable-ralph/ralph/internal/words"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
@@ -193,7 +195,7 @@ func (q *queue) drain(ctx workflow.Context) {
 		for q.sig.guide.ReceiveAsync(&text) {
 			if text = strings.TrimSpace(text); text != "" {
 				q.status.Guidance = append(q.status.Guidance, text)
-				q.event(ctx, 0, fmt.Sprintf("guidance %d added for every later issue: %s", len(q.status.Guidance), clip(text, 80)))
+				q.event(ctx, 0, fmt.Sprintf("guidance %d added for every later issue: %s", len(q.status.Guidance), words.Clip(text, 80)))
 			}
 			text, got = "", true
 		}
@@ -232,7 +234,7 @@ func (q *queue) withdraw(ctx workflow.Context, text string) {
 		q.logger.Warn("withdraw matched no guidance", "text", text)
 		return
 	}
-	q.event(ctx, 0, "guidance withdrawn: "+clip(g[idx], 80))
+	q.event(ctx, 0, "guidance withdrawn: "+words.Clip(g[idx], 80))
 	q.status.Guidance = append(append([]string(nil), g[:idx]...), g[idx+1:]...)
 }
 
@@ -376,7 +378,7 @@ func (q *queue) noteSkipped(ctx workflow.Context, skipped []contract.Skipped) {
 	}
 	for _, s := range skipped {
 		if known[s.Number] != s.Reason {
-			q.event(ctx, s.Number, fmt.Sprintf("skipped #%d %q: %s", s.Number, clip(s.Title, 60), s.Reason))
+			q.event(ctx, s.Number, fmt.Sprintf("skipped #%d %q: %s", s.Number, words.Clip(s.Title, 60), s.Reason))
 			q.status.Totals.Skipped++
 		}
 	}
@@ -420,7 +422,7 @@ func (q *queue) work(ctx workflow.Context, is contract.Issue) {
 	}
 	q.status.Current = cur
 	q.setState(ctx, contract.StateWorking)
-	q.event(ctx, is.Number, fmt.Sprintf("picked #%d %q (labelled by @%s)", is.Number, clip(is.Title, 60), is.LabeledBy))
+	q.event(ctx, is.Number, fmt.Sprintf("picked #%d %q (labelled by @%s)", is.Number, words.Clip(is.Title, 60), is.LabeledBy))
 	out := contract.IssueOutcome{Number: is.Number, Title: is.Title, SessionID: cur.SessionID, StartedAt: cur.StartedAt, Run: q.status.Runs}
 	defer func() {
 		out.FinishedAt = workflow.Now(ctx)
@@ -571,7 +573,7 @@ func (q *queue) runSession(ctx workflow.Context, cur *contract.CurrentIssue, wt 
 		// cancels the issue's session, which kills its agent.
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 		TypedSearchAttributes: temporal.NewSearchAttributes(q.childAttributes(cur)...),
-		StaticSummary:         fmt.Sprintf("#%d %s", cur.Number, clip(cur.Title, 60)),
+		StaticSummary:         fmt.Sprintf("#%d %s", cur.Number, words.Clip(cur.Title, 60)),
 	})
 	child := workflow.ExecuteChildWorkflow(cctx, Session, in)
 	var fut workflow.Future = child
@@ -842,7 +844,7 @@ func (q *queue) details() string {
 	if len(st.Recent) > 0 {
 		b.WriteString("\n\nRecent:")
 		for _, o := range st.Recent {
-			b.WriteString(fmt.Sprintf("\n- #%d %s: %s", o.Number, clip(o.Title, 60), o.Reason))
+			b.WriteString(fmt.Sprintf("\n- #%d %s: %s", o.Number, words.Clip(o.Title, 60), o.Reason))
 			if o.PR != 0 {
 				b.WriteString(fmt.Sprintf(", PR #%d", o.PR))
 			}
@@ -855,14 +857,4 @@ func (q *queue) details() string {
 		}
 	}
 	return b.String()
-}
-
-// clip cuts s to at most n runes on one line.
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/durable-ralph/ralph/internal/words"
+
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -791,7 +793,7 @@ func (s *session) record(ctx workflow.Context, res contract.IterationResult) dec
 	} else {
 		s.status.NoProgress++
 		if m := s.limits.MaxNoProgress; m > 0 && s.status.NoProgress >= m {
-			return decision{done: true, reason: contract.ReasonNoProgress, msg: fmt.Sprintf("%s in a row changed no file and made no commit", plural(s.status.NoProgress, "iteration"))}
+			return decision{done: true, reason: contract.ReasonNoProgress, msg: fmt.Sprintf("%s in a row changed no file and made no commit", words.Count(s.status.NoProgress, "iteration"))}
 		}
 	}
 	return decision{}
@@ -858,7 +860,7 @@ func (s *session) limitReached(ctx workflow.Context) (contract.Reason, string, b
 	case l.MaxCostUSD > 0 && s.status.Totals.CostUSD >= l.MaxCostUSD:
 		return contract.ReasonMaxCost, fmt.Sprintf("cost $%.4f reached the limit of $%.2f", s.status.Totals.CostUSD, l.MaxCostUSD), true
 	case s.status.Iteration >= l.MaxIterations:
-		return contract.ReasonMaxIterations, fmt.Sprintf("%s ran, the limit", plural(s.status.Iteration, "iteration")), true
+		return contract.ReasonMaxIterations, fmt.Sprintf("%s ran, the limit", words.Count(s.status.Iteration, "iteration")), true
 	}
 	return "", "", false
 }
@@ -1191,12 +1193,4 @@ func rootMessage(err error) string {
 		return appErr.Error()
 	}
 	return err.Error()
-}
-
-// plural is n and what, in the plural unless n is 1.
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }

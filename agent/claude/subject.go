@@ -1,7 +1,7 @@
 package claude
 
 import (
-	"github.com/durable-ralph/ralph/agent"
+	"github.com/durable-ralph/ralph/internal/words"
 
 	"encoding/json"
 	"sort"
@@ -100,5 +100,5 @@ func subjectLine(s string) string {
 			break
 		}
 	}
-	return agent.Cut(b.String(), maxSubjectLen)
+	return words.Cut(b.String(), maxSubjectLen)
 }

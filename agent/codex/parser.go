@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/durable-ralph/ralph/internal/words"
+
 	"github.com/durable-ralph/ralph/agent"
 	"github.com/durable-ralph/ralph/contract"
 )
@@ -175,7 +177,7 @@ func (p *Parser) Line(line []byte) (agent.Event, error) {
 	switch w.Type {
 	case typeThreadStarted:
 		if w.ThreadID != "" {
-			p.s.SessionID = agent.Cut(w.ThreadID, maxIDLen)
+			p.s.SessionID = words.Cut(w.ThreadID, maxIDLen)
 		}
 	case typeTurnStarted:
 	case typeTurnCompleted:
@@ -229,7 +231,7 @@ func (p *Parser) item(event string, item map[string]json.RawMessage) agent.Event
 		// model's missing metadata.
 		msg := str(item, "message")
 		if m := metadataRE.FindStringSubmatch(msg); m != nil {
-			p.named = agent.Cut(m[1], maxIDLen)
+			p.named = words.Cut(m[1], maxIDLen)
 		}
 		if event == typeItemCompleted {
 			ev.Error = cutMiddle(msg, maxTextLen)
@@ -265,10 +267,10 @@ func (p *Parser) tool(id, name, subject string) agent.Event {
 		}
 		p.items[id] = true
 	}
-	name = agent.Cut(name, maxIDLen)
+	name = words.Cut(name, maxIDLen)
 	p.s.ToolUses++
 	p.s.LastTool = name
-	return agent.Event{Tool: name, ToolSubject: agent.Cut(subject, maxSubjectLen)}
+	return agent.Event{Tool: name, ToolSubject: words.Cut(subject, maxSubjectLen)}
 }
 
 // Oversized records a line the caller dropped as too long to parse.
@@ -280,7 +282,7 @@ func (p *Parser) Oversized() { p.s.OversizedLines++ }
 // output named, else DefaultModel; it is unknown until a turn completed.
 func (p *Parser) Summary() agent.Summary {
 	s := p.s
-	s.Model = agent.Cut(cmp.Or(p.model, p.named), maxIDLen)
+	s.Model = words.Cut(cmp.Or(p.model, p.named), maxIDLen)
 	assumed := s.Model == ""
 	if assumed {
 		s.Model = DefaultModel
@@ -410,7 +412,7 @@ func todoSubject(raw json.RawMessage) string {
 // oneLine is s with its runs of white space, line ends included, made
 // one space.
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(agent.Cut(s, 4*maxSubjectLen)), " ")
+	return strings.Join(strings.Fields(words.Cut(s, 4*maxSubjectLen)), " ")
 }
 
 // cutMiddle shortens s to at most n bytes, keeping its beginning and its

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/durable-ralph/ralph/internal/words"
+
 	"github.com/durable-ralph/ralph/agent"
 	"github.com/durable-ralph/ralph/contract"
 )
@@ -172,7 +174,7 @@ func (p *Parser) ResumeFailed() bool { return p.resumeFailed }
 
 // verdict is a Verdict with a reason on one bounded line.
 func verdict(o contract.Outcome, reason string) agent.Verdict {
-	return agent.Verdict{Outcome: o, Reason: agent.Cut(strings.Join(strings.Fields(reason), " "), maxReasonLen)}
+	return agent.Verdict{Outcome: o, Reason: words.Cut(strings.Join(strings.Fields(reason), " "), maxReasonLen)}
 }
 
 // stderrMessages are the last lines of stderr that say something: not

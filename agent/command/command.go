@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/durable-ralph/ralph/internal/words"
+
 	"github.com/durable-ralph/ralph/agent"
 	"github.com/durable-ralph/ralph/contract"
 )
@@ -57,7 +59,7 @@ func (p *parser) Line(line []byte) (agent.Event, error) {
 	if text == "" {
 		return agent.Event{}, nil
 	}
-	return agent.Event{Says: agent.Cut(text, 4<<10)}, nil
+	return agent.Event{Says: words.Cut(text, 4<<10)}, nil
 }
 
 func (p *parser) Oversized() { p.s.OversizedLines++ }
@@ -86,13 +88,13 @@ func (p *parser) Verdict(exitErr error, stderrTail string, _ time.Time) agent.Ve
 	}
 	last := lastLine(stderrTail)
 	if throttled.MatchString(stderrTail) {
-		return agent.Verdict{Outcome: contract.OutcomeRateLimited, Reason: agent.Cut("rate limited: "+last, 400)}
+		return agent.Verdict{Outcome: contract.OutcomeRateLimited, Reason: words.Cut("rate limited: "+last, 400)}
 	}
 	reason := exitPhrase(exitErr)
 	if last != "" {
 		reason += ": " + last
 	}
-	return agent.Verdict{Outcome: contract.OutcomeAgentError, Reason: agent.Cut(reason, 400)}
+	return agent.Verdict{Outcome: contract.OutcomeAgentError, Reason: words.Cut(reason, 400)}
 }
 
 // ResumeFailed is false: a command is never resumed.

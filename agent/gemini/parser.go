@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/durable-ralph/ralph/internal/words"
+
 	"github.com/durable-ralph/ralph/agent"
 	"github.com/durable-ralph/ralph/contract"
 )
@@ -165,10 +167,10 @@ func (p *Parser) Line(line []byte) (agent.Event, error) {
 	switch w.Type {
 	case typeInit:
 		if w.SessionID != "" {
-			p.s.SessionID = agent.Cut(w.SessionID, maxIDLen)
+			p.s.SessionID = words.Cut(w.SessionID, maxIDLen)
 		}
 		if w.Model != "" {
-			p.s.Model = agent.Cut(w.Model, maxIDLen)
+			p.s.Model = words.Cut(w.Model, maxIDLen)
 		}
 	case typeMessage:
 		if w.Role != "assistant" {
@@ -187,7 +189,7 @@ func (p *Parser) Line(line []byte) (agent.Event, error) {
 	case typeToolUse:
 		p.startTurn()
 		p.s.ToolUses++
-		p.s.LastTool = agent.Cut(w.ToolName, maxIDLen)
+		p.s.LastTool = words.Cut(w.ToolName, maxIDLen)
 		ev.Tool = p.s.LastTool
 		ev.ToolSubject = toolSubject(w.Parameters)
 	case typeToolResult:
@@ -195,9 +197,9 @@ func (p *Parser) Line(line []byte) (agent.Event, error) {
 	case typeError:
 		msg := strings.TrimSpace(w.Message)
 		p.addError(msg)
-		ev.Error = agent.Cut(msg, maxTextLen)
+		ev.Error = words.Cut(msg, maxTextLen)
 		if w.Severity == "warning" {
-			ev.Error = agent.Cut("warning: "+msg, maxTextLen)
+			ev.Error = words.Cut("warning: "+msg, maxTextLen)
 		}
 	case typeResult:
 		p.result = w.Status
@@ -205,10 +207,10 @@ func (p *Parser) Line(line []byte) (agent.Event, error) {
 			p.stats = w.Stats
 		}
 		if w.Error != nil {
-			p.resultError = agent.Cut(strings.TrimSpace(w.Error.Message), maxTextLen)
+			p.resultError = words.Cut(strings.TrimSpace(w.Error.Message), maxTextLen)
 		}
 		if w.Status != "success" {
-			ev.Error = firstNonEmpty(p.resultError, "the Gemini CLI ended with status "+agent.Cut(w.Status, maxIDLen))
+			ev.Error = firstNonEmpty(p.resultError, "the Gemini CLI ended with status "+words.Cut(w.Status, maxIDLen))
 		}
 	default:
 		p.s.UnknownEvents++
@@ -232,7 +234,7 @@ func (p *Parser) endMessage() string {
 	}
 	p.talking = false
 	p.s.FinalText = p.text.String()
-	return agent.Cut(strings.TrimSpace(p.s.FinalText), maxTextLen)
+	return words.Cut(strings.TrimSpace(p.s.FinalText), maxTextLen)
 }
 
 func (p *Parser) addError(msg string) {
@@ -242,7 +244,7 @@ func (p *Parser) addError(msg string) {
 	if len(p.errors) == maxErrors {
 		p.errors = append(p.errors[:0], p.errors[1:]...)
 	}
-	p.errors = append(p.errors, agent.Cut(msg, maxTextLen))
+	p.errors = append(p.errors, words.Cut(msg, maxTextLen))
 }
 
 // Oversized records a line the caller dropped as too long to parse.
@@ -261,7 +263,7 @@ func (p *Parser) Summary() agent.Summary {
 	}
 	s.Usage = p.stats.usage()
 	if main := mainModel(p.stats.Models); main != "" && (s.Model == "" || isAlias(s.Model)) {
-		s.Model = agent.Cut(main, maxIDLen)
+		s.Model = words.Cut(main, maxIDLen)
 	}
 	s.CostUSD, s.CostKnown, s.CostNote = p.cost(s.Model)
 	return s
@@ -371,7 +373,7 @@ func toolSubject(raw json.RawMessage) string {
 func oneLine(s string) string {
 	for l := range strings.Lines(s) {
 		if l = strings.TrimSpace(l); l != "" {
-			return agent.Cut(l, maxSubjectLen)
+			return words.Cut(l, maxSubjectLen)
 		}
 	}
 	return ""

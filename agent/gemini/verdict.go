@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/durable-ralph/ralph/internal/words"
+
 	"github.com/durable-ralph/ralph/agent"
 	"github.com/durable-ralph/ralph/contract"
 )
@@ -109,7 +111,7 @@ func (p *Parser) Verdict(exitErr error, stderrTail string, now time.Time) agent.
 	case exitErr == nil && p.result == "":
 		reason = "agent exited with status 0 but printed no result (was it stopped?)"
 	case exitErr == nil:
-		reason = "agent ended with result status " + agent.Cut(p.result, maxIDLen)
+		reason = "agent ended with result status " + words.Cut(p.result, maxIDLen)
 	}
 	if message != "" {
 		reason += ": " + message
@@ -240,7 +242,7 @@ func stderrMessages(tail string) []string {
 		case l == "", strings.HasPrefix(l, "at "), len(l) <= 2, isNotice(l):
 			continue
 		}
-		out = append(out, agent.Cut(l, maxReasonLen))
+		out = append(out, words.Cut(l, maxReasonLen))
 	}
 	return out
 }
@@ -288,7 +290,7 @@ func lastOf(texts []string) string {
 }
 
 func verdict(o contract.Outcome, reason string) agent.Verdict {
-	return agent.Verdict{Outcome: o, Reason: agent.Cut(strings.Join(strings.Fields(reason), " "), maxReasonLen)}
+	return agent.Verdict{Outcome: o, Reason: words.Cut(strings.Join(strings.Fields(reason), " "), maxReasonLen)}
 }
 
 func orNone(s string) string {

@@ -1,0 +1,46 @@
+// Package words shapes text for people: one line, bounded length, the
+// right number. Workflows, activities, the agents' parsers, the CLI and
+// the test servers all write such text; this is its one home.
+package words
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Cut shortens s to at most n bytes, cutting between runes and ending in
+// "…" when it cut.
+func Cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:max(cut, 0)] + "…"
+}
+
+// OneLine is s on one line: its words joined by single spaces.
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Clip is s on one line, cut to at most n bytes (Cut).
+func Clip(s string, n int) string { return Cut(OneLine(s), n) }
+
+// Plural is one when n is 1 and many otherwise.
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// Count is n and what, in the plural (what with an s) unless n is 1:
+// "1 file", "3 files".
+func Count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

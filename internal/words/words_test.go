@@ -1,0 +1,41 @@
+package words
+
+import (
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestCut(t *testing.T) {
+	tests := []struct {
+		name, s string
+		n       int
+		want    string
+	}{
+		{"short", "abc", 5, "abc"},
+		{"exact", "abcde", 5, "abcde"},
+		{"cut", "abcdefgh", 6, "abc…"},
+		{"between_runes", "ééééé", 6, "é…"},
+		{"tiny", "abcdef", 2, "…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Cut(tt.s, tt.n)
+			require.Equal(t, tt.want, got)
+			require.True(t, utf8.ValidString(got))
+		})
+	}
+}
+
+func TestOneLineClip(t *testing.T) {
+	require.Equal(t, "a b c", OneLine("  a\n\tb  c \n"))
+	require.Equal(t, "a b…", Clip("a\nb\ncdef", 6))
+}
+
+func TestPluralCount(t *testing.T) {
+	require.Equal(t, "file", Plural(1, "file", "files"))
+	require.Equal(t, "files", Plural(0, "file", "files"))
+	require.Equal(t, "1 token", Count(1, "token"))
+	require.Equal(t, "20550 tokens", Count(20550, "token"))
+}
