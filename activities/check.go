@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/process"
 )
 
 // checkOutputLimit bounds the output of a failed check kept for the next
@@ -23,7 +24,7 @@ const checkOutputLimit = 4 << 10
 func (a *Agent) check(ctx context.Context, in contract.IterationInput, beat func()) *contract.CheckResult {
 	timeout := in.Agent.Timeout
 	if timeout <= 0 {
-		timeout = 30 * time.Minute
+		timeout = defaultAgentTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -36,7 +37,7 @@ func (a *Agent) check(ctx context.Context, in contract.IterationInput, beat func
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
-	out := &tailBuffer{max: checkOutputLimit}
+	out := &process.Tail{Max: checkOutputLimit}
 	cmd.Stdout, cmd.Stderr = out, out
 
 	done := make(chan struct{})
@@ -55,7 +56,7 @@ func (a *Agent) check(ctx context.Context, in contract.IterationInput, beat func
 	err := cmd.Run()
 	close(done)
 	if cmd.Process != nil {
-		endGroup(cmd.Process.Pid)
+		process.EndGroup(cmd.Process.Pid)
 	}
 	res.Duration = time.Since(started)
 	res.Output = strings.TrimSpace(a.Redact.String(out.String()))

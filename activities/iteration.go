@@ -1,0 +1,486 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/durable-ralph/ralph/agent"
+	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/git"
+	"github.com/durable-ralph/ralph/internal/words"
+	"github.com/durable-ralph/ralph/redact"
+	"github.com/durable-ralph/ralph/tasks"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+)
+
+// RunIteration runs the agent once on the workspace and reports what it
+// did. Agent failures are results; errors are left for infrastructure
+// failures (retried by Temporal) and for what no retry can fix
+// (non-retryable).
+func (a *Agent) RunIteration(ctx context.Context, in contract.IterationInput) (contract.IterationResult, error) {
+	var prev *contract.Progress
+	if activity.HasHeartbeatDetails(ctx) {
+		var p contract.Progress
+		if err := activity.GetHeartbeatDetails(ctx, &p); err == nil {
+			prev = &p
+		}
+	}
+	if prev == nil && in.Resume != nil {
+		prev = in.Resume // an earlier try whose host went offline
+	}
+	beat := func(p contract.Progress) { activity.RecordHeartbeat(ctx, p) }
+	info := activity.GetInfo(ctx)
+	if a.Slots != nil {
+		release, err := a.takeSlot(ctx, in, prev, beat)
+		if err != nil {
+			return contract.IterationResult{}, err
+		}
+		defer release()
+	}
+	run := *a
+	// Beat well within the heartbeat timeout, whatever the session set.
+	if hb := info.HeartbeatTimeout; hb > 0 && run.heartbeatInterval() > hb/4 {
+		run.HeartbeatInterval = hb / 4
+	}
+	keep := newKeepAlive(prev, beat)
+	keep.start(run.heartbeatInterval())
+	defer keep.stop()
+	res, err := run.Iterate(ctx, in, int(info.Attempt), prev, keep.beat)
+	if err == nil && a.Observe != nil {
+		a.Observe(res)
+	}
+	return res, err
+}
+
+// Iterate is one iteration outside of Temporal's bookkeeping: attempt
+// numbers the try, prev is the last progress a dead earlier try reported
+// (or nil), and beat receives progress every HeartbeatInterval.
+// RunIteration is Iterate with Temporal's heartbeats.
+func (a *Agent) Iterate(ctx context.Context, in contract.IterationInput, attempt int, prev *contract.Progress, beat func(contract.Progress)) (contract.IterationResult, error) {
+	run := *a
+	if run.Redact == nil {
+		run.Redact = redact.New(append(os.Environ(), a.Env...))
+	}
+	res, err := run.iterate(ctx, in, attempt, prev, beat)
+	if err != nil {
+		return contract.IterationResult{}, run.Redact.Error(err)
+	}
+	return run.Redact.Value(res).(contract.IterationResult), nil
+}
+
+// iteration is one run of Iterate, as it goes through its steps.
+type iteration struct {
+	in       contract.IterationInput
+	attempt  int
+	started  time.Time
+	backend  agent.Backend
+	repo     *git.Repo
+	key      string
+	progress *contract.Progress
+	beat     func(contract.Progress)
+	// prev is the last progress of a dead earlier attempt; interrupted
+	// says it had started (it knew its start commit).
+	prev        *contract.Progress
+	interrupted bool
+	// resultFile records the result, so that a retry after the end
+	// returns it instead of running again.
+	resultFile string
+	mode       contract.Mode
+	promise    string
+	// before is the task file as the iteration found it; beforeErr says
+	// why it could not be read.
+	before    tasks.State
+	beforeErr error
+	warnings  []string
+}
+
+func (a *Agent) iterate(ctx context.Context, in contract.IterationInput, attempt int, prev *contract.Progress, beat func(contract.Progress)) (contract.IterationResult, error) {
+	it, err := a.open(ctx, in, attempt, prev, beat)
+	if err != nil {
+		return contract.IterationResult{}, err
+	}
+	// A retry after the iteration already finished returns what it
+	// recorded, committing first if the commit did not happen.
+	if res, ok, err := loadResult(it.resultFile); err != nil {
+		return contract.IterationResult{}, err
+	} else if ok {
+		return a.finishCommit(ctx, it.repo, in, res, it.resultFile)
+	}
+	if err := a.start(ctx, it); err != nil {
+		return contract.IterationResult{}, err
+	}
+	prompt, err := a.prompt(it.in, it.mode, it.promise, it.before, it.beforeErr)
+	if err != nil {
+		return contract.IterationResult{}, fmt.Errorf("build prompt: %w", err)
+	}
+	logw, closeLog := a.openLog(it, prompt)
+	defer closeLog()
+	run, resumed, err := a.runOrResume(ctx, it, prompt, logw)
+	if err != nil {
+		return contract.IterationResult{}, err
+	}
+	res := it.result(run, resumed)
+	if res.Outcome == contract.OutcomePermanent {
+		return contract.IterationResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("agent failed permanently: %s", res.Reason), contract.ErrTypeAgentPermanent, nil)
+	}
+	if err := a.examine(ctx, it, run, &res); err != nil {
+		return contract.IterationResult{}, err
+	}
+	if res.CompletionClaimed && strings.TrimSpace(in.Task.CheckCommand) != "" {
+		res.Check = a.check(ctx, in, func() { it.beat(*it.progress) })
+		if !res.Check.Passed {
+			res.Notices = append(res.Notices, checkNotice(*res.Check))
+		}
+	}
+	if res.Outcome == contract.OutcomeRateLimited {
+		// Nothing to record: the workflow runs this iteration again after
+		// the limit resets.
+		return res, nil
+	}
+	if err := saveResult(it.resultFile, res); err != nil {
+		// The commit's trailers still make the retry of a lost result
+		// find the work; what the agent did and cost is reported.
+		res.Warnings = append(res.Warnings, err.Error())
+	}
+	return a.finishCommit(ctx, it.repo, in, res, it.resultFile)
+}
+
+// open checks the iteration's input and opens its workspace.
+func (a *Agent) open(ctx context.Context, in contract.IterationInput, attempt int, prev *contract.Progress, beat func(contract.Progress)) (*iteration, error) {
+	it := &iteration{in: in, attempt: attempt, prev: prev, started: time.Now(), beat: func(contract.Progress) {}}
+	if beat != nil {
+		it.beat = func(p contract.Progress) { beat(a.Redact.Value(p).(contract.Progress)) }
+	}
+	if len(in.Agent.Command) == 0 || in.Agent.Command[0] == "" {
+		return nil, temporal.NewNonRetryableApplicationError("agent command is empty", contract.ErrTypeInvalidAgentConfig, nil)
+	}
+	var err error
+	if it.backend, err = BackendOf(in.Agent.Backend); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrTypeInvalidAgentConfig, err)
+	}
+	if it.repo, err = openWorkspace(ctx, in.Workspace); err != nil {
+		return nil, err
+	}
+	it.key = safeName(in.Key())
+	it.resultFile = filepath.Join(in.Workspace, contract.StateDir, "state", it.key, fmt.Sprintf("iteration-%04d.json", in.Iteration))
+	it.interrupted = prev != nil && prev.StartHead != ""
+	return it, nil
+}
+
+// start settles where the iteration starts: its start commit (the dead
+// attempt's, so that its partial work is counted and committed), its
+// task file and story, a reviewer's snapshot, and what an interrupted
+// attempt left.
+func (a *Agent) start(ctx context.Context, it *iteration) error {
+	in, repo, prev := it.in, it.repo, it.prev
+	if err := excludeState(ctx, repo, in.Workspace); err != nil {
+		return err
+	}
+	it.progress = &contract.Progress{Attempt: it.attempt, Iteration: in.Iteration, Role: in.Role}
+	var err error
+	if it.interrupted {
+		it.progress.StartHead = prev.StartHead
+	} else if it.progress.StartHead, err = repo.Head(ctx); err != nil {
+		return err
+	}
+	if it.mode, it.promise, err = resolveTask(in.Workspace, in.Task); in.RoleOf() == contract.RolePlanner {
+		// The planner writes the task file: there may be none yet.
+		it.mode, it.promise, err = contract.ModePRD, tasks.DefaultPromise(contract.ModePRD), nil
+	}
+	if err != nil {
+		return err
+	}
+	fresh := it.interrupted && prev.AgentSessionID == "" // the dead attempt's agent cannot be resumed
+	if fresh && in.Agent.ResetInterrupted {
+		if err := repo.ResetHard(ctx, it.progress.StartHead); err != nil {
+			return fmt.Errorf("reset the interrupted iteration: %w", err)
+		}
+	}
+	if err := it.snapshotReview(ctx); err != nil {
+		return err
+	}
+	it.before, it.beforeErr = tasks.Load(in.Workspace, it.mode)
+	if it.interrupted && prev.StoryID != "" {
+		it.progress.StoryID, it.progress.StoryTitle = prev.StoryID, prev.StoryTitle
+	} else if next, ok := it.before.Next(); ok {
+		it.progress.StoryID, it.progress.StoryTitle = next.ID, next.Title
+	}
+	if fresh && !in.Agent.ResetInterrupted {
+		note, err := interruptedNote(ctx, repo, it.progress.StartHead)
+		if err != nil {
+			return err
+		}
+		it.in.Guidance = append([]string{note}, in.Guidance...)
+	}
+	return nil
+}
+
+// snapshotReview keeps the workspace as a reviewer found it, which it
+// must leave as it is; a retried attempt keeps the first attempt's.
+func (it *iteration) snapshotReview(ctx context.Context) error {
+	if it.in.RoleOf() != contract.RoleReviewer {
+		return nil
+	}
+	if it.interrupted && it.prev.ReviewStart != nil {
+		it.progress.ReviewStart = it.prev.ReviewStart
+		return nil
+	}
+	snap, err := it.repo.Snapshot(ctx)
+	if err != nil {
+		return fmt.Errorf("snapshot the workspace before the review: %w", err)
+	}
+	it.progress.ReviewStart = &snap
+	return nil
+}
+
+// openLog saves the prompt and opens the attempt's raw stream log. The
+// logs are for people; an iteration runs without them rather than not
+// at all (a full disk, a read-only .ralph).
+func (a *Agent) openLog(it *iteration, prompt string) (io.Writer, func()) {
+	base := fmt.Sprintf("iteration-%04d", it.in.Iteration)
+	logName := fmt.Sprintf("%s.attempt-%d.jsonl", base, it.attempt)
+	logDir := filepath.Join(it.in.Workspace, contract.StateDir, "logs", it.key)
+	logw, closeLog, err := createLog(logDir, base+".prompt.md", logName, a.Redact.String(prompt))
+	if err != nil {
+		it.warnings = append(it.warnings, err.Error())
+	}
+	if logw != io.Discard {
+		it.progress.Log = filepath.ToSlash(filepath.Join(contract.StateDir, "logs", it.key, logName))
+	}
+	return logw, closeLog
+}
+
+// runOrResume runs the agent: it continues the agent's own session when
+// that survived a dead attempt's worker, so the work of the dead attempt
+// is not done twice, and starts afresh otherwise.
+func (a *Agent) runOrResume(ctx context.Context, it *iteration, prompt string, logw io.Writer) (agentRun, bool, error) {
+	if it.interrupted && it.prev.AgentSessionID != "" {
+		it.progress.AgentSessionID = it.prev.AgentSessionID
+		run, err := a.runAgent(ctx, it.in, it.backend, resumePrompt, it.prev.AgentSessionID, logw, it.progress, it.beat)
+		if err != nil {
+			return agentRun{}, false, err
+		}
+		if !run.resumeFailed {
+			return run, true, nil
+		}
+		it.progress.AgentSessionID = ""
+	}
+	run, err := a.runAgent(ctx, it.in, it.backend, prompt, "", logw, it.progress, it.beat)
+	return run, false, err
+}
+
+// result is what the agent's run says of the iteration.
+func (it *iteration) result(run agentRun, resumed bool) contract.IterationResult {
+	res := contract.IterationResult{
+		Iteration:         it.in.Iteration,
+		Role:              it.in.Role,
+		Outcome:           run.verdict.Outcome,
+		Reason:            run.verdict.Reason,
+		AgentSessionID:    run.summary.SessionID,
+		Model:             run.summary.Model,
+		CostUSD:           run.summary.CostUSD,
+		CostNote:          costNote(run.summary),
+		Usage:             run.summary.Usage,
+		NumTurns:          run.summary.Turns,
+		Duration:          time.Since(it.started),
+		ResultText:        truncate(run.summary.FinalText, 2000),
+		RateLimitResetsAt: run.verdict.ResetsAt,
+		Resumed:           resumed,
+		Repair:            it.beforeErr != nil && it.in.RoleOf() == contract.RoleExecutor,
+		Live:              run.live,
+		LiveStartedAt:     run.started,
+		LogFile:           it.progress.Log,
+	}
+	if it.interrupted && !(resumed && sessionTotals(it.backend)) {
+		// What the dead attempt reported in its last heartbeat is counted
+		// here, once. Claude Code reports cost only in its final result
+		// event, so an attempt that died before printing one adds nothing.
+		res.CostUSD += it.prev.CostUSD
+		res.Usage = res.Usage.Add(it.prev.Usage)
+	}
+	return res
+}
+
+// examine looks at what the agent left: git history first, then what
+// its role made of the workspace.
+func (a *Agent) examine(ctx context.Context, it *iteration, run agentRun, res *contract.IterationResult) error {
+	in, repo, start := it.in, it.repo, it.progress.StartHead
+	if err := a.guardHistory(ctx, repo, in, start, res); err != nil {
+		return err
+	}
+	var err error
+	switch in.RoleOf() {
+	case contract.RoleReviewer:
+		err = a.review(ctx, repo, in, it.mode, *it.progress.ReviewStart, run.summary.FinalText, res)
+	case contract.RolePlanner:
+		err = a.checkPlan(ctx, repo, in, start, res)
+	default:
+		err = a.inspect(ctx, repo, in, it.mode, it.promise, it.before, start, run.summary.FinalText, res)
+	}
+	if err != nil {
+		return err
+	}
+	if it.interrupted && it.progress.StoryID != "" {
+		// The task file may already show the dead attempt's work as done;
+		// the iteration's story is the one it started with.
+		res.StoryID, res.StoryTitle = it.progress.StoryID, it.progress.StoryTitle
+	}
+	res.Warnings = append(res.Warnings, it.warnings...)
+	return nil
+}
+
+// createLog saves the prompt and opens the raw stream log of one attempt
+// under dir. When they cannot be written it returns io.Discard and the
+// error, so the iteration still runs.
+func createLog(dir, promptName, logName, prompt string) (io.Writer, func(), error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return io.Discard, func() {}, fmt.Errorf("agent log not saved: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, promptName), []byte(prompt), 0o644); err != nil {
+		return io.Discard, func() {}, fmt.Errorf("agent log not saved: %w", err)
+	}
+	f, err := os.Create(filepath.Join(dir, logName))
+	if err != nil {
+		return io.Discard, func() {}, fmt.Errorf("agent log not saved: %w", err)
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// resumePrompt continues an agent session whose worker died mid-iteration.
+const resumePrompt = "You were interrupted: the process running you stopped before you finished. " +
+	"Continue the task from where you left off, following the instructions you were given at the start of this conversation. " +
+	"Check the working tree first (git status, git diff): some of your edits may already be on disk."
+
+// interruptedNote tells a fresh agent what the dead attempt of its
+// iteration left in the working tree.
+func interruptedNote(ctx context.Context, repo *git.Repo, startHead string) (string, error) {
+	files, err := changedFiles(ctx, repo, startHead)
+	if err != nil {
+		return "", err
+	}
+	if len(files) == 0 {
+		return "An earlier attempt at this iteration was interrupted before it changed anything. Do the task from the start.", nil
+	}
+	files = firstFew(files, 30)
+	return fmt.Sprintf("An earlier attempt at this iteration was interrupted (the process running it stopped). It left changes in: %s. "+
+		"Review them with git status and git diff, keep what is sound, fix or revert the rest, and finish the task.", strings.Join(files, ", ")), nil
+}
+
+func (a *Agent) prompt(in contract.IterationInput, mode contract.Mode, promise string, st tasks.State, loadErr error) (string, error) {
+	if in.RoleOf() == contract.RolePlanner {
+		return a.planPrompt(in), nil
+	}
+	pin := tasks.PromptInput{
+		Mode:              mode,
+		State:             st,
+		Iteration:         in.Iteration,
+		MaxIterations:     in.MaxIterations,
+		CompletionPromise: promise,
+		Guidance:          in.Guidance,
+		Notices:           in.Notices,
+		Learnings:         tasks.LoadLearnings(in.Workspace, mode, 8<<10),
+		MemoriesFile:      in.Task.MemoriesFile,
+		Rules:             in.Task.Rules,
+		InstructionsFile:  in.Task.InstructionsFile,
+		AgentsFile:        tasks.AgentsFileOf(in.Workspace),
+	}
+	var err error
+	if pin.Instructions, err = tasks.LoadInstructions(in.Workspace, in.Task.InstructionsFile); err != nil {
+		return "", temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrTypeInvalidTaskFile, err)
+	}
+	if mode == contract.ModeIssue {
+		pin.Learnings = tasks.LoadMemories(in.Task.MemoriesFile, tasks.MemoriesLimit)
+	}
+	if loadErr != nil {
+		if in.RoleOf() == contract.RoleReviewer {
+			// Nothing to review against; the reviewer says so.
+			return "", invalidTaskFile(loadErr)
+		}
+		// The agent broke the task file: this iteration repairs it.
+		return tasks.BuildRepairPrompt(in.Workspace, pin, loadErr), nil
+	}
+	if in.RoleOf() == contract.RoleReviewer {
+		return tasks.BuildReviewPrompt(in.Workspace, tasks.RoleInput{PromptInput: pin, RoleInstructions: in.RoleInstructions})
+	}
+	return tasks.BuildPrompt(in.Workspace, pin)
+}
+
+// Prompt is the prompt the iteration in would give its agent, built as
+// RunIteration builds it, without running anything.
+func Prompt(ctx context.Context, in contract.IterationInput) (string, error) {
+	mode, promise, err := resolveTask(in.Workspace, in.Task)
+	if err != nil {
+		return "", err
+	}
+	st, loadErr := tasks.Load(in.Workspace, mode)
+	return (&Agent{}).prompt(in, mode, promise, st, loadErr)
+}
+
+// sessionTotals reports whether b's resumed runs report their whole
+// session's usage.
+func sessionTotals(b agent.Backend) bool {
+	s, ok := b.(agent.SessionUsage)
+	return ok && s.ResumedUsageIsSessionTotal()
+}
+
+// costNote says why s's cost is not the run's, "" when it is.
+func costNote(s agent.Summary) string {
+	if s.CostKnown {
+		return ""
+	}
+	return s.CostNote
+}
+
+// truncate keeps the last n bytes of s: an agent's conclusion is at the end.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + strings.ToValidUTF8(s[len(s)-n:], "")
+}
+
+// inspect fills in what the iteration changed in the workspace.
+func (a *Agent) inspect(ctx context.Context, repo *git.Repo, in contract.IterationInput, mode contract.Mode, promise string, before tasks.State, startHead, finalText string, res *contract.IterationResult) error {
+	after, err := tasks.Load(in.Workspace, mode)
+	switch {
+	case err != nil:
+		// The agent broke the task file. The iteration failed; the next
+		// prompt shows the error so the agent can repair it.
+		res.TaskFileError = err.Error()
+		if res.Outcome == contract.OutcomeSuccess {
+			res.Outcome = contract.OutcomeAgentError
+			res.Reason = "task file unreadable after the iteration: " + err.Error()
+		}
+		res.Task = taskState(before)
+	default:
+		res.Task = taskState(after)
+		res.StoryID, res.StoryTitle = workedOn(before, after)
+	}
+	if res.Outcome == contract.OutcomeSuccess && !res.Repair {
+		res.CompletionClaimed = tasks.ClaimsCompletion(finalText, promise)
+	}
+
+	if err := recordChanges(ctx, repo, startHead, res); err != nil {
+		return err
+	}
+
+	keep := filepath.Join(in.Workspace, contract.StateDir, "state", safeName(in.Key()), fmt.Sprintf("checkpoint-%04d.json", in.Iteration))
+	cp, err := takeCheckpoint(in.Workspace, keep)
+	if err != nil {
+		return err
+	}
+	if cp == nil {
+		if cp, err = tagCheckpoint(finalText); err != nil {
+			cp = &contract.CheckpointRequest{Type: contract.CheckpointDecision, Question: words.Cut(finalText, maxQuestion), Context: err.Error(), Source: "tag"}
+		}
+	}
+	res.Checkpoint = cp
+	return nil
+}

@@ -1,0 +1,229 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/git"
+	"github.com/durable-ralph/ralph/tasks"
+	"go.temporal.io/sdk/temporal"
+)
+
+// WorkspaceCheck is what CheckWorkspace found.
+type WorkspaceCheck struct {
+	repo    *git.Repo
+	Mode    contract.Mode
+	Promise string
+	State   tasks.State
+	// UncommittedTaskFile is the task file when it is the workspace's only
+	// uncommitted change: a task file written just before the first run.
+	UncommittedTaskFile string
+}
+
+// CheckWorkspace checks what a session needs of its workspace, changing
+// nothing: a git work tree, clean unless allowed (the task file alone may
+// be uncommitted), with a readable task file. PrepareWorkspace runs it on
+// the worker; the starter runs it before it starts a session on a
+// workspace of its own machine, so that a bad workspace is one clear
+// error rather than a failed session.
+func CheckWorkspace(ctx context.Context, in contract.PrepareInput) (WorkspaceCheck, error) {
+	repo, err := openWorkspace(ctx, in.Workspace)
+	if err != nil {
+		return WorkspaceCheck{}, err
+	}
+	check := WorkspaceCheck{repo: repo}
+	mode, promise, modeErr := resolveTask(in.Workspace, in.Task)
+	if in.Planning {
+		mode, promise, modeErr = contract.ModePRD, tasks.DefaultPromise(contract.ModePRD), nil
+		if m := in.Task.Mode; m != "" && m != string(contract.ModePRD) {
+			modeErr = temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("a session that plans writes prd.json, but task.mode is %s", m), contract.ErrTypeInvalidTaskFile, nil)
+		}
+	}
+	if !in.Git.AllowDirty {
+		all, err := repo.Status(ctx)
+		if err != nil {
+			return WorkspaceCheck{}, fmt.Errorf("git status: %w", err)
+		}
+		var dirty []string
+		for _, p := range all {
+			if p != contract.StateDir+"/" && !strings.HasPrefix(p, contract.StateDir+"/") {
+				dirty = append(dirty, p)
+			}
+		}
+		switch {
+		case len(dirty) == 1 && modeErr == nil && dirty[0] == mode.File():
+			check.UncommittedTaskFile = dirty[0]
+		case len(dirty) > 0:
+			shown := dirty
+			if len(shown) > 5 {
+				shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(dirty)-5))
+			}
+			return WorkspaceCheck{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("workspace %s has uncommitted changes (%s): commit or stash them, or allow a dirty tree (--allow-dirty)",
+					in.Workspace, strings.Join(shown, ", ")), contract.ErrTypeDirtyWorkspace, nil)
+		}
+	}
+	if modeErr != nil {
+		return WorkspaceCheck{}, modeErr
+	}
+	st, err := tasks.Load(in.Workspace, mode)
+	if err != nil && !in.Planning {
+		return WorkspaceCheck{}, invalidTaskFile(err)
+	}
+	if _, err := tasks.LoadInstructions(in.Workspace, in.Task.InstructionsFile); err != nil {
+		return WorkspaceCheck{}, invalidTaskFile(err)
+	}
+	check.Mode, check.Promise, check.State = mode, promise, st
+	return check, nil
+}
+
+// PrepareWorkspace checks the workspace once at the start of a session
+// (CheckWorkspace); prd.json's branchName is checked out, and a task file
+// that is the only uncommitted change is committed, saying so. A session
+// in a work tree (in.Worktree) makes it first and stays on its branch,
+// whatever branchName says: two work trees cannot share a branch.
+func (a *Agent) PrepareWorkspace(ctx context.Context, in contract.PrepareInput) (contract.PrepareResult, error) {
+	if in.Worktree != nil {
+		if err := prepareWorktree(ctx, *in.Worktree, in.Workspace); err != nil {
+			return contract.PrepareResult{}, err
+		}
+	}
+	check, err := CheckWorkspace(ctx, in)
+	if err != nil {
+		return contract.PrepareResult{}, err
+	}
+	repo, st := check.repo, check.State
+	if err := excludeState(ctx, repo, in.Workspace); err != nil {
+		return contract.PrepareResult{}, err
+	}
+	if st.BranchName != "" && in.Worktree == nil {
+		if err := repo.Checkout(ctx, st.BranchName); err != nil {
+			return contract.PrepareResult{}, fmt.Errorf("check out branch %s from prd.json: %w", st.BranchName, err)
+		}
+	}
+	if f := check.UncommittedTaskFile; f != "" && in.Git.AutoCommit {
+		if _, err := repo.CommitAll(ctx, "ralph: add the task file "+f,
+			f+" was not committed when the session started: Ralph commits it before the first iteration.",
+			in.SessionID, 0); err != nil {
+			return contract.PrepareResult{}, fmt.Errorf("commit the task file %s: %w", f, err)
+		}
+	}
+	branch, err := repo.Branch(ctx)
+	if err != nil {
+		return contract.PrepareResult{}, err
+	}
+	head, err := repo.Head(ctx)
+	if err != nil {
+		return contract.PrepareResult{}, err
+	}
+	return contract.PrepareResult{
+		Mode:              string(check.Mode),
+		CompletionPromise: check.Promise,
+		Branch:            branch,
+		Head:              head,
+		Task:              taskState(st),
+		Repo:              repo.RepoName(ctx),
+	}, nil
+}
+
+// excludeState keeps Ralph's directory in the workspace out of git. The
+// pattern is anchored at the repository's top level, which is the
+// workspace's parent when the workspace is a subdirectory.
+func excludeState(ctx context.Context, repo *git.Repo, workspace string) error {
+	pattern := "/" + contract.StateDir + "/"
+	dir := workspace
+	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = resolved
+	}
+	top := repo.Dir
+	if resolved, err := filepath.EvalSymlinks(top); err == nil {
+		top = resolved
+	}
+	if rel, err := filepath.Rel(top, dir); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+		pattern = "/" + filepath.ToSlash(rel) + pattern
+	}
+	if err := repo.Exclude(ctx, pattern); err != nil {
+		return fmt.Errorf("exclude %s from git: %w", contract.StateDir, err)
+	}
+	return nil
+}
+
+// openWorkspace checks that the workspace exists and is a git work tree.
+func openWorkspace(ctx context.Context, dir string) (*git.Repo, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("workspace %s is not accessible: %v", dir, err), contract.ErrTypeInvalidWorkspace, err)
+	}
+	if !fi.IsDir() {
+		return nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("workspace %s is not a directory", dir), contract.ErrTypeInvalidWorkspace, nil)
+	}
+	repo, err := git.Open(ctx, dir)
+	if errors.Is(err, git.ErrNotRepository) {
+		return nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("workspace %s is not a git repository (run git init there first)", dir), contract.ErrTypeInvalidWorkspace, err)
+	}
+	return repo, err
+}
+
+func resolveTask(dir string, t contract.TaskSettings) (contract.Mode, string, error) {
+	var mode contract.Mode
+	var err error
+	if t.Mode != "" {
+		mode, err = tasks.ParseMode(t.Mode)
+	} else {
+		mode, err = tasks.Detect(dir)
+	}
+	if err != nil {
+		return "", "", invalidTaskFile(err)
+	}
+	promise := t.CompletionPromise
+	if promise == "" {
+		promise = tasks.DefaultPromise(mode)
+	}
+	return mode, promise, nil
+}
+
+func invalidTaskFile(err error) error {
+	return temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrTypeInvalidTaskFile, err)
+}
+
+func taskState(st tasks.State) contract.TaskState {
+	ts := contract.TaskState{
+		Mode:       string(st.Mode),
+		File:       st.File,
+		Total:      st.Total,
+		Done:       st.Done,
+		Complete:   st.Complete,
+		Verifiable: st.Verifiable,
+	}
+	if next, ok := st.Next(); ok {
+		ts.CurrentID, ts.CurrentTitle = next.ID, next.Title
+	}
+	return ts
+}
+
+// workedOn names the story or task an iteration finished, or else the one
+// it was asked to do.
+func workedOn(before, after tasks.State) (id, title string) {
+	was := map[string]bool{}
+	for _, it := range before.Items {
+		was[it.ID+"\x00"+it.Title] = it.Done
+	}
+	for _, it := range after.Items {
+		if it.Done && !was[it.ID+"\x00"+it.Title] {
+			return it.ID, it.Title
+		}
+	}
+	if next, ok := before.Next(); ok {
+		return next.ID, next.Title
+	}
+	return "", ""
+}

@@ -1,0 +1,138 @@
+package process
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// EndGroup ends what is left of process group pgid: SIGTERM, then SIGKILL
+// for whatever still runs after KillGrace. Zombies count as gone: nothing
+// may reap them here.
+func EndGroup(pgid int) {
+	if !groupAlive(pgid) {
+		return
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	deadline := time.Now().Add(KillGrace)
+	for time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		if !groupAlive(pgid) {
+			return
+		}
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// markVar is the environment variable that marks the processes of one
+// agent run.
+const markVar = "RALPH_AGENT_RUN"
+
+var runSeq atomic.Int64
+
+// runMark is the KEY=value that marks one agent run's processes: unique
+// on this machine.
+func runMark() string {
+	return fmt.Sprintf("%s=%d.%d.%d", markVar, os.Getpid(), time.Now().UnixNano(), runSeq.Add(1))
+}
+
+// endMarked ends the processes whose environment holds mark, the run's
+// escapees: SIGTERM, then SIGKILL after KillGrace. A process that cleared
+// its environment is beyond it.
+func endMarked(mark string) {
+	pids := marked(mark)
+	if len(pids) == 0 {
+		return
+	}
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+	}
+	deadline := time.Now().Add(KillGrace)
+	for time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		if len(marked(mark)) == 0 {
+			return
+		}
+	}
+	for _, pid := range marked(mark) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// marked lists the live processes (not zombies) whose environment holds
+// mark.
+func marked(mark string) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	want := []byte(mark)
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !bytes.Contains(env, want) {
+			continue
+		}
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if bytes.Equal(kv, want) {
+				if state, _, ok := procStat(pid); ok && state != 'Z' && state != 'X' {
+					pids = append(pids, pid)
+				}
+				break
+			}
+		}
+	}
+	return pids
+}
+
+// groupAlive reports whether a process of group pgid still runs (is not
+// a zombie).
+func groupAlive(pgid int) bool {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		// No /proc: ask the kernel, which counts zombies as alive.
+		return syscall.Kill(-pgid, 0) == nil
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		state, group, ok := procStat(pid)
+		if ok && group == pgid && state != 'Z' && state != 'X' {
+			return true
+		}
+	}
+	return false
+}
+
+// procStat reads the state and process group of pid from /proc.
+func procStat(pid int) (state byte, pgrp int, ok bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	// pid (comm) state ppid pgrp ...; comm may hold spaces and parens.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	fields := strings.Fields(string(data[i+1:]))
+	if len(fields) < 3 || len(fields[0]) != 1 {
+		return 0, 0, false
+	}
+	g, err := strconv.Atoi(fields[2])
+	if err != nil {
+		return 0, 0, false
+	}
+	return fields[0][0], g, true
+}

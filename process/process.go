@@ -1,0 +1,198 @@
+// Package process runs a child process the way an unattended agent must
+// be run: in a process group of its own under a guard shell that takes
+// the group down with it (also when the worker dies), its stdout read
+// line by line with bounded memory, the tail of its stderr kept, and,
+// once it exits, everything it left running ended: what stayed in its
+// group and what left it (setsid) carrying the run's mark.
+package process
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Grace periods of the end of a process.
+const (
+	// KillGrace is how long a process group has between SIGTERM and
+	// SIGKILL.
+	KillGrace = 3 * time.Second
+	// drainGrace is how long the output of a finished process is read
+	// after its process group was ended. Only a process that left the
+	// group (setsid) can still hold the pipe then; reading stops
+	// without it.
+	drainGrace = time.Second
+)
+
+// Spec is a process to run.
+type Spec struct {
+	// Path is the binary and Args its arguments.
+	Path string
+	Args []string
+	Dir  string
+	// Env is the whole environment; Run adds the run's mark.
+	Env   []string
+	Stdin io.Reader
+	// MaxLine bounds the memory one stdout line may take: a longer line
+	// reaches OnLine as tooLong, without its bytes.
+	MaxLine int
+	// OnLine is called for every line of stdout, in order, from one
+	// goroutine.
+	OnLine func(line []byte, tooLong bool)
+	// StderrTail is how many bytes of the end of stderr Result keeps.
+	StderrTail int
+}
+
+// Result is how a process ended.
+type Result struct {
+	// Err is what waiting for the process or reading its output said:
+	// nil for an exit status of 0, an *exec.ExitError otherwise.
+	Err error
+	// Stderr is the end of its stderr.
+	Stderr string
+}
+
+// Run runs spec until the process exits, then ends what it left behind.
+// Cancelling ctx ends the process group: SIGTERM, then SIGKILL after
+// KillGrace. The error is cmd.Start's, for a process that could not
+// start.
+func Run(ctx context.Context, spec Spec) (Result, error) {
+	cmd := exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", groupGuard, "ralph-agent", spec.Path}, spec.Args...)...)
+	cmd.Dir = spec.Dir
+	// The run's mark goes to everything it starts, so that what leaves
+	// its process group (setsid, as Codex and the Gemini CLI do for the
+	// commands they run) is found by its environment at the end.
+	mark := runMark()
+	cmd.Env = append(append([]string(nil), spec.Env...), mark)
+	cmd.Stdin = spec.Stdin
+	// The process and everything it starts share a process group, so
+	// one signal reaches them all. The guard shell leads the group; the
+	// kernel sends it SIGTERM when this worker dies, even by SIGKILL.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	cmd.Cancel = func() error {
+		pgid := cmd.Process.Pid
+		err := syscall.Kill(-pgid, syscall.SIGTERM)
+		time.AfterFunc(KillGrace, func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+		return err
+	}
+	// Output goes through pipes of our own, not exec's copying
+	// goroutines: Wait then returns when the process exits, whoever else
+	// still holds its stdout or stderr.
+	p, err := openPipes()
+	if err != nil {
+		return Result{}, err
+	}
+	defer p.close()
+	cmd.Stdout, cmd.Stderr = p.stdoutW, p.stderrW
+	err = cmd.Start()
+	p.closeWriters()
+	if err != nil {
+		return Result{}, err
+	}
+	pgid := cmd.Process.Pid
+
+	stderr := &Tail{Max: spec.StderrTail}
+	stderrDone := make(chan error, 1)
+	go func() {
+		_, _ = io.Copy(stderr, p.stderrR)
+		stderrDone <- nil
+	}()
+	readDone := make(chan error, 1)
+	go func() { readDone <- readLines(p.stdoutR, spec.MaxLine, spec.OnLine) }()
+
+	waitErr := cmd.Wait()
+	// The process is gone; so must be everything it left in its group,
+	// and what it started in sessions of their own.
+	EndGroup(pgid)
+	endMarked(mark)
+	readErr := drain(readDone, p.stdoutR)
+	_ = drain(stderrDone, p.stderrR)
+	if readErr != nil && waitErr == nil {
+		waitErr = readErr
+	}
+	return Result{Err: waitErr, Stderr: stderr.String()}, nil
+}
+
+// pipes are a process's stdout and stderr.
+type pipes struct {
+	stdoutR, stdoutW, stderrR, stderrW *os.File
+}
+
+func openPipes() (*pipes, error) {
+	var p pipes
+	var err error
+	if p.stdoutR, p.stdoutW, err = os.Pipe(); err != nil {
+		return nil, fmt.Errorf("stdout: %w", err)
+	}
+	if p.stderrR, p.stderrW, err = os.Pipe(); err != nil {
+		p.stdoutR.Close()
+		p.stdoutW.Close()
+		return nil, fmt.Errorf("stderr: %w", err)
+	}
+	return &p, nil
+}
+
+// closeWriters closes our copies of the write ends, once the child has
+// its own.
+func (p *pipes) closeWriters() {
+	p.stdoutW.Close()
+	p.stderrW.Close()
+}
+
+func (p *pipes) close() {
+	p.stdoutR.Close()
+	p.stderrR.Close()
+}
+
+// drain waits for a reader of a finished process's output to reach the
+// end, for at most drainGrace; then it closes the pipe, which ends the
+// reader.
+func drain(done <-chan error, r *os.File) error {
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(drainGrace):
+		r.Close()
+		return <-done
+	}
+}
+
+// groupGuard runs the process ("$@") as the child of a shell that leads
+// its process group and kills the whole group when it gets SIGTERM: from
+// a cancellation, or from the kernel when the worker dies (Pdeathsig).
+// Pdeathsig alone would reach only the process, not the tools it
+// started, and an orphaned tool would race the retried iteration in the
+// same workspace. The shell passes stdin on through fd 3 because a
+// background job's stdin is otherwise /dev/null.
+const groupGuard = `exec 3<&0; trap 'kill -KILL 0' TERM HUP INT; "$@" <&3 3<&- & wait $!`
+
+// Tail is a writer that keeps the last Max bytes written to it.
+type Tail struct {
+	Max int
+	mu  sync.Mutex
+	buf []byte
+}
+
+// Write keeps the end of p.
+func (t *Tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.Max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.Max:]...)
+	}
+	return len(p), nil
+}
+
+// String is what t kept.
+func (t *Tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.Clone(string(t.buf))
+}
