@@ -67,10 +67,8 @@ type session struct {
 	deadlineTimer  workflow.Future
 	cancelDeadline workflow.CancelFunc
 	// answer is the answer to the pending checkpoint, once given.
-	answer *contract.
-		// published is the status last pushed to search attributes.
-		Answer
-
+	answer *contract.Answer
+	// published is the status last pushed to search attributes.
 	published *contract.Status
 	signals   signals
 	// key is the execution's idempotency key in the workspace.
@@ -85,11 +83,9 @@ type session struct {
 	// host routes the workspace activities to the workspace's machine.
 	host host
 	// beforeOffline is the state to go back to when the host is back.
-	beforeOffline contract.
-		// stopped delivers when a stop is requested, to end a wait for a host
-		// that may never come back.
-		State
-
+	beforeOffline contract.State
+	// stopped delivers when a stop is requested, to end a wait for a host
+	// that may never come back.
 	stopped workflow.Channel
 }
 
@@ -671,10 +667,9 @@ func (s *session) account(res contract.IterationResult) {
 
 // decision is what an iteration's result means for the session.
 type decision struct {
-	done   bool      // the session ends with reason
-	reason contract. //
-		Reason
-	msg string
+	done   bool // the session ends with reason
+	reason contract.Reason
+	msg    string
 	// complete is a completion claim the task file confirms; the session
 	// ends complete unless a human must confirm first.
 	complete bool
