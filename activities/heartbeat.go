@@ -6,9 +6,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/durable-ralph/ralph/contract"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // keepAlive heartbeats an iteration for as long as it runs, not only

@@ -9,14 +9,15 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
 	"github.com/durable-ralph/ralph/agent"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/git"
 	"github.com/durable-ralph/ralph/internal/words"
 	"github.com/durable-ralph/ralph/redact"
 	"github.com/durable-ralph/ralph/tasks"
-	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
 )
 
 // RunIteration runs the agent once on the workspace and reports what it

@@ -5,8 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/durable-ralph/ralph/contract"
 	"github.com/stretchr/testify/require"
+
+	"github.com/durable-ralph/ralph/contract"
 )
 
 func TestKeepAliveRepeatsTheLastProgress(t *testing.T) {

@@ -8,10 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"go.temporal.io/sdk/temporal"
+
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/git"
 	"github.com/durable-ralph/ralph/tasks"
-	"go.temporal.io/sdk/temporal"
 )
 
 // WorkspaceCheck is what CheckWorkspace found.

@@ -36,18 +36,17 @@ func (s *session) registerUpdates(ctx workflow.Context) error {
 	}
 	err = workflow.SetUpdateHandlerWithOptions(ctx, contract.UpdateSetLimits, func(ctx workflow.Context, req contract.SetLimitsRequest) (contract.Limits, error) {
 		if req.MaxIterations > 0 {
-			s.limits.MaxIterations = req.MaxIterations
+			s.st.Limits.MaxIterations = req.MaxIterations
 		}
 		if req.MaxRuntime > 0 {
-			s.limits.MaxRuntime = req.MaxRuntime
+			s.st.Limits.MaxRuntime = req.MaxRuntime
 		}
 		if req.MaxCostUSD > 0 {
-			s.limits.MaxCostUSD = req.MaxCostUSD
+			s.st.Limits.MaxCostUSD = req.MaxCostUSD
 		}
-		s.status.Limits = s.limits
 		s.armDeadline(ctx)
 		s.publish(ctx)
-		return s.limits, nil
+		return s.st.Limits, nil
 	},
 		workflow.UpdateHandlerOptions{
 			Validator: func(ctx workflow.Context, req contract.SetLimitsRequest) error {
@@ -88,11 +87,11 @@ func (s *session) validateLimits(ctx workflow.Context, req contract.SetLimitsReq
 	if req == (contract.SetLimitsRequest{}) {
 		problems = append(problems, "no limit given")
 	}
-	if req.MaxIterations > 0 && req.MaxIterations < s.status.Iteration {
-		problems = append(problems, fmt.Sprintf("max iterations %d is below the %d iterations already run", req.MaxIterations, s.status.Iteration))
+	if req.MaxIterations > 0 && req.MaxIterations < s.st.Iteration {
+		problems = append(problems, fmt.Sprintf("max iterations %d is below the %d iterations already run", req.MaxIterations, s.st.Iteration))
 	}
-	if req.MaxCostUSD > 0 && req.MaxCostUSD < s.status.Totals.CostUSD {
-		problems = append(problems, fmt.Sprintf("max cost $%.2f is below the $%.4f already spent", req.MaxCostUSD, s.status.Totals.CostUSD))
+	if req.MaxCostUSD > 0 && req.MaxCostUSD < s.st.Totals.CostUSD {
+		problems = append(problems, fmt.Sprintf("max cost $%.2f is below the $%.4f already spent", req.MaxCostUSD, s.st.Totals.CostUSD))
 	}
 	if used := s.workingTime(ctx); req.MaxRuntime > 0 && req.MaxRuntime < used {
 		problems = append(problems, fmt.Sprintf("max runtime %s is below the %s already used", req.MaxRuntime, used.Round(time.Second)))
@@ -104,8 +103,7 @@ func (s *session) validateLimits(ctx workflow.Context, req contract.SetLimitsReq
 }
 
 func (s *session) addGuidance(text string) {
-	s.guidance = append(s.guidance, text)
-	s.status.Guidance = s.guidance
+	s.st.Guidance = append(s.st.Guidance, text)
 }
 
 // ask makes cp the pending checkpoint and waits durably for its answer,
@@ -145,11 +143,11 @@ func (s *session) ask(ctx workflow.Context, cp contract.Checkpoint) (ans contrac
 	default:
 		return contract.Answer{}, false, nil // stop requested
 	}
-	s.status.Answered = append(s.status.Answered, contract.AnsweredCheckpoint{
+	s.st.Answered = append(s.st.Answered, contract.AnsweredCheckpoint{
 		Checkpoint: cp, Answer: ans, TimedOut: timedOut, AnsweredAt: workflow.Now(ctx),
 	})
-	if n := len(s.status.Answered); n > answeredLimit {
-		s.status.Answered = append([]contract.AnsweredCheckpoint(nil), s.status.Answered[n-answeredLimit:]...)
+	if n := len(s.st.Answered); n > answeredLimit {
+		s.st.Answered = append([]contract.AnsweredCheckpoint(nil), s.st.Answered[n-answeredLimit:]...)
 	}
 	s.setState(ctx, contract.StateRunning)
 	return ans, timedOut, nil
@@ -166,13 +164,13 @@ func (s *session) confirmCompletion(ctx workflow.Context, msg string) (contract.
 		res, err := s.finish(ctx, contract.ReasonComplete, msg)
 		return res, true, err
 	}
-	it := s.status.Iteration
+	it := s.st.Iteration
 	ans, timedOut, err := s.ask(ctx, contract.Checkpoint{
 		ID:        fmt.Sprintf("cp-%d-complete", it),
 		Iteration: it,
 		Kind:      contract.KindCompletion,
 		Type:      contract.CheckpointHumanVerify,
-		Question:  fmt.Sprintf("The agent claims the work is complete and %s agrees (%d of %d done). Approve to end the session as complete, or reject with a reason to send the loop on.", taskFileName(s.status.Task), s.status.Task.Done, s.status.Task.Total),
+		Question:  fmt.Sprintf("The agent claims the work is complete and %s agrees (%d of %d done). Approve to end the session as complete, or reject with a reason to send the loop on.", taskFileName(s.st.Prepared.Task), s.st.Prepared.Task.Done, s.st.Prepared.Task.Total),
 		Options:   []string{"approve", "reject"},
 		Context:   msg,
 	})
@@ -206,7 +204,7 @@ func (s *session) checkpoints(ctx workflow.Context, res contract.IterationResult
 	if res.Outcome == contract.OutcomeRateLimited {
 		return contract.SessionResult{}, false, nil
 	}
-	it := s.status.Iteration
+	it := s.st.Iteration
 	if q := res.Checkpoint; q != nil {
 		cp := contract.Checkpoint{
 			ID:        fmt.Sprintf("cp-%d", it),
@@ -235,7 +233,7 @@ func (s *session) checkpoints(ctx workflow.Context, res contract.IterationResult
 			Iteration: it,
 			Kind:      contract.KindReview,
 			Type:      contract.CheckpointHumanVerify,
-			Question:  fmt.Sprintf("%d iterations done (%d of %d tasks in %s). Review the work, then approve to continue, or reject with what to change.", it, s.status.Task.Done, s.status.Task.Total, taskFileName(s.status.Task)),
+			Question:  fmt.Sprintf("%d iterations done (%d of %d tasks in %s). Review the work, then approve to continue, or reject with what to change.", it, s.st.Prepared.Task.Done, s.st.Prepared.Task.Total, taskFileName(s.st.Prepared.Task)),
 			Options:   []string{"approve", "reject"},
 		}
 		ans, timedOut, err := s.ask(ctx, cp)

@@ -37,10 +37,10 @@ func (s *session) nextRole() string {
 	if !s.reviews() {
 		return contract.RoleExecutor
 	}
-	if s.status.ReviewPending {
+	if s.st.ReviewPending {
 		return contract.RoleReviewer
 	}
-	if every := s.in.Roles.ReviewEvery; every > 0 && s.sinceReview >= every && s.status.TaskFileBroken == 0 {
+	if every := s.in.Roles.ReviewEvery; every > 0 && s.st.SinceReview >= every && s.st.TaskFileBroken == 0 {
 		return contract.RoleReviewer
 	}
 	return contract.RoleExecutor
@@ -54,16 +54,16 @@ func (s *session) recordReview(res contract.IterationResult, sum *contract.Itera
 	if d, ok := s.countOutcome(res, " (the reviewer)"); !ok {
 		return d
 	}
-	s.sinceReview = 0
-	claim := s.status.ReviewPending
-	s.status.ReviewPending = false
+	s.st.SinceReview = 0
+	claim := s.st.ReviewPending
+	s.st.ReviewPending = false
 	if res.Review == nil {
 		return decision{}
 	}
 	sum.Verdict = res.Review.Verdict
 	if !res.Review.Passed() {
 		sum.Reason = "the reviewer failed the work: " + firstLine(res.Review.Reasons)
-		s.logger.Info("the reviewer failed the work", "iteration", s.status.Iteration)
+		s.logger.Info("the reviewer failed the work", "iteration", s.st.Iteration)
 		return decision{}
 	}
 	if !claim {
@@ -71,7 +71,7 @@ func (s *session) recordReview(res contract.IterationResult, sum *contract.Itera
 	}
 	sum.Verified = true
 	return decision{complete: true, reason: contract.ReasonComplete, msg: fmt.Sprintf(
-		"completion claimed, confirmed by %s and passed by the reviewer in iteration %d", taskFileName(res.Task), s.status.Iteration)}
+		"completion claimed, confirmed by %s and passed by the reviewer in iteration %d", taskFileName(res.Task), s.st.Iteration)}
 }
 
 // plan runs planner iterations until prd.json holds a plan Ralph can run
@@ -89,7 +89,7 @@ func (s *session) plan(ctx workflow.Context) (contract.SessionResult, bool, erro
 			r, err := s.finish(ctx, reason, msg)
 			return r, true, err
 		}
-		if s.paused {
+		if s.st.Paused {
 			if err := s.pause(ctx); err != nil {
 				r, err := s.cancelled(ctx, err)
 				return r, true, err
@@ -117,52 +117,82 @@ func (s *session) plan(ctx workflow.Context) (contract.SessionResult, bool, erro
 		}
 		if res.Plan == nil || !res.Plan.Valid {
 			tries++
-			why := "the planner left no prd.json"
-			if res.Plan != nil && res.Plan.Error != "" {
-				why = res.Plan.Error
-			}
-			if tries >= contract.MaxPlanTries {
-				r, err := s.finish(ctx, contract.ReasonTaskFileInvalid, fmt.Sprintf("the planner wrote no prd.json Ralph can run in %d tries; the last: %s", tries, why))
+			if r, done, err := s.replan(ctx, res.Plan, req, tries); done {
 				return r, true, err
 			}
-			req.Feedback = "Ralph could not use the prd.json you wrote: " + why + ". Fix it."
 			continue
 		}
 		tries = 0
-		s.status.Plan = res.Plan.Stories
-		if s.in.Plan.Yes {
-			s.status.Plan = nil
+		switch next, r, err := s.approvePlan(ctx, res.Plan, req); next {
+		case planTaken:
 			return contract.SessionResult{}, false, nil
-		}
-		it := s.status.Iteration
-		ans, timedOut, err := s.ask(ctx, contract.Checkpoint{
-			ID:        fmt.Sprintf("cp-%d-plan", it),
-			Iteration: it,
-			Kind:      contract.KindPlan,
-			Type:      contract.CheckpointHumanVerify,
-			Question:  fmt.Sprintf("The planner wrote %d stories into %s. Approve the plan to start working on it, or reject it with a reason for the planner to revise it.", len(res.Plan.Stories), contract.PRDFile),
-			Options:   []string{"approve", "reject"},
-			Context:   planText(res.Plan.Stories),
-		})
-		s.status.Plan = nil
-		switch {
-		case err != nil:
-			r, err := s.cancelled(ctx, err)
+		case planEnded:
 			return r, true, err
-		case timedOut && s.stopOnTimeout():
-			r, err := s.finish(ctx, contract.ReasonCheckpointTimeout, fmt.Sprintf("nobody approved the plan within %s", s.in.Checkpoints.Timeout))
-			return r, true, err
-		case timedOut, ans.Approve:
-			return contract.SessionResult{}, false, nil
-		case s.stopReason != "" && !ans.Reject && ans.Answer == "":
-			continue // the loop stops at the top
 		}
-		reason := strings.TrimSpace(ans.Reason + " " + ans.Answer)
-		if reason == "" {
-			reason = "no reason given"
-		}
-		req.Feedback = "A person read the plan and rejected it: " + reason
 	}
+}
+
+// replan sends the planner back after its tries-th plan that Ralph cannot
+// run; done says the tries are used up and the session ended.
+func (s *session) replan(ctx workflow.Context, plan *contract.PlanResult, req *contract.PlanRequest, tries int) (contract.SessionResult, bool, error) {
+	why := "the planner left no prd.json"
+	if plan != nil && plan.Error != "" {
+		why = plan.Error
+	}
+	if tries >= contract.MaxPlanTries {
+		r, err := s.finish(ctx, contract.ReasonTaskFileInvalid, fmt.Sprintf("the planner wrote no prd.json Ralph can run in %d tries; the last: %s", tries, why))
+		return r, true, err
+	}
+	req.Feedback = "Ralph could not use the prd.json you wrote: " + why + ". Fix it."
+	return contract.SessionResult{}, false, nil
+}
+
+// planNext is what follows a plan Ralph can run.
+type planNext int
+
+const (
+	planTaken planNext = iota // work starts on the plan
+	planAgain                 // the planner plans again (req.Feedback says why), or the loop stops at its top
+	planEnded                 // the session ended
+)
+
+// approvePlan asks a person to approve the plan, unless the session
+// takes it as it is (plan --yes). A rejection's reason goes back to the
+// planner in req.Feedback.
+func (s *session) approvePlan(ctx workflow.Context, plan *contract.PlanResult, req *contract.PlanRequest) (planNext, contract.SessionResult, error) {
+	if s.in.Plan.Yes {
+		return planTaken, contract.SessionResult{}, nil
+	}
+	s.status.Plan = plan.Stories
+	it := s.st.Iteration
+	ans, timedOut, err := s.ask(ctx, contract.Checkpoint{
+		ID:        fmt.Sprintf("cp-%d-plan", it),
+		Iteration: it,
+		Kind:      contract.KindPlan,
+		Type:      contract.CheckpointHumanVerify,
+		Question:  fmt.Sprintf("The planner wrote %d stories into %s. Approve the plan to start working on it, or reject it with a reason for the planner to revise it.", len(plan.Stories), contract.PRDFile),
+		Options:   []string{"approve", "reject"},
+		Context:   planText(plan.Stories),
+	})
+	s.status.Plan = nil
+	switch {
+	case err != nil:
+		r, err := s.cancelled(ctx, err)
+		return planEnded, r, err
+	case timedOut && s.stopOnTimeout():
+		r, err := s.finish(ctx, contract.ReasonCheckpointTimeout, fmt.Sprintf("nobody approved the plan within %s", s.in.Checkpoints.Timeout))
+		return planEnded, r, err
+	case timedOut, ans.Approve:
+		return planTaken, contract.SessionResult{}, nil
+	case s.stopReason != "" && !ans.Reject && ans.Answer == "":
+		return planAgain, contract.SessionResult{}, nil // the loop stops at the top
+	}
+	reason := strings.TrimSpace(ans.Reason + " " + ans.Answer)
+	if reason == "" {
+		reason = "no reason given"
+	}
+	req.Feedback = "A person read the plan and rejected it: " + reason
+	return planAgain, contract.SessionResult{}, nil
 }
 
 // iterationFailed handles what ends an iteration without a result: the
@@ -172,9 +202,9 @@ func (s *session) iterationFailed(ctx workflow.Context, role string, res *contra
 	if errors.Is(err, errStoppedOffline) {
 		// The iteration never ran: its host went away and a person
 		// gave up waiting for it.
-		s.status.Iteration--
+		s.st.Iteration--
 		r, ferr := s.finish(ctx, contract.ReasonStopped, fmt.Sprintf("%s while host %s was offline (iteration %d did not run)",
-			s.stopReason, s.in.Host, s.status.Iteration+1))
+			s.stopReason, s.in.Host, s.st.Iteration+1))
 		return r, true, ferr
 	}
 	if err != nil {
@@ -187,14 +217,14 @@ func (s *session) iterationFailed(ctx workflow.Context, role string, res *contra
 			return r, true, ferr
 		}
 		*res = contract.IterationResult{
-			Iteration: s.status.Iteration,
+			Iteration: s.st.Iteration,
 			Role:      roleField(role),
 			Outcome:   contract.OutcomeAgentError,
 			Reason:    "iteration failed after retries: " + rootMessage(err),
 		}
 	}
 	if timedOut {
-		r, ferr := s.finish(ctx, contract.ReasonMaxRuntime, fmt.Sprintf("max runtime %s reached during iteration %d", s.limits.MaxRuntime, s.status.Iteration))
+		r, ferr := s.finish(ctx, contract.ReasonMaxRuntime, fmt.Sprintf("max runtime %s reached during iteration %d", s.st.Limits.MaxRuntime, s.st.Iteration))
 		return r, true, ferr
 	}
 	return contract.SessionResult{}, false, nil

@@ -1,0 +1,109 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-ralph/ralph/contract"
+)
+
+// setState is the one place that sets the session's state label; it
+// publishes the status.
+func (s *session) setState(ctx workflow.Context, st contract.State) {
+	s.status.State = st
+	s.publish(ctx)
+}
+
+// publish pushes the status to search attributes (those that changed
+// since the last push) and to the details the Temporal UI shows.
+func (s *session) publish(ctx workflow.Context) {
+	var updates []temporal.SearchAttributeUpdate
+	st := s.statusNow()
+	if p := s.published; p == nil || p.State != st.State {
+		updates = append(updates, contract.SearchRalphStatus.ValueSet(string(st.State)))
+	}
+	if p := s.published; p == nil || p.Iteration != st.Iteration {
+		updates = append(updates, contract.SearchRalphIteration.ValueSet(int64(st.Iteration)))
+	}
+	if p := s.published; p == nil || p.Totals.CostUSD != st.Totals.CostUSD {
+		updates = append(updates, contract.SearchRalphCostUSD.ValueSet(st.Totals.CostUSD))
+	}
+	if len(updates) > 0 {
+		if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
+			s.logger.Warn("upsert search attributes", "error", err)
+		}
+		s.published = &st
+	}
+	workflow.SetCurrentDetails(ctx, s.details())
+}
+
+func (s *session) details() string {
+	st := s.statusNow()
+	var b strings.Builder
+	b.WriteString(fmt.Sprintf("**Ralph session** `%s`: **%s**", st.SessionID, st.State))
+	if st.Reason != "" {
+		b.WriteString(fmt.Sprintf(" (%s)", st.Reason))
+	}
+	// The UI renders text between dollar signs as math: write USD.
+	b.WriteString(fmt.Sprintf("\n\nIteration %d of %d, cost %.4f USD", st.Iteration, st.Limits.MaxIterations, st.Totals.CostUSD))
+	if st.Limits.MaxCostUSD > 0 {
+		b.WriteString(fmt.Sprintf(" of %.2f", st.Limits.MaxCostUSD))
+	}
+	b.WriteString(fmt.Sprintf(", %d tokens, %d commits", st.Totals.Usage.Total(), st.Totals.Commits))
+	if st.Task.Total > 0 {
+		b.WriteString(fmt.Sprintf("\n\nTasks (%s): %d of %d done", taskFileName(st.Task), st.Task.Done, st.Task.Total))
+		if st.Task.CurrentID != "" || st.Task.CurrentTitle != "" {
+			b.WriteString(fmt.Sprintf("; next: %s", strings.TrimSpace(st.Task.CurrentID+" "+st.Task.CurrentTitle)))
+		}
+	}
+	if cp := st.Pending; cp != nil {
+		b.WriteString(fmt.Sprintf("\n\n**Waiting for a human** (checkpoint `%s`, %s): %s", cp.ID, cp.Type, cp.Question))
+		if len(cp.Options) > 0 {
+			b.WriteString("\n\nOptions: " + strings.Join(cp.Options, " / "))
+		}
+		if cp.Context != "" {
+			// On a paragraph of its own: a plan's lines are a list.
+			b.WriteString("\n\nContext:\n\n" + cp.Context)
+		}
+		b.WriteString(fmt.Sprintf("\n\nAnswer with the `%s` signal, input `{\"id\": \"%s\", \"approve\": true}`, `{\"id\": \"%s\", \"reject\": true, \"reason\": \"…\"}` or `{\"id\": \"%s\", \"answer\": \"…\"}`; or run `starter respond %s --checkpoint %s --approve` (or `--reject --reason …`, `--answer …`).", contract.SignalCheckpoint, cp.ID, cp.ID, cp.ID, st.SessionID, cp.ID))
+		if !cp.Deadline.IsZero() {
+			b.WriteString(fmt.Sprintf(" Times out at %s.", cp.Deadline.UTC().Format(time.RFC3339)))
+		}
+	}
+	switch st.State {
+	case contract.StateHostOffline:
+		b.WriteString(fmt.Sprintf("\n\n**Host offline**: no worker of host `%s` has taken this session's work for %s. The session waits for it and loses nothing: start the worker on %s again (`worker --host-id %s`).",
+			st.Host, s.hostTimeout(), st.Host, st.Host))
+	case contract.StateWaitingForAgentSlot:
+		b.WriteString(fmt.Sprintf("\n\nWaiting for an agent slot: the worker on `%s` already runs as many agents as its `worker.max-agents` allows.", st.Host))
+	}
+	if st.State == contract.StatePaused {
+		b.WriteString(fmt.Sprintf("\n\nPaused: send the `%s` signal to continue.", contract.SignalResume))
+	}
+	return b.String()
+}
+
+// hostTimeout is the session's host timeout.
+func (s *session) hostTimeout() time.Duration {
+	if s.in.HostTimeout > 0 {
+		return s.in.HostTimeout
+	}
+	return contract.DefaultHostTimeout
+}
+
+// hostOffline shows the session waiting for its host's worker (off) or
+// back to what it did before.
+func (s *session) hostOffline(ctx workflow.Context, off bool) {
+	if off {
+		s.beforeOffline = s.status.State
+		s.logger.Warn("host offline: waiting for its worker", "host", s.in.Host)
+		s.setState(ctx, contract.StateHostOffline)
+		return
+	}
+	s.logger.Info("host back", "host", s.in.Host)
+	s.setState(ctx, s.beforeOffline)
+}
