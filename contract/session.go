@@ -1,6 +1,3 @@
-// Package workflows holds the deterministic side of Durable Ralph: the
-// Session workflow that runs a Ralph loop and its contract with the outside
-// world (task queue, workflow IDs, message names and payload types).
 package contract
 
 import (

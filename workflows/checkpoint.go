@@ -158,11 +158,10 @@ func (s *session) stopOnTimeout() bool {
 }
 
 // confirmCompletion ends the session complete, unless a human must confirm
-// first and rejects, which sends the loop on with the reason.
-func (s *session) confirmCompletion(ctx workflow.Context, msg string) (contract.SessionResult, bool, error) {
+// first and rejects, which sends the loop on with the reason (nil).
+func (s *session) confirmCompletion(ctx workflow.Context, msg string) *end {
 	if !s.in.Checkpoints.BeforeComplete {
-		res, err := s.finish(ctx, contract.ReasonComplete, msg)
-		return res, true, err
+		return endWith(contract.ReasonComplete, msg)
 	}
 	it := s.st.Iteration
 	ans, timedOut, err := s.ask(ctx, contract.Checkpoint{
@@ -176,33 +175,30 @@ func (s *session) confirmCompletion(ctx workflow.Context, msg string) (contract.
 	})
 	switch {
 	case err != nil:
-		return contract.SessionResult{}, false, err
+		return endCancelled(err)
 	case timedOut && s.stopOnTimeout():
-		res, err := s.finish(ctx, contract.ReasonCheckpointTimeout, fmt.Sprintf("nobody confirmed completion within %s", s.in.Checkpoints.Timeout))
-		return res, true, err
+		return endWith(contract.ReasonCheckpointTimeout, fmt.Sprintf("nobody confirmed completion within %s", s.in.Checkpoints.Timeout))
 	case timedOut:
-		res, err := s.finish(ctx, contract.ReasonComplete, msg+"; not confirmed within "+s.in.Checkpoints.Timeout.String()+", completed without confirmation")
-		return res, true, err
+		return endWith(contract.ReasonComplete, msg+"; not confirmed within "+s.in.Checkpoints.Timeout.String()+", completed without confirmation")
 	case ans.Approve:
-		res, err := s.finish(ctx, contract.ReasonComplete, msg+"; confirmed by a human")
-		return res, true, err
+		return endWith(contract.ReasonComplete, msg+"; confirmed by a human")
 	case s.stopReason != "" && !ans.Reject && ans.Answer == "":
-		return contract.SessionResult{}, false, nil // the loop stops at the top
+		return nil // the loop stops at the top
 	}
 	reason := strings.TrimSpace(ans.Reason + " " + ans.Answer)
 	if reason == "" {
 		reason = "no reason given"
 	}
 	s.addGuidance(fmt.Sprintf("A human reviewed your claim that the work is complete and did not accept it: %s. Address this before you claim completion again.", reason))
-	return contract.SessionResult{}, false, nil
+	return nil
 }
 
 // checkpoints asks the agent's question, if it asked one, and the
-// periodic review gate, if one is due. done reports that the session ended
-// (a checkpoint timed out with on-timeout stop).
-func (s *session) checkpoints(ctx workflow.Context, res contract.IterationResult) (contract.SessionResult, bool, error) {
+// periodic review gate, if one is due. It returns the session's end when
+// it ended (a checkpoint timed out with on-timeout stop, a cancellation).
+func (s *session) checkpoints(ctx workflow.Context, res contract.IterationResult) *end {
 	if res.Outcome == contract.OutcomeRateLimited {
-		return contract.SessionResult{}, false, nil
+		return nil
 	}
 	it := s.st.Iteration
 	if q := res.Checkpoint; q != nil {
@@ -217,11 +213,10 @@ func (s *session) checkpoints(ctx workflow.Context, res contract.IterationResult
 		}
 		ans, timedOut, err := s.ask(ctx, cp)
 		if err != nil {
-			return contract.SessionResult{}, false, err
+			return endCancelled(err)
 		}
 		if timedOut && s.stopOnTimeout() {
-			r, err := s.finish(ctx, contract.ReasonCheckpointTimeout, fmt.Sprintf("checkpoint %s was not answered within %s", cp.ID, s.in.Checkpoints.Timeout))
-			return r, true, err
+			return endWith(contract.ReasonCheckpointTimeout, fmt.Sprintf("checkpoint %s was not answered within %s", cp.ID, s.in.Checkpoints.Timeout))
 		}
 		if timedOut || ans != (contract.Answer{}) {
 			s.addGuidance(answerText(cp, ans, timedOut, s.in.Checkpoints.Timeout.String()))
@@ -238,17 +233,16 @@ func (s *session) checkpoints(ctx workflow.Context, res contract.IterationResult
 		}
 		ans, timedOut, err := s.ask(ctx, cp)
 		if err != nil {
-			return contract.SessionResult{}, false, err
+			return endCancelled(err)
 		}
 		if timedOut && s.stopOnTimeout() {
-			r, err := s.finish(ctx, contract.ReasonCheckpointTimeout, fmt.Sprintf("review %s was not answered within %s", cp.ID, s.in.Checkpoints.Timeout))
-			return r, true, err
+			return endWith(contract.ReasonCheckpointTimeout, fmt.Sprintf("review %s was not answered within %s", cp.ID, s.in.Checkpoints.Timeout))
 		}
 		if text := strings.TrimSpace(ans.Reason + " " + ans.Answer); text != "" {
 			s.addGuidance("A human reviewed the work so far: " + text)
 		}
 	}
-	return contract.SessionResult{}, false, nil
+	return nil
 }
 
 // answerText is how an answer reaches the next iteration's prompt.

@@ -76,9 +76,9 @@ func (s *session) recordReview(res contract.IterationResult, sum *contract.Itera
 
 // plan runs planner iterations until prd.json holds a plan Ralph can run
 // and, unless the session takes it as it is, a person approves it. A
-// person who rejects the plan sends the planner back with the reason. done
-// reports that the session ended.
-func (s *session) plan(ctx workflow.Context) (contract.SessionResult, bool, error) {
+// person who rejects the plan sends the planner back with the reason. It
+// returns the session's end, if it ended.
+func (s *session) plan(ctx workflow.Context) *end {
 	req := &contract.PlanRequest{Idea: s.in.Plan.Idea}
 	tries := 0
 	for {
@@ -86,29 +86,24 @@ func (s *session) plan(ctx workflow.Context) (contract.SessionResult, bool, erro
 			s.drainSignals()
 		}
 		if reason, msg, done := s.limitReached(ctx); done {
-			r, err := s.finish(ctx, reason, msg)
-			return r, true, err
+			return endWith(reason, msg)
 		}
 		if s.st.Paused {
 			if err := s.pause(ctx); err != nil {
-				r, err := s.cancelled(ctx, err)
-				return r, true, err
+				return endCancelled(err)
 			}
 			continue
 		}
 		res, timedOut, err := s.runIteration(ctx, contract.RolePlanner, req)
-		if r, done, err := s.iterationFailed(ctx, contract.RolePlanner, &res, timedOut, err); done || err != nil {
-			return r, done, err
+		if e := s.iterationFailed(ctx, contract.RolePlanner, &res, timedOut, err); e != nil {
+			return e
 		}
-		d := s.record(ctx, res)
-		if d.done {
-			r, err := s.finish(ctx, d.reason, d.msg)
-			return r, true, err
+		if d := s.record(ctx, res); d.done {
+			return endWith(d.reason, d.msg)
 		}
 		if res.Outcome == contract.OutcomeRateLimited {
 			if err := s.sleepRateLimit(ctx, res); err != nil {
-				r, err := s.cancelled(ctx, err)
-				return r, true, err
+				return endCancelled(err)
 			}
 			continue
 		}
@@ -117,51 +112,39 @@ func (s *session) plan(ctx workflow.Context) (contract.SessionResult, bool, erro
 		}
 		if res.Plan == nil || !res.Plan.Valid {
 			tries++
-			if r, done, err := s.replan(ctx, res.Plan, req, tries); done {
-				return r, true, err
+			if e := s.replan(res.Plan, req, tries); e != nil {
+				return e
 			}
 			continue
 		}
 		tries = 0
-		switch next, r, err := s.approvePlan(ctx, res.Plan, req); next {
-		case planTaken:
-			return contract.SessionResult{}, false, nil
-		case planEnded:
-			return r, true, err
+		if taken, e := s.approvePlan(ctx, res.Plan, req); taken || e != nil {
+			return e
 		}
 	}
 }
 
 // replan sends the planner back after its tries-th plan that Ralph cannot
-// run; done says the tries are used up and the session ended.
-func (s *session) replan(ctx workflow.Context, plan *contract.PlanResult, req *contract.PlanRequest, tries int) (contract.SessionResult, bool, error) {
+// run, or ends the session when the tries are used up.
+func (s *session) replan(plan *contract.PlanResult, req *contract.PlanRequest, tries int) *end {
 	why := "the planner left no prd.json"
 	if plan != nil && plan.Error != "" {
 		why = plan.Error
 	}
 	if tries >= contract.MaxPlanTries {
-		r, err := s.finish(ctx, contract.ReasonTaskFileInvalid, fmt.Sprintf("the planner wrote no prd.json Ralph can run in %d tries; the last: %s", tries, why))
-		return r, true, err
+		return endWith(contract.ReasonTaskFileInvalid, fmt.Sprintf("the planner wrote no prd.json Ralph can run in %d tries; the last: %s", tries, why))
 	}
 	req.Feedback = "Ralph could not use the prd.json you wrote: " + why + ". Fix it."
-	return contract.SessionResult{}, false, nil
+	return nil
 }
 
-// planNext is what follows a plan Ralph can run.
-type planNext int
-
-const (
-	planTaken planNext = iota // work starts on the plan
-	planAgain                 // the planner plans again (req.Feedback says why), or the loop stops at its top
-	planEnded                 // the session ended
-)
-
 // approvePlan asks a person to approve the plan, unless the session
-// takes it as it is (plan --yes). A rejection's reason goes back to the
-// planner in req.Feedback.
-func (s *session) approvePlan(ctx workflow.Context, plan *contract.PlanResult, req *contract.PlanRequest) (planNext, contract.SessionResult, error) {
+// takes it as it is (plan --yes). taken says work starts on it; a
+// rejection's reason goes back to the planner in req.Feedback. It returns
+// the session's end, if it ended.
+func (s *session) approvePlan(ctx workflow.Context, plan *contract.PlanResult, req *contract.PlanRequest) (taken bool, e *end) {
 	if s.in.Plan.Yes {
-		return planTaken, contract.SessionResult{}, nil
+		return true, nil
 	}
 	s.status.Plan = plan.Stories
 	it := s.st.Iteration
@@ -177,44 +160,40 @@ func (s *session) approvePlan(ctx workflow.Context, plan *contract.PlanResult, r
 	s.status.Plan = nil
 	switch {
 	case err != nil:
-		r, err := s.cancelled(ctx, err)
-		return planEnded, r, err
+		return false, endCancelled(err)
 	case timedOut && s.stopOnTimeout():
-		r, err := s.finish(ctx, contract.ReasonCheckpointTimeout, fmt.Sprintf("nobody approved the plan within %s", s.in.Checkpoints.Timeout))
-		return planEnded, r, err
+		return false, endWith(contract.ReasonCheckpointTimeout, fmt.Sprintf("nobody approved the plan within %s", s.in.Checkpoints.Timeout))
 	case timedOut, ans.Approve:
-		return planTaken, contract.SessionResult{}, nil
+		return true, nil
 	case s.stopReason != "" && !ans.Reject && ans.Answer == "":
-		return planAgain, contract.SessionResult{}, nil // the loop stops at the top
+		return false, nil // the loop stops at the top
 	}
 	reason := strings.TrimSpace(ans.Reason + " " + ans.Answer)
 	if reason == "" {
 		reason = "no reason given"
 	}
 	req.Feedback = "A person read the plan and rejected it: " + reason
-	return planAgain, contract.SessionResult{}, nil
+	return false, nil
 }
 
 // iterationFailed handles what ends an iteration without a result: the
 // host gone for good, a cancellation, an error no retry fixes, the
-// runtime running out. Other errors become a failed result in res.
-func (s *session) iterationFailed(ctx workflow.Context, role string, res *contract.IterationResult, timedOut bool, err error) (contract.SessionResult, bool, error) {
+// runtime running out; it returns the session's end. Other errors become
+// a failed result in res.
+func (s *session) iterationFailed(ctx workflow.Context, role string, res *contract.IterationResult, timedOut bool, err error) *end {
 	if errors.Is(err, errStoppedOffline) {
 		// The iteration never ran: its host went away and a person
 		// gave up waiting for it.
 		s.st.Iteration--
-		r, ferr := s.finish(ctx, contract.ReasonStopped, fmt.Sprintf("%s while host %s was offline (iteration %d did not run)",
+		return endWith(contract.ReasonStopped, fmt.Sprintf("%s while host %s was offline (iteration %d did not run)",
 			s.stopReason, s.in.Host, s.st.Iteration+1))
-		return r, true, ferr
 	}
 	if err != nil {
 		if temporal.IsCanceledError(err) || ctx.Err() != nil {
-			r, cerr := s.cancelled(ctx, err)
-			return r, true, cerr
+			return endCancelled(err)
 		}
 		if isPermanent(err) {
-			r, ferr := s.fail(ctx, err)
-			return r, true, ferr
+			return endFailed(err)
 		}
 		*res = contract.IterationResult{
 			Iteration: s.st.Iteration,
@@ -224,10 +203,9 @@ func (s *session) iterationFailed(ctx workflow.Context, role string, res *contra
 		}
 	}
 	if timedOut {
-		r, ferr := s.finish(ctx, contract.ReasonMaxRuntime, fmt.Sprintf("max runtime %s reached during iteration %d", s.st.Limits.MaxRuntime, s.st.Iteration))
-		return r, true, ferr
+		return endWith(contract.ReasonMaxRuntime, fmt.Sprintf("max runtime %s reached during iteration %d", s.st.Limits.MaxRuntime, s.st.Iteration))
 	}
-	return contract.SessionResult{}, false, nil
+	return nil
 }
 
 // recordPlan folds a planner's result into the session.

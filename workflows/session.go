@@ -1,3 +1,8 @@
+// Package workflows holds the deterministic side of Durable Ralph: the
+// Session workflow that runs a Ralph loop over one workspace and the
+// IssueQueue workflow that runs one GitHub issue per run. Workflow code
+// imports contract/ (names and payloads) and the SDK only: it calls
+// activities by name and links none of their code.
 package workflows
 
 import (
@@ -197,72 +202,119 @@ func validateInput(in contract.SessionInput) error {
 	return nil
 }
 
+// end is how a session ends: a reason and a message, or an error that
+// ends it cancelled (a cancellation) or failed (failed: no retry fixes
+// it). The steps of the loop return one when the session is to end, nil
+// when it goes on; only run turns it into the workflow's result.
+type end struct {
+	reason contract.Reason
+	msg    string
+	err    error
+	failed bool
+}
+
+// endWith ends the session with reason.
+func endWith(reason contract.Reason, msg string) *end { return &end{reason: reason, msg: msg} }
+
+// endCancelled ends the session cancelled by err.
+func endCancelled(err error) *end { return &end{reason: contract.ReasonCancelled, err: err} }
+
+// endFailed ends the session failed by err, which no retry fixes.
+func endFailed(err error) *end { return &end{err: err, failed: true} }
+
 func (s *session) run(ctx workflow.Context) (contract.SessionResult, error) {
 	if s.in.CarryOver == nil {
-		if err := s.prepare(ctx); errors.Is(err, errStoppedOffline) {
-			return s.finish(ctx, contract.ReasonStopped, fmt.Sprintf("%s while host %s was offline (no iteration ran)", s.stopReason, s.in.Host))
-		} else if err != nil {
-			return s.fail(ctx, err)
-		}
-		if s.in.Plan != nil {
-			if r, done, err := s.plan(ctx); done || err != nil {
-				return r, err
-			}
-		} else if t := s.st.Prepared.Task; t.Complete && workflow.GetVersion(ctx, versionCompleteAtPrepare, workflow.DefaultVersion, 1) >= 1 {
-			// Nothing to do: no agent runs for a task file that says
-			// all is done.
-			return s.finish(ctx, contract.ReasonComplete, fmt.Sprintf("%s is already complete (%d of %d done): no iteration ran", t.File, t.Done, t.Total))
+		if e := s.begin(ctx); e != nil {
+			return s.conclude(ctx, e)
 		}
 	}
 	s.setState(ctx, contract.StateRunning)
 	s.armDeadline(ctx)
-
 	for {
-		// A stop or pause that came with the last result counts now,
-		// not after one more iteration.
-		if s.drains {
-			s.drainSignals()
+		e, goOn := s.turn(ctx)
+		if e != nil {
+			return s.conclude(ctx, e)
 		}
-		if reason, msg, done := s.limitReached(ctx); done {
-			return s.finish(ctx, reason, msg)
-		}
-		if s.st.Paused {
-			if err := s.pause(ctx); err != nil {
-				return s.cancelled(ctx, err)
-			}
-			continue
-		}
-		if s.ranThisRun >= s.st.Limits.IterationsPerRun && s.st.Limits.IterationsPerRun > 0 ||
-			workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+		if !goOn {
 			return s.continueAsNew(ctx)
 		}
+	}
+}
 
-		role := s.nextRole()
-		res, timedOut, err := s.runIteration(ctx, role, nil)
-		if r, done, err := s.iterationFailed(ctx, role, &res, timedOut, err); done || err != nil {
-			return r, err
+// conclude turns e into the workflow's result.
+func (s *session) conclude(ctx workflow.Context, e *end) (contract.SessionResult, error) {
+	switch {
+	case e.failed:
+		return s.fail(ctx, e.err)
+	case e.err != nil:
+		return s.cancelled(ctx, e.err)
+	}
+	return s.finish(ctx, e.reason, e.msg)
+}
+
+// begin prepares the workspace of a new session and plans its work, if it
+// plans.
+func (s *session) begin(ctx workflow.Context) *end {
+	if err := s.prepare(ctx); errors.Is(err, errStoppedOffline) {
+		return endWith(contract.ReasonStopped, fmt.Sprintf("%s while host %s was offline (no iteration ran)", s.stopReason, s.in.Host))
+	} else if err != nil {
+		return endFailed(err)
+	}
+	if s.in.Plan != nil {
+		return s.plan(ctx)
+	}
+	if t := s.st.Prepared.Task; t.Complete && workflow.GetVersion(ctx, versionCompleteAtPrepare, workflow.DefaultVersion, 1) >= 1 {
+		// Nothing to do: no agent runs for a task file that says all
+		// is done.
+		return endWith(contract.ReasonComplete, fmt.Sprintf("%s is already complete (%d of %d done): no iteration ran", t.File, t.Done, t.Total))
+	}
+	return nil
+}
+
+// turn is one turn of the loop: the limits, a pause, one iteration and
+// what its result asks for. It returns the session's end, if it ends, and
+// goOn false when the run is to continue as new.
+func (s *session) turn(ctx workflow.Context) (e *end, goOn bool) {
+	// A stop or pause that came with the last result counts now, not
+	// after one more iteration.
+	if s.drains {
+		s.drainSignals()
+	}
+	if reason, msg, done := s.limitReached(ctx); done {
+		return endWith(reason, msg), true
+	}
+	if s.st.Paused {
+		if err := s.pause(ctx); err != nil {
+			return endCancelled(err), true
 		}
-		d := s.record(ctx, res)
-		if d.complete {
-			if result, done, err := s.confirmCompletion(ctx, d.msg); err != nil {
-				return s.cancelled(ctx, err)
-			} else if done {
-				return result, nil
-			}
-		} else if d.done {
-			return s.finish(ctx, d.reason, d.msg)
+		return nil, true
+	}
+	if s.ranThisRun >= s.st.Limits.IterationsPerRun && s.st.Limits.IterationsPerRun > 0 ||
+		workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+		return nil, false
+	}
+	role := s.nextRole()
+	res, timedOut, err := s.runIteration(ctx, role, nil)
+	if e := s.iterationFailed(ctx, role, &res, timedOut, err); e != nil {
+		return e, true
+	}
+	d := s.record(ctx, res)
+	if d.complete {
+		if e := s.confirmCompletion(ctx, d.msg); e != nil {
+			return e, true
 		}
-		if result, done, err := s.checkpoints(ctx, res); err != nil {
-			return s.cancelled(ctx, err)
-		} else if done {
-			return result, nil
-		}
-		if res.Outcome == contract.OutcomeRateLimited {
-			if err := s.sleepRateLimit(ctx, res); err != nil {
-				return s.cancelled(ctx, err)
-			}
+	} else if d.done {
+		return endWith(d.reason, d.msg), true
+	}
+	if e := s.checkpoints(ctx, res); e != nil {
+		return e, true
+	}
+	if res.Outcome == contract.OutcomeRateLimited {
+		if err := s.sleepRateLimit(ctx, res); err != nil {
+			return endCancelled(err), true
 		}
 	}
+	return nil, true
 }
 
 func (s *session) prepare(ctx workflow.Context) error {

@@ -1,0 +1,48 @@
+// Package contract is what Durable Ralph's parts agree on: the workflow,
+// activity, signal, update and query names; the search attributes; every
+// payload that crosses a workflow's boundary (inputs, results, signal,
+// update and query payloads, heartbeat details); the error types the
+// workflows and the starter match on; workflow IDs; and the one line that
+// tells an iteration. Workflows, activities, the CLI and the tests import
+// it; it imports no package of the project, so workflow code links no
+// activity code.
+//
+// # Compatibility
+//
+// Payloads are JSON in the histories of sessions that may run for weeks
+// and replay at any time, so they only grow: a field is never renamed or
+// given a new meaning. A field that histories recorded before it existed
+// lack decodes to its zero value, and the zero value is defined to mean
+// what the code did before the field existed. Where no zero value can do
+// that, the workflow branches with workflow.GetVersion. The table is kept
+// current with each such field or branch:
+//
+//	field or change                          zero value / branch means
+//	---------------------------------------  ----------------------------------------------
+//	AgentSettings.Backend                    "" is Claude Code
+//	IterationInput.Role, IterationResult.Role  "" is the executor (RoleOf)
+//	IterationInput.ExecutionKey              "" keys records by SessionID (Key)
+//	IterationInput.Resume                    nil: no earlier try to go on from
+//	SessionInput.Host                        "" runs workspace activities on the session's
+//	                                         own task queue, IDs without a host
+//	SessionInput.HostTimeout                 0 is DefaultHostTimeout
+//	SessionInput.Worktree                    nil works in Workspace itself
+//	SessionInput.Roles, SessionInput.Plan    nil: executors only, no planning
+//	SessionInput.NotifyParent                false signals no parent queue
+//	Limits.MaxTaskFileRepairs                0 is DefaultMaxTaskFileRepairs
+//	CarryOver.Limits (MaxIterations 0)       the input's limits (carried before set-limits)
+//	CarryOver.ExecutionKey                   "" makes one from the workflow and first run IDs
+//	CheckpointSettings.OnTimeout             "" is OnTimeoutContinue
+//	Roles.ReviewEvery                        0 reviews only completion claims
+//	QueueSettings.BaseBranch                 "" is the repository's default branch
+//	GetVersion "drain-signals"               DefaultVersion: signals taken by a selector
+//	                                         listener, no wait for handlers before the end
+//	GetVersion "limited-state"               DefaultVersion: a limit ends the session failed
+//	GetVersion "complete-at-prepare"         DefaultVersion: an already complete task file
+//	                                         still runs iterations
+//	GetVersion "attach-running-session"      DefaultVersion: a queue fails an issue whose
+//	                                         session already runs instead of attaching
+//
+// testsuite/replay_test.go replays a recorded history of every workflow
+// shape against the current code.
+package contract
