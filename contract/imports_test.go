@@ -1,0 +1,47 @@
+package contract_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/durable-ralph/ralph"
+
+// deps lists the packages pkg links, itself included.
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return strings.Fields(string(out))
+}
+
+// TestImports holds the layout's one rule: imports point down. The
+// contract imports no package of the project, and workflow code links
+// only the contract and internal/words of ours: no activity code, no
+// os/exec, no go-github.
+func TestImports(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	tests := []struct {
+		pkg     string
+		allowed []string
+	}{
+		{module + "/contract", []string{module + "/contract"}},
+		{module + "/workflows", []string{module + "/contract", module + "/internal/words", module + "/workflows"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.TrimPrefix(tt.pkg, module+"/"), func(t *testing.T) {
+			for _, d := range deps(t, tt.pkg) {
+				require.NotEqual(t, "os/exec", d)
+				require.False(t, strings.HasPrefix(d, "github.com/google/go-github"), "%s links %s", tt.pkg, d)
+				if strings.HasPrefix(d, module+"/") {
+					require.Contains(t, tt.allowed, d, "%s links %s", tt.pkg, d)
+				}
+			}
+		})
+	}
+}
