@@ -24,3 +24,25 @@ func TestLine(t *testing.T) {
 		require.Equal(t, tc.want, tc.it.Line())
 	}
 }
+
+func TestEndState(t *testing.T) {
+	tests := []struct {
+		reason Reason
+		want   State
+	}{
+		{ReasonComplete, StateCompleted},
+		{ReasonStopped, StateStopped},
+		{ReasonCancelled, StateStopped},
+		{ReasonMaxIterations, StateLimited},
+		{ReasonMaxRuntime, StateLimited},
+		{ReasonMaxCost, StateLimited},
+		{ReasonConsecutiveFailures, StateFailed},
+		{ReasonNoProgress, StateFailed},
+		{ReasonCheckpointTimeout, StateFailed},
+		{ReasonTaskFileInvalid, StateFailed},
+		{ReasonGitRewritten, StateFailed},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, tt.reason.EndState(), string(tt.reason))
+	}
+}

@@ -57,6 +57,19 @@ func (r Reason) ExitCode() int {
 	}
 }
 
+// EndState is the state of a session that ended with r.
+func (r Reason) EndState() State {
+	switch r {
+	case ReasonComplete:
+		return StateCompleted
+	case ReasonStopped, ReasonCancelled:
+		return StateStopped
+	case ReasonMaxIterations, ReasonMaxRuntime, ReasonMaxCost:
+		return StateLimited
+	}
+	return StateFailed
+}
+
 // State is where a session is in its loop.
 type State string
 

@@ -388,20 +388,11 @@ func (s *session) finish(ctx workflow.Context, reason contract.Reason, msg strin
 	}
 	s.status.Reason = reason
 	s.status.EndedAt = workflow.Now(ctx)
-	switch reason {
-	case contract.ReasonComplete:
-		s.setState(ctx, contract.StateCompleted)
-	case contract.ReasonStopped:
-		s.setState(ctx, contract.StateStopped)
-	case contract.ReasonMaxIterations, contract.ReasonMaxRuntime, contract.ReasonMaxCost:
-		if workflow.GetVersion(ctx, versionLimitedState, workflow.DefaultVersion, 1) >= 1 {
-			s.setState(ctx, contract.StateLimited)
-		} else {
-			s.setState(ctx, contract.StateFailed)
-		}
-	default:
-		s.setState(ctx, contract.StateFailed)
+	st := reason.EndState()
+	if st == contract.StateLimited && workflow.GetVersion(ctx, versionLimitedState, workflow.DefaultVersion, 1) < 1 {
+		st = contract.StateFailed // sessions of before the limited state
 	}
+	s.setState(ctx, st)
 	s.logger.Info("session ended", "reason", reason, "message", msg)
 	var last *contract.IterationSummary
 	if n := len(s.st.Recent); n > 0 {
