@@ -157,6 +157,41 @@ func (s *session) stopOnTimeout() bool {
 	return s.in.Checkpoints.OnTimeout == contract.OnTimeoutStop
 }
 
+// gate is what a person made of a gate: a human-verify checkpoint that
+// lets the session go on (confirm completion, approve a plan).
+type gate int
+
+const (
+	gatePassed   gate = iota // approved
+	gateTimedOut             // nobody answered in time; the session takes it as passed
+	gateRejected             // rejected, with a reason
+	gateStopping             // a stop came first: the loop stops at its top
+)
+
+// askGate asks cp and waits for the answer. A rejection's reason is
+// returned; a cancellation, or a timeout when the session stops on one
+// (with timeoutMsg), is the session's end.
+func (s *session) askGate(ctx workflow.Context, cp contract.Checkpoint, timeoutMsg string) (gate, string, *end) {
+	ans, timedOut, err := s.ask(ctx, cp)
+	switch {
+	case err != nil:
+		return 0, "", endCancelled(err)
+	case timedOut && s.stopOnTimeout():
+		return 0, "", endWith(contract.ReasonCheckpointTimeout, timeoutMsg)
+	case timedOut:
+		return gateTimedOut, "", nil
+	case ans.Approve:
+		return gatePassed, "", nil
+	case s.stopReason != "" && !ans.Reject && ans.Answer == "":
+		return gateStopping, "", nil
+	}
+	reason := strings.TrimSpace(ans.Reason + " " + ans.Answer)
+	if reason == "" {
+		reason = "no reason given"
+	}
+	return gateRejected, reason, nil
+}
+
 // confirmCompletion ends the session complete, unless a human must confirm
 // first and rejects, which sends the loop on with the reason (nil).
 func (s *session) confirmCompletion(ctx workflow.Context, msg string) *end {
@@ -164,7 +199,7 @@ func (s *session) confirmCompletion(ctx workflow.Context, msg string) *end {
 		return endWith(contract.ReasonComplete, msg)
 	}
 	it := s.st.Iteration
-	ans, timedOut, err := s.ask(ctx, contract.Checkpoint{
+	g, reason, e := s.askGate(ctx, contract.Checkpoint{
 		ID:        fmt.Sprintf("cp-%d-complete", it),
 		Iteration: it,
 		Kind:      contract.KindCompletion,
@@ -172,22 +207,16 @@ func (s *session) confirmCompletion(ctx workflow.Context, msg string) *end {
 		Question:  fmt.Sprintf("The agent claims the work is complete and %s agrees (%d of %d done). Approve to end the session as complete, or reject with a reason to send the loop on.", taskFileName(s.st.Prepared.Task), s.st.Prepared.Task.Done, s.st.Prepared.Task.Total),
 		Options:   []string{"approve", "reject"},
 		Context:   msg,
-	})
+	}, fmt.Sprintf("nobody confirmed completion within %s", s.in.Checkpoints.Timeout))
 	switch {
-	case err != nil:
-		return endCancelled(err)
-	case timedOut && s.stopOnTimeout():
-		return endWith(contract.ReasonCheckpointTimeout, fmt.Sprintf("nobody confirmed completion within %s", s.in.Checkpoints.Timeout))
-	case timedOut:
+	case e != nil:
+		return e
+	case g == gateTimedOut:
 		return endWith(contract.ReasonComplete, msg+"; not confirmed within "+s.in.Checkpoints.Timeout.String()+", completed without confirmation")
-	case ans.Approve:
+	case g == gatePassed:
 		return endWith(contract.ReasonComplete, msg+"; confirmed by a human")
-	case s.stopReason != "" && !ans.Reject && ans.Answer == "":
+	case g == gateStopping:
 		return nil // the loop stops at the top
-	}
-	reason := strings.TrimSpace(ans.Reason + " " + ans.Answer)
-	if reason == "" {
-		reason = "no reason given"
 	}
 	s.addGuidance(fmt.Sprintf("A human reviewed your claim that the work is complete and did not accept it: %s. Address this before you claim completion again.", reason))
 	return nil

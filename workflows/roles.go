@@ -148,7 +148,7 @@ func (s *session) approvePlan(ctx workflow.Context, plan *contract.PlanResult, r
 	}
 	s.status.Plan = plan.Stories
 	it := s.st.Iteration
-	ans, timedOut, err := s.ask(ctx, contract.Checkpoint{
+	g, reason, e := s.askGate(ctx, contract.Checkpoint{
 		ID:        fmt.Sprintf("cp-%d-plan", it),
 		Iteration: it,
 		Kind:      contract.KindPlan,
@@ -156,21 +156,15 @@ func (s *session) approvePlan(ctx workflow.Context, plan *contract.PlanResult, r
 		Question:  fmt.Sprintf("The planner wrote %d stories into %s. Approve the plan to start working on it, or reject it with a reason for the planner to revise it.", len(plan.Stories), contract.PRDFile),
 		Options:   []string{"approve", "reject"},
 		Context:   planText(plan.Stories),
-	})
+	}, fmt.Sprintf("nobody approved the plan within %s", s.in.Checkpoints.Timeout))
 	s.status.Plan = nil
 	switch {
-	case err != nil:
-		return false, endCancelled(err)
-	case timedOut && s.stopOnTimeout():
-		return false, endWith(contract.ReasonCheckpointTimeout, fmt.Sprintf("nobody approved the plan within %s", s.in.Checkpoints.Timeout))
-	case timedOut, ans.Approve:
+	case e != nil:
+		return false, e
+	case g == gatePassed, g == gateTimedOut:
 		return true, nil
-	case s.stopReason != "" && !ans.Reject && ans.Answer == "":
+	case g == gateStopping:
 		return false, nil // the loop stops at the top
-	}
-	reason := strings.TrimSpace(ans.Reason + " " + ans.Answer)
-	if reason == "" {
-		reason = "no reason given"
 	}
 	req.Feedback = "A person read the plan and rejected it: " + reason
 	return false, nil
