@@ -79,9 +79,7 @@ func TestCheckpointAnsweredAfterThreeDays(t *testing.T) {
 	}, 3*24*time.Hour+30*time.Second) // iteration 3 is running, nothing is pending
 
 	in := baseInput() // a 4h runtime limit: time waiting on a human does not count
-	env.ExecuteWorkflow(workflows.Session, in)
-	var res contract.SessionResult
-	require.NoError(t, env.GetWorkflowResult(&res))
+	res := runSession(t, env, in)
 	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
 
 	require.Equal(t, contract.StateAwaitingHuman, waiting.State)
@@ -122,9 +120,7 @@ func TestCheckpointTimeout(t *testing.T) {
 			env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run)
 			in := baseInput()
 			in.Checkpoints = contract.CheckpointSettings{Timeout: 2 * time.Hour, OnTimeout: tt.onTimeout}
-			env.ExecuteWorkflow(workflows.Session, in)
-			var res contract.SessionResult
-			require.NoError(t, env.GetWorkflowResult(&res))
+			res := runSession(t, env, in)
 			require.Equal(t, tt.wantReason, res.Reason, res.Message)
 			require.Equal(t, tt.wantIters, res.Iterations)
 			if tt.onTimeout == contract.OnTimeoutContinue {
@@ -167,9 +163,7 @@ func TestCompletionGate(t *testing.T) {
 	}, 2*time.Hour)
 	in := baseInput()
 	in.Checkpoints.BeforeComplete = true
-	env.ExecuteWorkflow(workflows.Session, in)
-	var res contract.SessionResult
-	require.NoError(t, env.GetWorkflowResult(&res))
+	res := runSession(t, env, in)
 	require.Equal(t, contract.ReasonComplete, res.Reason)
 	require.Equal(t, 2, res.Iterations, "a rejected completion sends the loop on")
 	require.Contains(t, res.Message, "confirmed by a human")
@@ -191,9 +185,7 @@ func TestReviewGateEveryNIterations(t *testing.T) {
 	}
 	in := baseInput()
 	in.Checkpoints.Every = 2
-	env.ExecuteWorkflow(workflows.Session, in)
-	var res contract.SessionResult
-	require.NoError(t, env.GetWorkflowResult(&res))
+	res := runSession(t, env, in)
 	require.Equal(t, contract.ReasonComplete, res.Reason)
 	require.Equal(t, []string{"cp-2-review", "cp-4-review"}, reviews)
 	require.Equal(t, 5, res.Iterations)
@@ -214,9 +206,7 @@ func TestSetLimits(t *testing.T) {
 	}, 25*time.Minute) // during iteration 3
 	in := baseInput()
 	in.Limits.MaxIterations = 4
-	env.ExecuteWorkflow(workflows.Session, in)
-	var res contract.SessionResult
-	require.NoError(t, env.GetWorkflowResult(&res))
+	res := runSession(t, env, in)
 	require.Equal(t, contract.ReasonMaxIterations, res.Reason)
 	require.Equal(t, 6, res.Iterations, "the raised limit holds")
 
@@ -239,9 +229,7 @@ func TestSetLimitsRaisesRuntimeDuringIteration(t *testing.T) {
 	}, 90*time.Minute)
 	in := baseInput()
 	in.Limits.MaxRuntime = 2*time.Hour + 30*time.Minute
-	env.ExecuteWorkflow(workflows.Session, in)
-	var res contract.SessionResult
-	require.NoError(t, env.GetWorkflowResult(&res))
+	res := runSession(t, env, in)
 	require.True(t, raised.accepted)
 	require.Equal(t, contract.ReasonMaxRuntime, res.Reason)
 	require.Equal(t, 6, res.Iterations, "iterations 1-5 finish, the 6th is cut off at 5h30m")

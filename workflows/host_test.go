@@ -53,9 +53,7 @@ func TestSessionWaitsForItsHost(t *testing.T) {
 	in := baseInput()
 	in.Host = "box-1"
 	in.HostTimeout = time.Minute
-	env.ExecuteWorkflow(workflows.Session, in)
-	var res contract.SessionResult
-	require.NoError(t, env.GetWorkflowResult(&res))
+	res := runSession(t, env, in)
 
 	require.Equal(t, contract.StateHostOffline, offline.State)
 	require.Equal(t, "box-1", offline.Host)
@@ -155,9 +153,7 @@ func TestSessionStoppedWhileItsHostIsOffline(t *testing.T) {
 	in := baseInput()
 	in.Host = "box-1"
 	in.Limits.MaxRuntime = 0
-	env.ExecuteWorkflow(workflows.Session, in)
-	var res contract.SessionResult
-	require.NoError(t, env.GetWorkflowResult(&res))
+	res := runSession(t, env, in)
 	require.Equal(t, contract.ReasonStopped, res.Reason)
 	require.Equal(t, "stop requested: box-1 is gone while host box-1 was offline (iteration 2 did not run)", res.Message)
 	require.Equal(t, 1, res.Iterations, "the iteration that never ran is not counted")
@@ -181,9 +177,7 @@ func TestSessionWaitsOnWhenAgentSlotsStayBusy(t *testing.T) {
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run)
 	in := baseInput()
 	in.Host = "box-1"
-	env.ExecuteWorkflow(workflows.Session, in)
-	var res contract.SessionResult
-	require.NoError(t, env.GetWorkflowResult(&res))
+	res := runSession(t, env, in)
 	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
 	require.Equal(t, 1, res.Iterations)
 	require.Equal(t, 0, res.Totals.Failures, "busy slots are not a failed iteration")

@@ -136,9 +136,7 @@ func TestPlanner(t *testing.T) {
 		env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(sc.run)
 		in := baseInput()
 		in.Plan = &contract.PlanSettings{Idea: "widgets", Yes: true}
-		env.ExecuteWorkflow(workflows.Session, in)
-		var res contract.SessionResult
-		require.NoError(t, env.GetWorkflowResult(&res))
+		res := runSession(t, env, in)
 		require.Equal(t, contract.ReasonTaskFileInvalid, res.Reason)
 		require.Contains(t, res.Message, "in 3 tries")
 		require.Len(t, sc.inputs, 3)
@@ -153,9 +151,7 @@ func TestPlanner(t *testing.T) {
 		env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(sc.run)
 		in := baseInput()
 		in.Plan = &contract.PlanSettings{Idea: "widgets", Yes: true}
-		env.ExecuteWorkflow(workflows.Session, in)
-		var res contract.SessionResult
-		require.NoError(t, env.GetWorkflowResult(&res))
+		res := runSession(t, env, in)
 		require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
 		require.Equal(t, []string{"planner", "planner", ""}, []string{sc.inputs[0].Role, sc.inputs[1].Role, sc.inputs[2].Role})
 	})
@@ -180,9 +176,7 @@ func TestPlanner(t *testing.T) {
 			require.Len(t, st.Plan, 1, "status shows the plan")
 			env.SignalWorkflow(contract.SignalCheckpoint, contract.Answer{ID: "cp-2-plan", Approve: true})
 		}, 2*time.Hour)
-		env.ExecuteWorkflow(workflows.Session, in)
-		var res contract.SessionResult
-		require.NoError(t, env.GetWorkflowResult(&res))
+		res := runSession(t, env, in)
 		require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
 		require.Len(t, sc.inputs, 3)
 		require.Contains(t, sc.inputs[1].Plan.Feedback, "rejected it: add deletion")

@@ -83,6 +83,15 @@ func ok(r contract.IterationResult) func(contract.IterationInput) (contract.Iter
 	}
 }
 
+// runSession runs a session with in to its end and returns its result.
+func runSession(t *testing.T, env *testsuite.TestWorkflowEnvironment, in contract.SessionInput) contract.SessionResult {
+	t.Helper()
+	env.ExecuteWorkflow(workflows.Session, in)
+	var res contract.SessionResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	return res
+}
+
 func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
@@ -337,9 +346,7 @@ func TestSessionRateLimitSleepsUntilReset(t *testing.T) {
 	in := baseInput()
 	in.Limits.MaxRuntime = 24 * time.Hour
 	in.Limits.MaxConsecutiveFailures = 1
-	env.ExecuteWorkflow(workflows.Session, in)
-	var res contract.SessionResult
-	require.NoError(t, env.GetWorkflowResult(&res))
+	res := runSession(t, env, in)
 	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
 	require.Equal(t, 3, res.Iterations, "the rate-limited iteration is not counted")
 	require.Equal(t, 1, res.Totals.RateLimitWaits)
@@ -409,9 +416,7 @@ func TestSessionPauseResumeAndGuidance(t *testing.T) {
 	}, 3*24*time.Hour)
 	in := baseInput()
 	in.Limits.MaxRuntime = 0 // a pause of days counts against a runtime limit
-	env.ExecuteWorkflow(workflows.Session, in)
-	var res contract.SessionResult
-	require.NoError(t, env.GetWorkflowResult(&res))
+	res := runSession(t, env, in)
 	require.Equal(t, contract.ReasonComplete, res.Reason)
 	require.Equal(t, contract.StatePaused, paused.State)
 	require.Equal(t, 1, paused.Iteration)
@@ -437,9 +442,7 @@ func TestSessionEndsWhenTheTaskFileStaysBroken(t *testing.T) {
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run)
 	in := baseInput()
 	in.Limits.MaxConsecutiveFailures = 10
-	env.ExecuteWorkflow(workflows.Session, in)
-	var res contract.SessionResult
-	require.NoError(t, env.GetWorkflowResult(&res))
+	res := runSession(t, env, in)
 	require.Equal(t, contract.ReasonTaskFileInvalid, res.Reason)
 	require.Equal(t, 1+contract.DefaultMaxTaskFileRepairs, res.Iterations, "the iteration that broke it, then the repair attempts")
 	require.Contains(t, res.Message, "2 repair attempts")
