@@ -125,13 +125,11 @@ type Summary struct {
 	FinalText string
 
 	// Usage is the tokens the run used, as far as the agent reported them.
-	Usage contract.
-		// CostUSD is what the run cost; CostKnown says whether it is known
-		// (the agent reported it, or it was priced from tokens). A backend
-		// that cannot price its model leaves CostKnown false and CostNote
-		// says why.
-		Usage
-
+	Usage contract.Usage
+	// CostUSD is what the run cost; CostKnown says whether it is known
+	// (the agent reported it, or it was priced from tokens). A backend
+	// that cannot price its model leaves CostKnown false and CostNote
+	// says why.
 	CostUSD   float64
 	CostKnown bool
 	CostNote  string

@@ -15,142 +15,173 @@ import (
 	"time"
 )
 
+// validation collects the invalid settings of a Config, one error per
+// setting.
+type validation struct{ errs []error }
+
+// check records that key, set to value, is invalid for reason when bad.
+func (v *validation) check(key string, bad bool, value any, reason string) {
+	if bad {
+		v.errs = append(v.errs, &fieldError{spec: lookupSpec(key), value: value, reason: reason})
+	}
+}
+
+// checkCost checks a limit in USD: finite, and 0 or more.
+func (v *validation) checkCost(key string, usd float64) {
+	switch {
+	case math.IsNaN(usd) || math.IsInf(usd, 0):
+		v.check(key, true, usd, "must be a finite number")
+	case usd < 0:
+		v.check(key, true, usd, "must not be negative (0 = no limit)")
+	}
+}
+
+// checkAddr checks a host:port to listen on, if set, whose port is at
+// least minPort; example is one.
+func (v *validation) checkAddr(key, addr, example string, minPort int) {
+	if addr == "" {
+		return
+	}
+	_, port, err := net.SplitHostPort(addr)
+	n, perr := strconv.Atoi(port)
+	switch {
+	case err != nil:
+		v.check(key, true, addr, "must be host:port, such as "+example)
+	case perr != nil || n < minPort || n > 65535:
+		v.check(key, true, addr, fmt.Sprintf("must have a port between %d and 65535", minPort))
+	}
+}
+
+const (
+	notEmpty   = "must not be empty"
+	atLeastOne = "must be at least 1"
+)
+
 // validate reports every invalid setting of c, one error per setting.
 func (c *Config) validate() error {
-	var errs []error
-	check := func(key string, bad bool, value any, reason string) {
-		if bad {
-			errs = append(errs, &fieldError{spec: lookupSpec(key), value: value, reason: reason})
-		}
-	}
-	const (
-		notEmpty   = "must not be empty"
-		atLeastOne = "must be at least 1"
-	)
+	var v validation
+	v.check("task-queue", strings.TrimSpace(c.TaskQueue) == "", c.TaskQueue, notEmpty)
+	c.validateAgent(&v)
+	c.validateTask(&v)
+	c.Limits.validate(&v)
+	c.Checkpoint.validate(&v)
+	c.GitHub.validate(&v)
+	c.Queue.validate(&v)
+	c.Dev.validate(&v)
+	c.Codec.validate(&v)
+	c.Worker.validate(&v)
+	return errors.Join(v.errs...)
+}
 
-	check("task-queue", strings.TrimSpace(c.TaskQueue) == "", c.TaskQueue, notEmpty)
-
-	check("agent.backend", !slices.Contains(backendNames, c.Agent.Backend), c.Agent.Backend,
+// validateAgent checks agent.* and the agents of roles.*.
+func (c *Config) validateAgent(v *validation) {
+	v.check("agent.backend", !slices.Contains(backendNames, c.Agent.Backend), c.Agent.Backend,
 		fmt.Sprintf("must be one of %s", strings.Join(backendNames, ", ")))
 	for _, role := range []struct {
 		name string
 		r    RoleConfig
 	}{{"reviewer", c.Roles.Reviewer.Agent()}, {"planner", c.Roles.Planner}} {
 		key := "roles." + role.name
-		check(key+".backend", role.r.Backend != "" && !slices.Contains(backendNames, role.r.Backend), role.r.Backend,
+		v.check(key+".backend", role.r.Backend != "" && !slices.Contains(backendNames, role.r.Backend), role.r.Backend,
 			fmt.Sprintf("must be one of %s, or empty for agent.backend", strings.Join(backendNames, ", ")))
-		check(key+".command", role.r.Backend == "command" && len(role.r.Command) == 0 && (c.Agent.Backend != "command"), role.r.Command,
+		v.check(key+".command", role.r.Backend == "command" && len(role.r.Command) == 0 && (c.Agent.Backend != "command"), role.r.Command,
 			"must be set when "+key+".backend is command")
 	}
-	check("roles.reviewer.every", c.Roles.Reviewer.Every < 0, c.Roles.Reviewer.Every, "must not be negative (0 = only after completion claims)")
+	v.check("roles.reviewer.every", c.Roles.Reviewer.Every < 0, c.Roles.Reviewer.Every, "must not be negative (0 = only after completion claims)")
 	if _, err := c.Agent.PriceTable(); err != nil {
-		check("agent.prices", true, c.Agent.Prices, err.Error())
+		v.check("agent.prices", true, c.Agent.Prices, err.Error())
 	}
-	check("agent.max-turns", c.Agent.MaxTurns < 0, c.Agent.MaxTurns, "must not be negative (0 = unlimited)")
+	v.check("agent.max-turns", c.Agent.MaxTurns < 0, c.Agent.MaxTurns, "must not be negative (0 = unlimited)")
 	for _, entry := range c.Agent.Env {
 		name, _, _ := strings.Cut(entry, "=")
 		if !envNameRE.MatchString(name) {
-			check("agent.env", true, c.Agent.Env,
+			v.check("agent.env", true, c.Agent.Env,
 				fmt.Sprintf("entry %q must be NAME or NAME=value, where NAME is letters, digits and _, not starting with a digit", entry))
 			break
 		}
 	}
+}
 
-	check("task.mode", c.Task.Mode != "" && !slices.Contains(taskModes, c.Task.Mode), c.Task.Mode,
+// validateTask checks task.*.
+func (c *Config) validateTask(v *validation) {
+	v.check("task.mode", c.Task.Mode != "" && !slices.Contains(taskModes, c.Task.Mode), c.Task.Mode,
 		fmt.Sprintf("must be one of %s, or empty to detect it", strings.Join(taskModes, ", ")))
-
-	check("task.instructions-file", c.Task.InstructionsFile != "" && !filepath.IsLocal(c.Task.InstructionsFile), c.Task.InstructionsFile,
+	v.check("task.instructions-file", c.Task.InstructionsFile != "" && !filepath.IsLocal(c.Task.InstructionsFile), c.Task.InstructionsFile,
 		"must be a path inside the workspace, relative to it, such as RALPH.md")
+}
 
-	l := &c.Limits
-	check("limits.max-iterations", l.MaxIterations < 1, l.MaxIterations, atLeastOne)
-	check("limits.max-runtime", l.MaxRuntime < 0, l.MaxRuntime, "must not be negative (0 = no limit)")
-	switch {
-	case math.IsNaN(l.MaxCostUSD) || math.IsInf(l.MaxCostUSD, 0):
-		check("limits.max-cost-usd", true, l.MaxCostUSD, "must be a finite number")
-	case l.MaxCostUSD < 0:
-		check("limits.max-cost-usd", true, l.MaxCostUSD, "must not be negative (0 = no limit)")
-	}
-	check("limits.max-consecutive-failures", l.MaxConsecutiveFailures < 1, l.MaxConsecutiveFailures, atLeastOne)
-	check("limits.max-no-progress", l.MaxNoProgress < 1, l.MaxNoProgress, atLeastOne)
-	check("limits.max-task-file-repairs", l.MaxTaskFileRepairs < 1, l.MaxTaskFileRepairs, atLeastOne)
-	check("limits.heartbeat-timeout", l.HeartbeatTimeout < time.Second, l.HeartbeatTimeout, "must be at least 1s")
-	check("limits.iteration-timeout", l.IterationTimeout <= l.HeartbeatTimeout, l.IterationTimeout,
+// validate checks limits.*.
+func (l *Limits) validate(v *validation) {
+	v.check("limits.max-iterations", l.MaxIterations < 1, l.MaxIterations, atLeastOne)
+	v.check("limits.max-runtime", l.MaxRuntime < 0, l.MaxRuntime, "must not be negative (0 = no limit)")
+	v.checkCost("limits.max-cost-usd", l.MaxCostUSD)
+	v.check("limits.max-consecutive-failures", l.MaxConsecutiveFailures < 1, l.MaxConsecutiveFailures, atLeastOne)
+	v.check("limits.max-no-progress", l.MaxNoProgress < 1, l.MaxNoProgress, atLeastOne)
+	v.check("limits.max-task-file-repairs", l.MaxTaskFileRepairs < 1, l.MaxTaskFileRepairs, atLeastOne)
+	v.check("limits.heartbeat-timeout", l.HeartbeatTimeout < time.Second, l.HeartbeatTimeout, "must be at least 1s")
+	v.check("limits.iteration-timeout", l.IterationTimeout <= l.HeartbeatTimeout, l.IterationTimeout,
 		fmt.Sprintf("must be longer than limits.heartbeat-timeout (%s)", shortDuration(l.HeartbeatTimeout)))
-	check("limits.iterations-per-run", l.IterationsPerRun < 1, l.IterationsPerRun, atLeastOne)
+	v.check("limits.iterations-per-run", l.IterationsPerRun < 1, l.IterationsPerRun, atLeastOne)
+}
 
-	cp := &c.Checkpoint
-	check("checkpoint.every", cp.Every < 0, cp.Every, "must not be negative (0 = no checkpoints)")
-	check("checkpoint.timeout", cp.Timeout < 0, cp.Timeout, "must not be negative (0 = no limit)")
-	check("checkpoint.on-timeout", !slices.Contains(onTimeoutActions, cp.OnTimeout), cp.OnTimeout,
+// validate checks checkpoint.*.
+func (cp *CheckpointConfig) validate(v *validation) {
+	v.check("checkpoint.every", cp.Every < 0, cp.Every, "must not be negative (0 = no checkpoints)")
+	v.check("checkpoint.timeout", cp.Timeout < 0, cp.Timeout, "must not be negative (0 = no limit)")
+	v.check("checkpoint.on-timeout", !slices.Contains(onTimeoutActions, cp.OnTimeout), cp.OnTimeout,
 		fmt.Sprintf("must be one of %s", strings.Join(onTimeoutActions, ", ")))
+}
 
-	gh := &c.GitHub
-	check("github.repo", gh.Repo != "" && !validRepo(gh.Repo), gh.Repo,
+// validate checks github.*.
+func (gh *GitHubConfig) validate(v *validation) {
+	v.check("github.repo", gh.Repo != "" && !validRepo(gh.Repo), gh.Repo,
 		"must be owner/name, each of letters, digits, -, _ and ., such as durable-ralph/ralph, or empty to take it from the origin remote")
 	if _, reason := normalizeAPIURL(gh.APIURL); reason != "" {
-		check("github.api-url", true, gh.APIURL, reason)
+		v.check("github.api-url", true, gh.APIURL, reason)
 	}
-	check("github.token-env", !envNameRE.MatchString(gh.TokenEnv), gh.TokenEnv,
+	v.check("github.token-env", !envNameRE.MatchString(gh.TokenEnv), gh.TokenEnv,
 		"must be the name of an environment variable: letters, digits and _, not starting with a digit")
-	check("github.write-interval", gh.WriteInterval < 0, gh.WriteInterval, "must not be negative (0 = no spacing)")
+	v.check("github.write-interval", gh.WriteInterval < 0, gh.WriteInterval, "must not be negative (0 = no spacing)")
+}
 
-	q := &c.Queue
-	check("queue.label", strings.TrimSpace(q.Label) == "", q.Label, notEmpty)
-	check("queue.label", strings.Contains(q.Label, ","), q.Label, "must not contain a comma: it is one label")
-	check("queue.poll-interval", q.PollInterval < time.Second, q.PollInterval, "must be at least 1s")
-	check("queue.max-issues", q.MaxIssues < 0, q.MaxIssues, "must not be negative (0 = no limit)")
-	switch {
-	case math.IsNaN(q.MaxCostUSD) || math.IsInf(q.MaxCostUSD, 0):
-		check("queue.max-cost-usd", true, q.MaxCostUSD, "must be a finite number")
-	case q.MaxCostUSD < 0:
-		check("queue.max-cost-usd", true, q.MaxCostUSD, "must not be negative (0 = no limit)")
-	}
-	check("queue.base-branch", q.BaseBranch != "" && !validBranch(q.BaseBranch), q.BaseBranch,
+// validate checks queue.*.
+func (q *QueueConfig) validate(v *validation) {
+	v.check("queue.label", strings.TrimSpace(q.Label) == "", q.Label, notEmpty)
+	v.check("queue.label", strings.Contains(q.Label, ","), q.Label, "must not contain a comma: it is one label")
+	v.check("queue.poll-interval", q.PollInterval < time.Second, q.PollInterval, "must be at least 1s")
+	v.check("queue.max-issues", q.MaxIssues < 0, q.MaxIssues, "must not be negative (0 = no limit)")
+	v.checkCost("queue.max-cost-usd", q.MaxCostUSD)
+	v.check("queue.base-branch", q.BaseBranch != "" && !validBranch(q.BaseBranch), q.BaseBranch,
 		"must be a git branch name, or empty for the repository's default branch")
+}
 
-	d := &c.Dev
+// validate checks dev.*.
+func (d *DevConfig) validate(v *validation) {
 	_, err := netip.ParseAddr(d.IP)
-	check("dev.ip", err != nil, d.IP, "must be an IP address such as 127.0.0.1")
-	check("dev.port", d.Port < 1 || d.Port > 65535, d.Port, "must be between 1 and 65535")
-	check("dev.ui-port", d.UIPort < 0 || d.UIPort > 65535, d.UIPort, "must be between 1 and 65535, or 0 for no UI")
-	check("dev.ui-port", d.UIPort != 0 && d.UIPort == d.Port, d.UIPort, "must differ from dev.port")
-	check("dev.namespace", strings.TrimSpace(d.Namespace) == "", d.Namespace, notEmpty)
+	v.check("dev.ip", err != nil, d.IP, "must be an IP address such as 127.0.0.1")
+	v.check("dev.port", d.Port < 1 || d.Port > 65535, d.Port, "must be between 1 and 65535")
+	v.check("dev.ui-port", d.UIPort < 0 || d.UIPort > 65535, d.UIPort, "must be between 1 and 65535, or 0 for no UI")
+	v.check("dev.ui-port", d.UIPort != 0 && d.UIPort == d.Port, d.UIPort, "must differ from dev.port")
+	v.check("dev.namespace", strings.TrimSpace(d.Namespace) == "", d.Namespace, notEmpty)
+}
 
-	cd := &c.Codec
+// validate checks codec.*.
+func (cd *CodecConfig) validate(v *validation) {
 	keyFile := lookupSpec("codec.key-file")
-	check("codec.key-env", cd.KeyEnv != "" && cd.KeyFile != "", cd.KeyEnv,
+	v.check("codec.key-env", cd.KeyEnv != "" && cd.KeyFile != "", cd.KeyEnv,
 		fmt.Sprintf("must not be set together with codec.key-file (--%s, %s): choose one", keyFile.flag, keyFile.env()))
-	check("codec.key-env", cd.KeyEnv != "" && !envNameRE.MatchString(cd.KeyEnv), cd.KeyEnv,
+	v.check("codec.key-env", cd.KeyEnv != "" && !envNameRE.MatchString(cd.KeyEnv), cd.KeyEnv,
 		"must be the name of an environment variable: letters, digits and _, not starting with a digit")
-	if cd.Server != "" {
-		_, port, err := net.SplitHostPort(cd.Server)
-		n, perr := strconv.Atoi(port)
-		switch {
-		case err != nil:
-			check("codec.server", true, cd.Server, "must be host:port, such as 127.0.0.1:8081")
-		case perr != nil || n < 1 || n > 65535:
-			check("codec.server", true, cd.Server, "must have a port between 1 and 65535")
-		}
-	}
+	v.checkAddr("codec.server", cd.Server, "127.0.0.1:8081", 1)
+}
 
-	w := &c.Worker
-	check("worker.host-id", !hostIDRE.MatchString(w.HostID), w.HostID,
+// validate checks worker.*.
+func (w *WorkerConfig) validate(v *validation) {
+	v.check("worker.host-id", !hostIDRE.MatchString(w.HostID), w.HostID,
 		"must be letters, digits, '.', '_' and '-' (at most 63), such as the hostname")
-	check("worker.host-timeout", w.HostTimeout < time.Second, w.HostTimeout, "must be at least 1s")
-	check("worker.max-agents", w.MaxAgents < 1, w.MaxAgents, atLeastOne)
-	if w.MetricsAddr != "" {
-		_, port, err := net.SplitHostPort(w.MetricsAddr)
-		n, perr := strconv.Atoi(port)
-		switch {
-		case err != nil:
-			check("worker.metrics-addr", true, w.MetricsAddr, "must be host:port, such as 127.0.0.1:9464")
-		case perr != nil || n < 0 || n > 65535:
-			check("worker.metrics-addr", true, w.MetricsAddr, "must have a port between 0 and 65535")
-		}
-	}
-
-	return errors.Join(errs...)
+	v.check("worker.host-timeout", w.HostTimeout < time.Second, w.HostTimeout, "must be at least 1s")
+	v.check("worker.max-agents", w.MaxAgents < 1, w.MaxAgents, atLeastOne)
+	v.checkAddr("worker.metrics-addr", w.MetricsAddr, "127.0.0.1:9464", 0)
 }
 
 // hostIDRE matches a valid worker.host-id: it goes into task queue names

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/words"
 )
 
 // RoleInput is what the prompts of the reviewer and the planner are built
@@ -39,7 +40,7 @@ func BuildReviewPrompt(dir string, in RoleInput) (string, error) {
 	p.guidance()
 	p.printf("## What to review\n\n")
 	p.printf("`%s` says %d of %d %s done. For each one marked done, check its acceptance criteria against the code: read the code and the git history (`git log`, `git show`), "+
-		"and run the project's checks (build, typecheck, tests, linters) where a criterion calls for them.\n\n", st.File, st.Done, st.Total, plural(st.Total, "story or task", "stories or tasks"))
+		"and run the project's checks (build, typecheck, tests, linters) where a criterion calls for them.\n\n", st.File, st.Done, st.Total, words.Plural(st.Total, "story or task", "stories or tasks"))
 	if data, err := readTaskFile(dir, st.File); err == nil {
 		s := string(data)
 		if len(s) > maxTaskContent {
@@ -226,11 +227,4 @@ func (p *promptWriter) roleInstructions(text string) {
 	}
 	p.printf("## Instructions for this role\n\n")
 	p.block(truncateHead(text, maxInstructions))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -933,3 +933,31 @@ func TestPromptInstructionsAndAgentNotes(t *testing.T) {
 	_, err = LoadInstructions(dir, "NOPE.md")
 	require.ErrorContains(t, err, "task.instructions-file: open ")
 }
+
+// TestPromptRulesAndNotices: the operator's standing rules and Ralph's
+// notices each reach the prompt under their own heading, and neither is
+// taken for the other.
+func TestPromptRulesAndNotices(t *testing.T) {
+	dir := writeFiles(t, map[string]string{contract.PRDFile: goodPRD})
+	got, err := BuildPrompt(dir, PromptInput{Mode: contract.ModePRD, Iteration: 2,
+		Rules:   []string{"  never touch vendor/  ", ""},
+		Notices: []string{"branch put back\ncommand output"},
+	})
+	require.NoError(t, err)
+	rules := strings.Index(got, "## Standing rules from the operator")
+	notices := strings.Index(got, "## What Ralph found after the last iteration")
+	require.Positive(t, rules)
+	require.Positive(t, notices)
+	require.Contains(t, got, "- never touch vendor/\n")
+	require.Contains(t, got, "- branch put back\n  command output\n")
+	ruleAt, noticeAt := strings.Index(got, "never touch vendor/"), strings.Index(got, "branch put back")
+	require.Greater(t, ruleAt, rules, "the rule is in the rules section")
+	require.Greater(t, noticeAt, notices, "the notice is in the notices section")
+	require.False(t, ruleAt > notices && notices > rules, "the rule is not under the notices")
+	require.False(t, noticeAt > rules && rules > notices, "the notice is not under the rules")
+
+	got, err = BuildPrompt(dir, PromptInput{Mode: contract.ModePRD, Iteration: 2})
+	require.NoError(t, err)
+	require.NotContains(t, got, "## Standing rules from the operator", "no rules, no section")
+	require.NotContains(t, got, "## What Ralph found after the last iteration")
+}

@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -50,7 +51,7 @@ func (b *backendParser) Line(line []byte) (agent.Event, error) {
 	case ev.Type != TypeAssistant:
 		return agent.Event{}, nil
 	case ev.APIError != "":
-		return agent.Event{Error: firstNonEmpty(ev.Text, ev.APIError)}, nil
+		return agent.Event{Error: cmp.Or(ev.Text, ev.APIError)}, nil
 	}
 	out := agent.Event{Says: strings.TrimSpace(ev.Text)}
 	if ev.ToolUses > 0 {

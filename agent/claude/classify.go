@@ -1,21 +1,17 @@
 package claude
 
 import (
-	"github.com/durable-ralph/ralph/agent"
-	"github.com/durable-ralph/ralph/contract"
-
-	"errors"
+	"cmp"
 	"fmt"
-	"io/fs"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
-)
 
-// maxReasonLen bounds agent.Verdict.Reason.
-const maxReasonLen = 400
+	"github.com/durable-ralph/ralph/agent"
+	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/words"
+)
 
 // stderrLines is how many of the last stderr lines Classify reads.
 const stderrLines = 20
@@ -42,7 +38,7 @@ const stderrLines = 20
 // read, so that a diff mentioning a rate limit is not one. Timeouts are the
 // caller's to decide.
 func Classify(s Summary, exitErr error, stderrTail string, now time.Time) agent.Verdict {
-	if exitErr != nil && (errors.Is(exitErr, exec.ErrNotFound) || errors.Is(exitErr, fs.ErrNotExist)) {
+	if agent.NotStarted(exitErr) {
 		return verdict(contract.OutcomePermanent, "agent could not be started: "+exitErr.Error())
 	}
 	if s.HasResult && !s.IsError && s.ResultSubtype == "success" && exitErr == nil {
@@ -66,10 +62,10 @@ func Classify(s Summary, exitErr error, stderrTail string, now time.Time) agent.
 	}
 	if s.APIError == "billing_error" || s.APIError == "oauth_org_not_allowed" || s.APIError == "account_on_hold" ||
 		s.APIError == "authentication_failed" && !strings.Contains(strings.ToLower(s.APIErrorText), "temporary") {
-		return verdict(contract.OutcomePermanent, fmt.Sprintf("agent cannot run (%s): %s", s.APIError, orNone(s.APIErrorText)))
+		return verdict(contract.OutcomePermanent, fmt.Sprintf("agent cannot run (%s): %s", s.APIError, agent.OrNone(s.APIErrorText)))
 	}
 	if s.APIError == "rate_limit" || s.APIErrorStatus == 429 || s.APIErrorStatus == 529 {
-		return rateLimited(orNone(firstNonEmpty(s.APIErrorText, s.ResultText)), nil, now)
+		return rateLimited(agent.OrNone(cmp.Or(s.APIErrorText, s.ResultText)), nil, now)
 	}
 	if t := firstMatch(texts, isThrottled); t != "" {
 		return rateLimited(t, nil, now)
@@ -228,15 +224,7 @@ var permanentPhrases = []string{
 // that retrying cannot fix.
 func isPermanent(text string) bool {
 	lower := strings.ToLower(text)
-	if strings.Contains(lower, "temporary") {
-		return false
-	}
-	for _, p := range permanentPhrases {
-		if strings.Contains(lower, p) {
-			return true
-		}
-	}
-	return false
+	return !strings.Contains(lower, "temporary") && containsAny(lower, permanentPhrases)
 }
 
 // throttlePhrases, in lower case, mark API errors that waiting fixes.
@@ -253,9 +241,13 @@ var throttlePhrases = []string{
 // isThrottled reports whether text, an error Claude Code printed, says the
 // API throttled or shed the request.
 func isThrottled(text string) bool {
-	lower := strings.ToLower(text)
-	for _, p := range throttlePhrases {
-		if strings.Contains(lower, p) {
+	return containsAny(strings.ToLower(text), throttlePhrases)
+}
+
+// containsAny reports whether s contains one of phrases.
+func containsAny(s string, phrases []string) bool {
+	for _, p := range phrases {
+		if strings.Contains(s, p) {
 			return true
 		}
 	}
@@ -328,21 +320,21 @@ func rateLimited(text string, rl *RateLimit, now time.Time) agent.Verdict {
 	if !v.ResetsAt.IsZero() {
 		fmt.Fprintf(&b, "; resets at %s", v.ResetsAt.UTC().Format(time.RFC3339))
 	}
-	v.Reason = oneLine(b.String())
+	v.Reason = reasonLine(b.String())
 	return v
 }
 
 // agentErrorReason says why a run that failed for none of the known
 // reasons failed.
 func agentErrorReason(s Summary, exitErr error, stderrTail string) string {
-	exit := exitPhrase(exitErr)
+	exit := agent.ExitPhrase(exitErr)
 	var r string
 	switch {
 	case s.HasResult && s.IsError:
 		if s.ResultSubtype == "success" || s.ResultSubtype == "" {
-			r = "agent reported an error: " + orNone(firstNonEmpty(s.ResultText, s.APIErrorText))
+			r = "agent reported an error: " + agent.OrNone(cmp.Or(s.ResultText, s.APIErrorText))
 		} else {
-			r = fmt.Sprintf("agent ended with %s: %s", s.ResultSubtype, orNone(s.ResultText))
+			r = fmt.Sprintf("agent ended with %s: %s", s.ResultSubtype, agent.OrNone(s.ResultText))
 		}
 	case s.HasResult && exitErr != nil:
 		r = fmt.Sprintf("agent %s after a successful result", exit)
@@ -350,11 +342,11 @@ func agentErrorReason(s Summary, exitErr error, stderrTail string) string {
 		r = fmt.Sprintf("agent ended with result subtype %q", s.ResultSubtype)
 	case s.Events == 0 && s.InvalidLines > 0:
 		r = fmt.Sprintf("agent printed %d %s that %s not stream-json and no result", s.InvalidLines,
-			plural(s.InvalidLines, "line", "lines"), plural(s.InvalidLines, "is", "are"))
+			words.Plural(s.InvalidLines, "line", "lines"), words.Plural(s.InvalidLines, "is", "are"))
 		if exitErr != nil {
 			r += " and " + exit
 		}
-		r += fmt.Sprintf("; first: %q", clip(s.FirstInvalidLine, 80))
+		r += fmt.Sprintf("; first: %q", clipMiddle(s.FirstInvalidLine, 80))
 	case s.Events == 0 && s.OversizedLines == 0:
 		r = "agent printed nothing"
 		if exitErr != nil {
@@ -367,71 +359,26 @@ func agentErrorReason(s Summary, exitErr error, stderrTail string) string {
 			r = "agent exited without a result event"
 		}
 		if s.InvalidLines > 0 {
-			r += fmt.Sprintf(" (%d %s not stream-json)", s.InvalidLines, plural(s.InvalidLines, "line was", "lines were"))
+			r += fmt.Sprintf(" (%d %s not stream-json)", s.InvalidLines, words.Plural(s.InvalidLines, "line was", "lines were"))
 		}
 		if s.OversizedLines > 0 {
-			r += fmt.Sprintf(" (%d %s too long to read)", s.OversizedLines, plural(s.OversizedLines, "line was", "lines were"))
+			r += fmt.Sprintf(" (%d %s too long to read)", s.OversizedLines, words.Plural(s.OversizedLines, "line was", "lines were"))
 		}
 	}
 	if !s.HasResult || s.ResultText == "" {
-		if last := lastLine(stderrTail); last != "" {
-			r += fmt.Sprintf("; stderr: %q", clip(last, 160))
+		if last := agent.LastLine(stderrTail); last != "" {
+			r += fmt.Sprintf("; stderr: %q", clipMiddle(last, 160))
 		}
 	}
-	return oneLine(r)
-}
-
-// exitPhrase describes how a process ended: "exited with status 2",
-// "was killed (signal: killed)", or "failed: <error>".
-func exitPhrase(err error) string {
-	if err == nil {
-		return "exited with status 0"
-	}
-	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
-		if ee.Exited() {
-			return fmt.Sprintf("exited with status %d", ee.ExitCode())
-		}
-		return fmt.Sprintf("was killed (%s)", ee.ProcessState)
-	}
-	return "failed: " + err.Error()
+	return reasonLine(r)
 }
 
 func verdict(o contract.Outcome, reason string) agent.Verdict {
-	return agent.Verdict{Outcome: o, Reason: oneLine(reason)}
+	return agent.Verdict{Outcome: o, Reason: reasonLine(reason)}
 }
 
-// oneLine folds white space, line ends included, and bounds the length.
-func oneLine(s string) string {
-	return clip(strings.Join(strings.Fields(s), " "), maxReasonLen)
-}
-
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = strings.TrimSpace(s[i+1:])
-	}
-	return s
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "(no message)"
-	}
-	return s
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
+// reasonLine folds white space, line ends included, and bounds the length
+// to agent.MaxReasonLen, keeping the beginning and the end (clipMiddle).
+func reasonLine(s string) string {
+	return clipMiddle(words.OneLine(s), agent.MaxReasonLen)
 }

@@ -10,9 +10,6 @@
 package claude
 
 import (
-	"github.com/durable-ralph/ralph/agent"
-	"github.com/durable-ralph/ralph/contract"
-
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -20,16 +17,19 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/durable-ralph/ralph/agent"
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // MaxTextLen bounds every text a Summary or an Event keeps, in bytes.
 // Longer texts keep their beginning and their end, where errors and
 // completion promises are, joined by an ellipsis.
-const MaxTextLen = 4 << 10
+const MaxTextLen = agent.MaxTextLen
 
 // maxIDLen bounds the identifiers a Summary keeps (session id, model,
 // tool name, ...), which are short unless the agent misbehaves.
-const maxIDLen = 256
+const maxIDLen = agent.MaxIDLen
 
 // maxExcerptLen bounds the excerpt of an invalid line kept in a Summary
 // and quoted in errors.
@@ -219,9 +219,9 @@ func (p *Parser) Line(line []byte) (Event, error) {
 	s := &p.s
 	s.Events++
 	ev := Event{
-		Type:      clip(w.Type, maxIDLen),
-		Subtype:   clip(w.Subtype, maxIDLen),
-		SessionID: clip(w.SessionID, maxIDLen),
+		Type:      clipMiddle(w.Type, maxIDLen),
+		Subtype:   clipMiddle(w.Subtype, maxIDLen),
+		SessionID: clipMiddle(w.SessionID, maxIDLen),
 	}
 	if ev.SessionID != "" {
 		s.SessionID = ev.SessionID
@@ -244,12 +244,12 @@ func (p *Parser) Line(line []byte) (Event, error) {
 }
 
 func (p *Parser) invalid(line []byte, why string) error {
-	excerpt := clip(line, maxExcerptLen)
+	excerpt := clipMiddle(line, maxExcerptLen)
 	p.s.InvalidLines++
 	if p.s.FirstInvalidLine == "" {
 		p.s.FirstInvalidLine = excerpt
 	}
-	return fmt.Errorf("%w: %s: %q", ErrInvalidLine, why, clip(excerpt, 80))
+	return fmt.Errorf("%w: %s: %q", ErrInvalidLine, why, clipMiddle(excerpt, 80))
 }
 
 func (p *Parser) system(w *wireEvent) {
@@ -257,13 +257,13 @@ func (p *Parser) system(w *wireEvent) {
 	switch w.Subtype {
 	case "init":
 		if w.Model != "" {
-			s.Model = clip(w.Model, maxIDLen)
+			s.Model = clipMiddle(w.Model, maxIDLen)
 		}
 		if w.CLIVersion != "" {
-			s.CLIVersion = clip(w.CLIVersion, maxIDLen)
+			s.CLIVersion = clipMiddle(w.CLIVersion, maxIDLen)
 		}
 		if w.CWD != "" {
-			s.CWD = clip(w.CWD, MaxTextLen)
+			s.CWD = clipMiddle(w.CWD, MaxTextLen)
 		}
 	case "api_retry":
 		s.APIRetries++
@@ -282,7 +282,7 @@ func (p *Parser) assistant(w *wireEvent, ev *Event) {
 	if w.Message != nil {
 		msgID, model, content = w.Message.ID, w.Message.Model, w.Message.Content
 	}
-	ev.MessageID = clip(msgID, maxIDLen)
+	ev.MessageID = clipMiddle(msgID, maxIDLen)
 	for _, b := range content {
 		switch b.Type {
 		case "text":
@@ -291,13 +291,13 @@ func (p *Parser) assistant(w *wireEvent, ev *Event) {
 			ev.Thinking = true
 		case "tool_use", "server_tool_use":
 			ev.ToolUses++
-			ev.ToolName = clip(b.Name, maxIDLen)
-			ev.ToolUseID = clip(b.ID, maxIDLen)
+			ev.ToolName = clipMiddle(b.Name, maxIDLen)
+			ev.ToolUseID = clipMiddle(b.ID, maxIDLen)
 			ev.ToolSubject = toolSubject(b.Name, b.Input)
 		}
 	}
 	if len(texts) > 0 {
-		ev.Text = clip(strings.Join(texts, "\n"), MaxTextLen)
+		ev.Text = clipMiddle(strings.Join(texts, "\n"), MaxTextLen)
 	}
 	if ev.ToolUses > 0 {
 		s.ToolUses += ev.ToolUses
@@ -305,7 +305,7 @@ func (p *Parser) assistant(w *wireEvent, ev *Event) {
 	}
 
 	if w.Error != "" || w.IsAPIError || model == syntheticModel {
-		ev.APIError = clip(w.Error, maxIDLen)
+		ev.APIError = clipMiddle(w.Error, maxIDLen)
 		if ev.APIError == "" {
 			ev.APIError = "unknown"
 		}
@@ -322,7 +322,7 @@ func (p *Parser) assistant(w *wireEvent, ev *Event) {
 		p.lastMsgID = ev.MessageID
 	}
 	if len(texts) > 0 {
-		s.LastText = clip(texts[len(texts)-1], MaxTextLen)
+		s.LastText = clipMiddle(texts[len(texts)-1], MaxTextLen)
 	}
 }
 
@@ -337,7 +337,7 @@ func (p *Parser) user(w *wireEvent, ev *Event) {
 			continue
 		}
 		ev.IsToolResult = true
-		ev.ToolUseID = clip(b.ToolUseID, maxIDLen)
+		ev.ToolUseID = clipMiddle(b.ToolUseID, maxIDLen)
 		s.ToolResults++
 		if b.IsError {
 			ev.ToolError = true
@@ -352,8 +352,8 @@ func (p *Parser) rateLimit(w *wireEvent, ev *Event) {
 	}
 	info := w.RateLimitInfo
 	rl := &RateLimit{
-		Status: clip(info.Status, maxIDLen),
-		Type:   clip(info.RateLimitType, maxIDLen),
+		Status: clipMiddle(info.Status, maxIDLen),
+		Type:   clipMiddle(info.RateLimitType, maxIDLen),
 	}
 	if info.ResetsAt > 0 && info.ResetsAt < 1e11 {
 		rl.ResetsAt = time.Unix(int64(info.ResetsAt), 0).UTC()
@@ -370,19 +370,19 @@ func (p *Parser) result(w *wireEvent, ev *Event) {
 	s.IsError = w.IsError
 	switch {
 	case w.Result != nil:
-		s.ResultText = clip(*w.Result, MaxTextLen)
+		s.ResultText = clipMiddle(*w.Result, MaxTextLen)
 	case len(w.Errors) > 0:
-		s.ResultText = clip(strings.Join(w.Errors, "; "), MaxTextLen)
+		s.ResultText = clipMiddle(strings.Join(w.Errors, "; "), MaxTextLen)
 	default:
 		s.ResultText = ""
 	}
 	ev.Text = s.ResultText
-	s.TerminalReason = clip(w.TerminalReason, maxIDLen)
+	s.TerminalReason = clipMiddle(w.TerminalReason, maxIDLen)
 	s.APIErrorStatus = 0
 	if w.APIErrorStatus != nil {
 		s.APIErrorStatus = *w.APIErrorStatus
 	}
-	s.ResultAPIError = clip(w.APIError, maxIDLen)
+	s.ResultAPIError = clipMiddle(w.APIError, maxIDLen)
 	s.CostUSD = w.TotalCostUSD
 	if w.Usage != nil {
 		s.Usage = *w.Usage
@@ -457,10 +457,10 @@ type wireRateLimit struct {
 	RateLimitType string  `json:"rateLimitType"`
 }
 
-// clip returns s if it fits in max bytes. A longer s is cut to its
+// clipMiddle returns s if it fits in max bytes. A longer s is cut to its
 // beginning and its end, at rune boundaries, joined by an ellipsis; the
 // result is a copy and does not keep s alive. Max must exceed 16.
-func clip[S ~string | ~[]byte](s S, max int) string {
+func clipMiddle[S ~string | ~[]byte](s S, max int) string {
 	if len(s) <= max {
 		return string(s)
 	}

@@ -273,7 +273,7 @@ func TestClip(t *testing.T) {
 		{s: strings.Repeat("é", 30), max: 25, want: strings.Repeat("é", 5) + " … " + strings.Repeat("é", 5)},
 	}
 	for _, tt := range tests {
-		got := clip(tt.s, tt.max)
+		got := clipMiddle(tt.s, tt.max)
 		require.Equal(t, tt.want, got)
 		require.LessOrEqual(t, len(got), tt.max)
 	}

@@ -1,13 +1,12 @@
 package claude
 
 import (
-	"github.com/durable-ralph/ralph/internal/words"
-
 	"encoding/json"
 	"sort"
-	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/durable-ralph/ralph/internal/words"
 )
 
 // maxSubjectLen bounds Event.ToolSubject, in bytes.
@@ -45,7 +44,7 @@ func toolSubject(name string, input json.RawMessage) string {
 	if name == "TodoWrite" {
 		var todos []json.RawMessage
 		if json.Unmarshal(fields["todos"], &todos) == nil {
-			return strconv.Itoa(len(todos)) + plural(len(todos), " todo", " todos")
+			return words.Count(len(todos), "todo")
 		}
 		return ""
 	}

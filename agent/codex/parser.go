@@ -15,21 +15,6 @@ import (
 	"github.com/durable-ralph/ralph/contract"
 )
 
-// maxTextLen bounds every text a Summary or an Event keeps, in bytes.
-// Texts keep their beginning and their end, where a conclusion and a
-// completion promise are.
-const maxTextLen = 4 << 10
-
-// maxIDLen bounds identifiers: thread id, model, tool name.
-const maxIDLen = 256
-
-// maxSubjectLen bounds Event.ToolSubject.
-const maxSubjectLen = 200
-
-// maxErrors is how many messages of the CLI's error events a Parser keeps
-// for Verdict.
-const maxErrors = 8
-
 // maxItems bounds the item ids a Parser remembers, so that an item's
 // started and completed events count one tool call.
 const maxItems = 4096
@@ -134,7 +119,8 @@ var metadataRE = regexp.MustCompile("Model metadata for `([^`]+)` not found")
 // MCP tool call as mcp__SERVER__TOOL, a web_search as WebSearch, a
 // todo_list as Plan with its next step.
 type Parser struct {
-	s agent.Summary
+	// Stream holds the Summary so far and the messages of error events.
+	agent.Stream
 	// model is the model asked for; prices prices the tokens. named is
 	// the model the output named, if any.
 	model  string
@@ -149,36 +135,24 @@ type Parser struct {
 	completed int
 	usage     contract.Usage
 	// failed is the error of the latest turn.failed; hasFailed says there
-	// was one. errors are the latest messages of error events. These are
-	// the CLI's own words, never the model's.
+	// was one. It is the CLI's own words, never the model's.
 	failed    string
 	hasFailed bool
-	errors    []string
-
-	resumeFailed bool
 }
 
 // Line parses one line of `codex exec --json`. Blank lines are skipped; a
 // line that is not a JSON object with a type is an error wrapping
 // agent.ErrInvalidLine.
 func (p *Parser) Line(line []byte) (agent.Event, error) {
-	typ, line, err := p.s.JSONLine(line)
-	if typ == "" {
-		return agent.Event{}, err
-	}
-	var w wireEvent
-	if err := json.Unmarshal(line, &w); err != nil {
-		// An event of a shape this CLI version does not print.
-		p.s.UnknownEvents++
-		return agent.Event{}, nil
-	}
+	return agent.ParseLine(&p.Sum, line, p.event)
+}
 
+// event reads one event of `codex exec --json`.
+func (p *Parser) event(w wireEvent) agent.Event {
 	var ev agent.Event
 	switch w.Type {
 	case typeThreadStarted:
-		if w.ThreadID != "" {
-			p.s.SessionID = words.Cut(w.ThreadID, maxIDLen)
-		}
+		agent.SetID(&p.Sum.SessionID, w.ThreadID)
 	case typeTurnStarted:
 	case typeTurnCompleted:
 		p.completed++
@@ -191,21 +165,18 @@ func (p *Parser) Line(line []byte) (agent.Event, error) {
 		if w.Error != nil && w.Error.Message != "" {
 			msg = w.Error.Message
 		}
-		p.failed, p.hasFailed = cutMiddle(msg, maxTextLen), true
+		p.failed, p.hasFailed = cutMiddle(msg, agent.MaxTextLen), true
 		ev.Error = p.failed
 	case typeError:
-		msg := cutMiddle(w.Message, maxTextLen)
-		p.errors = append(p.errors, msg)
-		if len(p.errors) > maxErrors {
-			p.errors = p.errors[1:]
-		}
+		msg := cutMiddle(w.Message, agent.MaxTextLen)
+		p.Errors.Add(msg)
 		ev.Error = msg
 	case typeItemStarted, typeItemUpdated, typeItemCompleted:
 		ev = p.item(w.Type, w.Item)
 	default:
-		p.s.UnknownEvents++
+		p.Sum.UnknownEvents++
 	}
-	return ev, nil
+	return ev
 }
 
 // item reads an item event.
@@ -221,9 +192,9 @@ func (p *Parser) item(event string, item map[string]json.RawMessage) agent.Event
 		if event != typeItemCompleted {
 			break
 		}
-		text := cutMiddle(str(item, "text"), maxTextLen)
-		p.s.Turns++
-		p.s.FinalText = text
+		text := cutMiddle(str(item, "text"), agent.MaxTextLen)
+		p.Sum.Turns++
+		p.Sum.FinalText = text
 		ev.Says = text
 	case itemReasoning, itemPlan:
 	case itemError:
@@ -231,10 +202,10 @@ func (p *Parser) item(event string, item map[string]json.RawMessage) agent.Event
 		// model's missing metadata.
 		msg := str(item, "message")
 		if m := metadataRE.FindStringSubmatch(msg); m != nil {
-			p.named = words.Cut(m[1], maxIDLen)
+			agent.SetID(&p.named, m[1])
 		}
 		if event == typeItemCompleted {
-			ev.Error = cutMiddle(msg, maxTextLen)
+			ev.Error = cutMiddle(msg, agent.MaxTextLen)
 		}
 	case itemCommand:
 		ev = p.tool(id, toolCommand, commandSubject(item["command"]))
@@ -242,15 +213,15 @@ func (p *Parser) item(event string, item map[string]json.RawMessage) agent.Event
 		ev = p.tool(id, toolFileChange, changesSubject(item["changes"]))
 	case itemMCPToolCall:
 		name := "mcp__" + str(item, "server") + "__" + str(item, "tool")
-		ev = p.tool(id, name, oneLine(string(item["arguments"])))
+		ev = p.tool(id, name, headOnOneLine(string(item["arguments"])))
 	case itemCollabToolCall:
-		ev = p.tool(id, cmp.Or(str(item, "tool"), "agent"), oneLine(str(item, "prompt")))
+		ev = p.tool(id, cmp.Or(str(item, "tool"), "agent"), headOnOneLine(str(item, "prompt")))
 	case itemWebSearch:
-		ev = p.tool(id, toolWebSearch, oneLine(str(item, "query")))
+		ev = p.tool(id, toolWebSearch, headOnOneLine(str(item, "query")))
 	case itemTodoList:
 		ev = p.tool(id, toolTodoList, todoSubject(item["items"]))
 	default:
-		p.s.UnknownEvents++
+		p.Sum.UnknownEvents++
 	}
 	return ev
 }
@@ -267,22 +238,16 @@ func (p *Parser) tool(id, name, subject string) agent.Event {
 		}
 		p.items[id] = true
 	}
-	name = words.Cut(name, maxIDLen)
-	p.s.ToolUses++
-	p.s.LastTool = name
-	return agent.Event{Tool: name, ToolSubject: words.Cut(subject, maxSubjectLen)}
+	return agent.Event{Tool: p.Sum.UseTool(name), ToolSubject: words.Cut(subject, agent.MaxSubjectLen)}
 }
-
-// Oversized records a line the caller dropped as too long to parse.
-func (p *Parser) Oversized() { p.s.OversizedLines++ }
 
 // Summary is what the parser learned so far. Usage is that of the latest
 // turn.completed, which for a resumed thread counts the runs before it
 // too. The cost prices it for the model asked for, else the model the
 // output named, else DefaultModel; it is unknown until a turn completed.
 func (p *Parser) Summary() agent.Summary {
-	s := p.s
-	s.Model = words.Cut(cmp.Or(p.model, p.named), maxIDLen)
+	s := p.Sum
+	s.Model = words.Cut(cmp.Or(p.model, p.named), agent.MaxIDLen)
 	assumed := s.Model == ""
 	if assumed {
 		s.Model = DefaultModel
@@ -317,7 +282,7 @@ func commandSubject(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &s) == nil {
 		w, ok := shellWords(s)
 		if !ok {
-			return oneLine(s)
+			return headOnOneLine(s)
 		}
 		words = w
 	} else if json.Unmarshal(raw, &words) != nil {
@@ -326,10 +291,10 @@ func commandSubject(raw json.RawMessage) string {
 	if len(words) == 3 && (words[1] == "-lc" || words[1] == "-c") {
 		switch path.Base(words[0]) {
 		case "bash", "sh", "zsh", "dash":
-			return oneLine(words[2])
+			return headOnOneLine(words[2])
 		}
 	}
-	return oneLine(strings.Join(words, " "))
+	return headOnOneLine(strings.Join(words, " "))
 }
 
 // shellWords splits s into words as a POSIX shell does, with its single
@@ -391,7 +356,7 @@ func changesSubject(raw json.RawMessage) string {
 	for _, c := range changes {
 		paths = append(paths, c.Path)
 	}
-	return oneLine(strings.Join(paths, ", "))
+	return headOnOneLine(strings.Join(paths, ", "))
 }
 
 // todoSubject is the first step of a todo_list item not yet completed.
@@ -403,16 +368,17 @@ func todoSubject(raw json.RawMessage) string {
 	_ = json.Unmarshal(raw, &items)
 	for _, it := range items {
 		if !it.Completed {
-			return oneLine(it.Text)
+			return headOnOneLine(it.Text)
 		}
 	}
 	return ""
 }
 
-// oneLine is s with its runs of white space, line ends included, made
-// one space.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(words.Cut(s, 4*maxSubjectLen)), " ")
+// headOnOneLine is the beginning of s, at most 4*agent.MaxSubjectLen
+// bytes, with its runs of white space, line ends included, made one
+// space: words.OneLine of a head that is long enough for a subject.
+func headOnOneLine(s string) string {
+	return words.OneLine(words.Cut(s, 4*agent.MaxSubjectLen))
 }
 
 // cutMiddle shortens s to at most n bytes, keeping its beginning and its

@@ -1,17 +1,15 @@
 package codex
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-ralph/ralph/agent"
+	"github.com/durable-ralph/ralph/agent/agenttest"
 	"github.com/durable-ralph/ralph/contract"
 )
 
@@ -19,23 +17,7 @@ import (
 // with the events of the lines it parsed.
 func replay(t *testing.T, name string, o agent.Options) (*Parser, []agent.Event) {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", name+".jsonl"))
-	require.NoError(t, err)
-	defer f.Close()
-	p := Backend{}.NewParser(o).(*Parser)
-	var events []agent.Event
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		ev, err := p.Line(sc.Bytes())
-		if err != nil {
-			require.ErrorIs(t, err, agent.ErrInvalidLine)
-			continue
-		}
-		events = append(events, ev)
-	}
-	require.NoError(t, sc.Err())
-	return p, events
+	return agenttest.Replay(t, Backend{}.NewParser(o).(*Parser), "testdata", name)
 }
 
 func TestSummaryRecorded(t *testing.T) {
@@ -348,7 +330,7 @@ func TestTextsBounded(t *testing.T) {
 	ev, err := p.Line([]byte(`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":` + string(text) + `}}`))
 	require.NoError(t, err)
 	s := p.Summary()
-	require.LessOrEqual(t, len(s.FinalText), maxTextLen)
+	require.LessOrEqual(t, len(s.FinalText), agent.MaxTextLen)
 	require.True(t, strings.HasSuffix(s.FinalText, "<promise>COMPLETE</promise>"), "the end of the text is kept")
 	require.True(t, strings.HasPrefix(s.FinalText, "éé"))
 	require.Equal(t, s.FinalText, ev.Says)
@@ -357,7 +339,7 @@ func TestTextsBounded(t *testing.T) {
 	require.NoError(t, err)
 	_, err = p.Line([]byte(`{"type":"error","message":"` + strings.Repeat("e", 10000) + `"}`))
 	require.NoError(t, err)
-	require.LessOrEqual(t, len(p.errors[0]), maxTextLen)
+	require.LessOrEqual(t, len(p.Errors[0]), agent.MaxTextLen)
 }
 
 func TestCutMiddle(t *testing.T) {

@@ -1,22 +1,14 @@
 package codex
 
 import (
-	"errors"
-	"io/fs"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/durable-ralph/ralph/internal/words"
-
 	"github.com/durable-ralph/ralph/agent"
 	"github.com/durable-ralph/ralph/contract"
 )
-
-// maxReasonLen bounds agent.Verdict.Reason.
-const maxReasonLen = 400
 
 // stderrLines is how many of the last lines of stderr Verdict reads.
 const stderrLines = 20
@@ -91,8 +83,8 @@ var (
 // end the turn, such as a model's missing metadata) do not make a run
 // fail.
 func (p *Parser) Verdict(exitErr error, stderrTail string, now time.Time) agent.Verdict {
-	if exitErr != nil && (errors.Is(exitErr, exec.ErrNotFound) || errors.Is(exitErr, fs.ErrNotExist)) {
-		return verdict(contract.OutcomePermanent, "agent could not be started: "+exitErr.Error())
+	if agent.NotStarted(exitErr) {
+		return agent.NewVerdict(contract.OutcomePermanent, "agent could not be started: "+exitErr.Error())
 	}
 	if exitErr == nil && p.completed > 0 && !p.hasFailed {
 		return agent.Verdict{Outcome: contract.OutcomeSuccess}
@@ -105,12 +97,8 @@ func (p *Parser) Verdict(exitErr error, stderrTail string, now time.Time) agent.
 	if p.hasFailed {
 		texts = append(texts, p.failed)
 	}
-	for i := len(p.errors) - 1; i >= 0; i-- {
-		texts = append(texts, p.errors[i])
-	}
-	for i := len(stderr) - 1; i >= 0; i-- {
-		texts = append(texts, stderr[i])
-	}
+	texts = append(texts, p.Errors.NewestFirst()...)
+	texts = append(texts, agent.Recent(stderr).NewestFirst()...)
 	message := ""
 	if len(texts) > 0 {
 		message = texts[0]
@@ -123,20 +111,20 @@ func (p *Parser) Verdict(exitErr error, stderrTail string, now time.Time) agent.
 		decisive = texts[:1]
 	}
 
-	if t := firstMatch(stderr, resumeFailedRE); t != "" {
-		p.resumeFailed = true
-		return verdict(contract.OutcomeAgentError, "agent could not resume its session: "+t)
+	if t := agent.FirstMatch(stderr, resumeFailedRE); t != "" {
+		p.NoSession = true
+		return agent.NewVerdict(contract.OutcomeAgentError, "agent could not resume its session: "+t)
 	}
-	if code := exitCode(exitErr); code == exitUsage {
+	if agent.ExitCode(exitErr) == exitUsage {
 		if t := firstPrefixed(stderr, "error:"); t != "" {
-			return verdict(contract.OutcomePermanent, "agent rejected its command line: "+t)
+			return agent.NewVerdict(contract.OutcomePermanent, "agent rejected its command line: "+t)
 		}
 	}
-	if t := firstMatch(decisive, permanentRE); t != "" {
-		return verdict(contract.OutcomePermanent, "agent cannot run: "+t)
+	if t := agent.FirstMatch(decisive, permanentRE); t != "" {
+		return agent.NewVerdict(contract.OutcomePermanent, "agent cannot run: "+t)
 	}
-	if t := firstMatch(decisive, rateLimitRE); t != "" {
-		v := verdict(contract.OutcomeRateLimited, "agent was rate limited: "+t)
+	if t := agent.FirstMatch(decisive, rateLimitRE); t != "" {
+		v := agent.NewVerdict(contract.OutcomeRateLimited, "agent was rate limited: "+t)
 		v.ResetsAt = resetsAt(t, now)
 		if v.ResetsAt.IsZero() {
 			v.ResetsAt = resetsAt(strings.Join(texts, "\n"), now)
@@ -153,12 +141,12 @@ func (p *Parser) Verdict(exitErr error, stderrTail string, now time.Time) agent.
 	case exitErr == nil:
 		reason = "agent failed"
 	default:
-		reason = exitPhrase(exitErr)
+		reason = "agent " + agent.ExitPhrase(exitErr)
 	}
 	if message != "" {
 		reason += ": " + message
 	}
-	return verdict(contract.OutcomeAgentError, reason)
+	return agent.NewVerdict(contract.OutcomeAgentError, reason)
 }
 
 // ResumeFailed reports that the run, started to resume a thread, ended
@@ -170,12 +158,7 @@ func (p *Parser) Verdict(exitErr error, stderrTail string, now time.Time) agent.
 // A thread given by a name rather than a UUID that Codex does not know is
 // no failure to Codex: it starts a new thread, whose id thread.started
 // prints.
-func (p *Parser) ResumeFailed() bool { return p.resumeFailed }
-
-// verdict is a Verdict with a reason on one bounded line.
-func verdict(o contract.Outcome, reason string) agent.Verdict {
-	return agent.Verdict{Outcome: o, Reason: words.Cut(strings.Join(strings.Fields(reason), " "), maxReasonLen)}
-}
+func (p *Parser) ResumeFailed() bool { return p.NoSession }
 
 // stderrMessages are the last lines of stderr that say something: not
 // blank, not Codex's warning that it could not create its PATH helpers,
@@ -194,16 +177,6 @@ func stderrMessages(tail string) []string {
 	return out[max(len(out)-stderrLines, 0):]
 }
 
-// firstMatch is the first text re matches, "" if none does.
-func firstMatch(texts []string, re *regexp.Regexp) string {
-	for _, t := range texts {
-		if re.MatchString(t) {
-			return t
-		}
-	}
-	return ""
-}
-
 // firstPrefixed is the first text that begins with prefix, "" if none
 // does.
 func firstPrefixed(texts []string, prefix string) string {
@@ -213,29 +186,6 @@ func firstPrefixed(texts []string, prefix string) string {
 		}
 	}
 	return ""
-}
-
-// exitCode is the exit status of exitErr: 0 for nil, -1 for a process
-// killed by a signal or an error that is not an exit.
-func exitCode(exitErr error) int {
-	if exitErr == nil {
-		return 0
-	}
-	if ee, ok := errors.AsType[*exec.ExitError](exitErr); ok {
-		return ee.ExitCode()
-	}
-	return -1
-}
-
-// exitPhrase says how the process ended.
-func exitPhrase(exitErr error) string {
-	if ee, ok := errors.AsType[*exec.ExitError](exitErr); ok {
-		if ee.ExitCode() < 0 {
-			return "agent was killed (" + ee.Error() + ")"
-		}
-		return "agent exited with status " + strconv.Itoa(ee.ExitCode())
-	}
-	return "agent failed: " + exitErr.Error()
 }
 
 // resetsAt is when a limit lifts by what text says: now plus the wait of

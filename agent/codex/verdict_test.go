@@ -1,123 +1,17 @@
 package codex
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-ralph/ralph/agent"
+	"github.com/durable-ralph/ralph/agent/agenttest"
 	"github.com/durable-ralph/ralph/contract"
 )
-
-// exitWith is the error of a process that exited with code, as
-// exec.Cmd.Wait returns it: nil for 0, a SIGKILL for -1.
-func exitWith(t *testing.T, code int) error {
-	t.Helper()
-	script := fmt.Sprintf("exit %d", code)
-	switch code {
-	case 0:
-		return nil
-	case -1:
-		script = "kill -9 $$"
-	}
-	err := exec.Command("sh", "-c", script).Run()
-	_, ok := errors.AsType[*exec.ExitError](err)
-	require.True(t, ok, "sh -c %q: %v", script, err)
-	return err
-}
-
-// recorded replays testdata/name and returns its parser, its recorded
-// stderr and the error of its recorded exit status.
-func recorded(t *testing.T, name string) (p *Parser, stderr string, exitErr error) {
-	t.Helper()
-	p, _ = replay(t, name, agent.Options{})
-	code, err := os.ReadFile(filepath.Join("testdata", name+".exit"))
-	require.NoError(t, err)
-	n, err := strconv.Atoi(strings.TrimSpace(string(code)))
-	require.NoError(t, err)
-	errOut, err := os.ReadFile(filepath.Join("testdata", name+".stderr"))
-	require.NoError(t, err)
-	return p, string(errOut), exitWith(t, n)
-}
-
-func TestVerdictRecorded(t *testing.T) {
-	// The runs were recorded on 2026-11-23 around 01:23 UTC, with TZ=UTC.
-	now := time.Date(2026, 11, 23, 1, 23, 0, 0, time.UTC)
-	tests := []struct {
-		name    string
-		outcome contract.Outcome
-		// reason is part of the wanted Reason.
-		reason       string
-		resetsAt     time.Time
-		resumeFailed bool
-	}{
-		{name: "text", outcome: contract.OutcomeSuccess},
-		{name: "shell", outcome: contract.OutcomeSuccess},
-		{name: "patch", outcome: contract.OutcomeSuccess},
-		{name: "cached", outcome: contract.OutcomeSuccess},
-		{name: "resume_first", outcome: contract.OutcomeSuccess},
-		{name: "resume", outcome: contract.OutcomeSuccess},
-		{name: "garbage", outcome: contract.OutcomeSuccess},
-		// The error item about the model's metadata is a warning.
-		{name: "unknown_model", outcome: contract.OutcomeSuccess},
-		{
-			name: "resume_missing", outcome: contract.OutcomeAgentError, resumeFailed: true,
-			reason: "agent could not resume its session: Error: thread/resume: thread/resume failed: no rollout found for thread id 01a205eb-d8ca-79c1-8c81-7ada326ad680",
-		},
-		{name: "bad_flag", outcome: contract.OutcomePermanent, reason: "agent rejected its command line: error: unexpected argument '--bogus-flag' found"},
-		{name: "api_500", outcome: contract.OutcomeAgentError, reason: "agent's turn failed: We’re currently experiencing high demand"},
-		{name: "api_500_retried", outcome: contract.OutcomeAgentError, reason: "agent's turn failed: We’re currently experiencing high demand"},
-		{name: "api_400", outcome: contract.OutcomeAgentError, reason: `agent's turn failed: {"error":{"message":"Invalid value for 'input': expected a list."`},
-		{name: "api_401", outcome: contract.OutcomePermanent, reason: "agent cannot run: unexpected status 401 Unauthorized: Incorrect API key provided"},
-		{name: "missing_key", outcome: contract.OutcomePermanent, reason: "agent cannot run: Missing environment variable: `RESPONSESAPI_KEY`."},
-		{name: "rate_limit_429", outcome: contract.OutcomeRateLimited, reason: "agent was rate limited: exceeded retry limit, last status: 429 Too Many Requests"},
-		{name: "rate_limit_429_retried", outcome: contract.OutcomeRateLimited, reason: "429 Too Many Requests"},
-		{
-			name: "rate_limit_failed", outcome: contract.OutcomeRateLimited, reason: "rate limit exceeded: Rate limit reached for gpt-5",
-			resetsAt: now.Add(11054 * time.Millisecond),
-		},
-		{
-			name: "usage_limit", outcome: contract.OutcomeRateLimited, reason: "agent was rate limited: You’ve hit your usage limit.",
-			resetsAt: time.Date(2026, 11, 23, 2, 53, 0, 0, time.UTC),
-		},
-		{
-			name: "usage_limit_days", outcome: contract.OutcomeRateLimited, reason: "You’ve hit your usage limit.",
-			resetsAt: time.Date(2026, 11, 26, 4, 23, 0, 0, time.UTC),
-		},
-		{name: "usage_limit_later", outcome: contract.OutcomeRateLimited, reason: "You’ve hit your usage limit. Try again later."},
-		{name: "quota", outcome: contract.OutcomePermanent, reason: "agent cannot run: Quota exceeded. Check your plan and billing details."},
-		{name: "model_not_found", outcome: contract.OutcomePermanent, reason: "The model `gpt-nope` does not exist or you do not have access to it."},
-		{name: "overloaded", outcome: contract.OutcomeRateLimited, reason: "Selected model is at capacity."},
-		{name: "context_window", outcome: contract.OutcomeAgentError, reason: "agent's turn failed: Codex ran out of room in the model's context window."},
-		{name: "plan_without_codex", outcome: contract.OutcomePermanent, reason: "To use Codex with your ChatGPT plan, upgrade to Plus"},
-		{name: "cut_off", outcome: contract.OutcomeAgentError, reason: "agent's turn failed: stream disconnected before completion"},
-		{name: "killed", outcome: contract.OutcomeAgentError, reason: "agent was killed (signal: killed)"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			p, stderr, exitErr := recorded(t, tc.name)
-			v := p.Verdict(exitErr, stderr, now)
-			require.Equal(t, tc.outcome, v.Outcome, v.Reason)
-			if tc.outcome == contract.OutcomeSuccess {
-				require.Empty(t, v.Reason)
-			} else {
-				require.Contains(t, v.Reason, tc.reason)
-				require.NotContains(t, v.Reason, "\n")
-				require.LessOrEqual(t, len(v.Reason), maxReasonLen)
-			}
-			require.Equal(t, tc.resetsAt, v.ResetsAt)
-			require.Equal(t, tc.resumeFailed, p.ResumeFailed())
-		})
-	}
-}
 
 func TestVerdictSynthetic(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
@@ -158,7 +52,7 @@ func TestVerdictSynthetic(t *testing.T) {
 		{
 			name:    "model_text_is_not_read",
 			lines:   completed[:4],
-			exitErr: exitWith(t, 1),
+			exitErr: agenttest.ExitWith(t, 1),
 			outcome: contract.OutcomeAgentError,
 			reason:  "agent exited with status 1",
 		},
@@ -171,26 +65,26 @@ func TestVerdictSynthetic(t *testing.T) {
 		{
 			name:    "completed_then_failed_exit",
 			lines:   completed,
-			exitErr: exitWith(t, 1),
+			exitErr: agenttest.ExitWith(t, 1),
 			outcome: contract.OutcomeAgentError,
 			reason:  "agent exited with status 1",
 		},
 		{
 			name:    "config_error_on_stderr",
-			exitErr: exitWith(t, 1),
+			exitErr: agenttest.ExitWith(t, 1),
 			stderr:  "Error loading config.toml:\n/home/u/.codex/config.toml:1:19: unclosed array, expected `]`\n",
 			outcome: contract.OutcomePermanent,
 			reason:  "agent cannot run: Error loading config.toml:",
 		},
 		{
 			name:    "untrusted_directory",
-			exitErr: exitWith(t, 1),
+			exitErr: agenttest.ExitWith(t, 1),
 			stderr:  "Not inside a trusted directory and --skip-git-repo-check was not specified.\n",
 			outcome: contract.OutcomePermanent,
 		},
 		{
 			name:    "invalid_value",
-			exitErr: exitWith(t, 2),
+			exitErr: agenttest.ExitWith(t, 2),
 			stderr:  "error: invalid value 'nope' for '--sandbox <SANDBOX_MODE>'\n  [possible values: read-only, workspace-write, danger-full-access]\n\nFor more information, try '--help'.\n",
 			outcome: contract.OutcomePermanent,
 			reason:  "agent rejected its command line: error: invalid value 'nope' for '--sandbox <SANDBOX_MODE>'",
@@ -201,28 +95,28 @@ func TestVerdictSynthetic(t *testing.T) {
 				`{"type":"error","message":"Reconnecting... 1/5 (rate limit exceeded: slow down)"}`,
 				`{"type":"turn.failed","error":{"message":"unexpected status 403 Forbidden: Country, region, or territory not supported"}}`,
 			},
-			exitErr: exitWith(t, 1),
+			exitErr: agenttest.ExitWith(t, 1),
 			outcome: contract.OutcomePermanent,
 			reason:  "agent cannot run: unexpected status 403 Forbidden",
 		},
 		{
 			name:     "retry_in_minutes",
 			lines:    []string{`{"type":"turn.failed","error":{"message":"rate limit exceeded: Please try again in 6m0s."}}`},
-			exitErr:  exitWith(t, 1),
+			exitErr:  agenttest.ExitWith(t, 1),
 			outcome:  contract.OutcomeRateLimited,
 			resetsAt: now.Add(6 * time.Minute),
 		},
 		{
 			name:     "reset_tomorrow",
 			lines:    []string{`{"type":"turn.failed","error":{"message":"You’ve hit your usage limit. Try again at 9:15 AM."}}`},
-			exitErr:  exitWith(t, 1),
+			exitErr:  agenttest.ExitWith(t, 1),
 			outcome:  contract.OutcomeRateLimited,
 			resetsAt: time.Date(2026, 11, 24, 9, 15, 0, 0, time.UTC),
 		},
 		{
 			name:     "reset_pm",
 			lines:    []string{`{"type":"turn.failed","error":{"message":"You’ve hit your usage limit. Try again at 12:30 PM."}}`},
-			exitErr:  exitWith(t, 1),
+			exitErr:  agenttest.ExitWith(t, 1),
 			outcome:  contract.OutcomeRateLimited,
 			resetsAt: time.Date(2026, 11, 23, 12, 30, 0, 0, time.UTC),
 		},

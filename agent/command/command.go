@@ -5,10 +5,6 @@
 package command
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
-	"os/exec"
 	"regexp"
 	"strings"
 	"time"
@@ -43,13 +39,13 @@ func (Backend) NewParser(agent.Options) agent.Parser { return &parser{} }
 
 // parser takes every line for text the agent says.
 type parser struct {
-	s agent.Summary
+	agent.Stream
 	// final is the end of the output, at most finalLimit bytes.
 	final []byte
 }
 
 func (p *parser) Line(line []byte) (agent.Event, error) {
-	p.s.Events++
+	p.Sum.Events++
 	p.final = append(p.final, line...)
 	p.final = append(p.final, '\n')
 	if n := len(p.final); n > finalLimit {
@@ -59,13 +55,11 @@ func (p *parser) Line(line []byte) (agent.Event, error) {
 	if text == "" {
 		return agent.Event{}, nil
 	}
-	return agent.Event{Says: words.Cut(text, 4<<10)}, nil
+	return agent.Event{Says: words.Cut(text, agent.MaxTextLen)}, nil
 }
 
-func (p *parser) Oversized() { p.s.OversizedLines++ }
-
 func (p *parser) Summary() agent.Summary {
-	s := p.s
+	s := p.Sum
 	s.FinalText = strings.ToValidUTF8(strings.TrimSpace(string(p.final)), "")
 	s.CostNote = "cost unknown: the command backend reports no cost"
 	return s
@@ -83,34 +77,19 @@ func (p *parser) Verdict(exitErr error, stderrTail string, _ time.Time) agent.Ve
 	if exitErr == nil {
 		return agent.Verdict{Outcome: contract.OutcomeSuccess}
 	}
-	if errors.Is(exitErr, exec.ErrNotFound) || errors.Is(exitErr, fs.ErrNotExist) {
+	if agent.NotStarted(exitErr) {
 		return agent.Verdict{Outcome: contract.OutcomePermanent, Reason: "agent could not be started: " + exitErr.Error()}
 	}
-	last := lastLine(stderrTail)
+	last := agent.LastLine(stderrTail)
 	if throttled.MatchString(stderrTail) {
-		return agent.Verdict{Outcome: contract.OutcomeRateLimited, Reason: words.Cut("rate limited: "+last, 400)}
+		return agent.Verdict{Outcome: contract.OutcomeRateLimited, Reason: words.Cut("rate limited: "+last, agent.MaxReasonLen)}
 	}
-	reason := exitPhrase(exitErr)
+	reason := "agent " + agent.ExitPhrase(exitErr)
 	if last != "" {
 		reason += ": " + last
 	}
-	return agent.Verdict{Outcome: contract.OutcomeAgentError, Reason: words.Cut(reason, 400)}
+	return agent.Verdict{Outcome: contract.OutcomeAgentError, Reason: words.Cut(reason, agent.MaxReasonLen)}
 }
 
 // ResumeFailed is false: a command is never resumed.
 func (p *parser) ResumeFailed() bool { return false }
-
-func exitPhrase(err error) string {
-	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
-		if code := ee.ExitCode(); code >= 0 {
-			return fmt.Sprintf("agent exited with status %d", code)
-		}
-		return "agent was killed (" + ee.String() + ")"
-	}
-	return "agent failed: " + err.Error()
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
-}

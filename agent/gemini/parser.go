@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"cmp"
 	"encoding/json"
 	"sort"
 	"strings"
@@ -11,21 +12,6 @@ import (
 	"github.com/durable-ralph/ralph/agent"
 	"github.com/durable-ralph/ralph/contract"
 )
-
-// maxTextLen bounds every text a Summary or an Event keeps, in bytes.
-// The final text keeps its beginning and its end, where a conclusion
-// and a completion promise are.
-const maxTextLen = 4 << 10
-
-// maxIDLen bounds identifiers: session id, model, tool name.
-const maxIDLen = 256
-
-// maxSubjectLen bounds Event.ToolSubject.
-const maxSubjectLen = 200
-
-// maxErrors is how many messages of the CLI's error events a Parser keeps
-// for Verdict.
-const maxErrors = 8
 
 // Types of the stream-json events of Gemini CLI 0.61.
 const (
@@ -117,7 +103,8 @@ func (t wireTokens) usage() contract.Usage {
 // Parser reads the stream-json of one Gemini CLI run and keeps its
 // agent.Summary. It is not safe for concurrent use.
 type Parser struct {
-	s agent.Summary
+	// Stream holds the Summary so far and the messages of error events.
+	agent.Stream
 	// model is the model asked for; prices prices the tokens.
 	model  string
 	prices contract.Prices
@@ -133,13 +120,9 @@ type Parser struct {
 	// token counts.
 	result string
 	stats  *wireStats
-	// resultError is the error of the result; errors are the latest
-	// messages of the CLI's error events: its own words, never the
-	// model's.
+	// resultError is the error of the result: the CLI's own words,
+	// never the model's.
 	resultError string
-	errors      []string
-
-	resumeFailed bool
 }
 
 // Line parses one line of stream-json. Blank lines are skipped; a line
@@ -149,29 +132,19 @@ type Parser struct {
 // The model's text arrives in delta chunks; the Event of the line that
 // ends a message (a tool call, the result, ...) says the whole message.
 func (p *Parser) Line(line []byte) (agent.Event, error) {
-	typ, line, err := p.s.JSONLine(line)
-	if typ == "" {
-		return agent.Event{}, err
-	}
-	var w wireEvent
-	if err := json.Unmarshal(line, &w); err != nil {
-		// An event of a shape this CLI version does not print.
-		p.s.UnknownEvents++
-		return agent.Event{}, nil
-	}
+	return agent.ParseLine(&p.Sum, line, p.event)
+}
 
+// event reads one event of stream-json.
+func (p *Parser) event(w wireEvent) agent.Event {
 	var ev agent.Event
 	if known[w.Type] && !(w.Type == typeMessage && w.Role == "assistant") {
 		ev.Says = p.endMessage()
 	}
 	switch w.Type {
 	case typeInit:
-		if w.SessionID != "" {
-			p.s.SessionID = words.Cut(w.SessionID, maxIDLen)
-		}
-		if w.Model != "" {
-			p.s.Model = words.Cut(w.Model, maxIDLen)
-		}
+		agent.SetID(&p.Sum.SessionID, w.SessionID)
+		agent.SetID(&p.Sum.Model, w.Model)
 	case typeMessage:
 		if w.Role != "assistant" {
 			p.inTurn = false
@@ -188,18 +161,16 @@ func (p *Parser) Line(line []byte) (agent.Event, error) {
 		}
 	case typeToolUse:
 		p.startTurn()
-		p.s.ToolUses++
-		p.s.LastTool = words.Cut(w.ToolName, maxIDLen)
-		ev.Tool = p.s.LastTool
+		ev.Tool = p.Sum.UseTool(w.ToolName)
 		ev.ToolSubject = toolSubject(w.Parameters)
 	case typeToolResult:
 		p.inTurn = false
 	case typeError:
 		msg := strings.TrimSpace(w.Message)
 		p.addError(msg)
-		ev.Error = words.Cut(msg, maxTextLen)
+		ev.Error = words.Cut(msg, agent.MaxTextLen)
 		if w.Severity == "warning" {
-			ev.Error = words.Cut("warning: "+msg, maxTextLen)
+			ev.Error = words.Cut("warning: "+msg, agent.MaxTextLen)
 		}
 	case typeResult:
 		p.result = w.Status
@@ -207,22 +178,22 @@ func (p *Parser) Line(line []byte) (agent.Event, error) {
 			p.stats = w.Stats
 		}
 		if w.Error != nil {
-			p.resultError = words.Cut(strings.TrimSpace(w.Error.Message), maxTextLen)
+			p.resultError = words.Cut(strings.TrimSpace(w.Error.Message), agent.MaxTextLen)
 		}
 		if w.Status != "success" {
-			ev.Error = firstNonEmpty(p.resultError, "the Gemini CLI ended with status "+words.Cut(w.Status, maxIDLen))
+			ev.Error = cmp.Or(p.resultError, "the Gemini CLI ended with status "+words.Cut(w.Status, agent.MaxIDLen))
 		}
 	default:
-		p.s.UnknownEvents++
+		p.Sum.UnknownEvents++
 	}
-	return ev, nil
+	return ev
 }
 
 // startTurn counts a turn of the model when it starts one.
 func (p *Parser) startTurn() {
 	if !p.inTurn {
 		p.inTurn = true
-		p.s.Turns++
+		p.Sum.Turns++
 	}
 }
 
@@ -233,27 +204,21 @@ func (p *Parser) endMessage() string {
 		return ""
 	}
 	p.talking = false
-	p.s.FinalText = p.text.String()
-	return words.Cut(strings.TrimSpace(p.s.FinalText), maxTextLen)
+	p.Sum.FinalText = p.text.String()
+	return words.Cut(strings.TrimSpace(p.Sum.FinalText), agent.MaxTextLen)
 }
 
+// addError keeps msg, the message of an error event, unless it is empty.
 func (p *Parser) addError(msg string) {
-	if msg == "" {
-		return
+	if msg != "" {
+		p.Errors.Add(words.Cut(msg, agent.MaxTextLen))
 	}
-	if len(p.errors) == maxErrors {
-		p.errors = append(p.errors[:0], p.errors[1:]...)
-	}
-	p.errors = append(p.errors, words.Cut(msg, maxTextLen))
 }
-
-// Oversized records a line the caller dropped as too long to parse.
-func (p *Parser) Oversized() { p.s.OversizedLines++ }
 
 // Summary is what the parser learned so far. Usage is that of the result
 // event, priced per model with the prices of the parser's options.
 func (p *Parser) Summary() agent.Summary {
-	s := p.s
+	s := p.Sum
 	if p.talking {
 		s.FinalText = p.text.String()
 	}
@@ -263,7 +228,7 @@ func (p *Parser) Summary() agent.Summary {
 	}
 	s.Usage = p.stats.usage()
 	if main := mainModel(p.stats.Models); main != "" && (s.Model == "" || isAlias(s.Model)) {
-		s.Model = words.Cut(main, maxIDLen)
+		s.Model = words.Cut(main, agent.MaxIDLen)
 	}
 	s.CostUSD, s.CostKnown, s.CostNote = p.cost(s.Model)
 	return s
@@ -353,7 +318,7 @@ func toolSubject(raw json.RawMessage) string {
 	}
 	for _, key := range []string{"command", "file_path", "absolute_path", "pattern", "url", "query", "dir_path", "path", "prompt", "name"} {
 		if s, ok := params[key].(string); ok && strings.TrimSpace(s) != "" {
-			return oneLine(s)
+			return firstLine(s)
 		}
 	}
 	keys := make([]string, 0, len(params))
@@ -363,32 +328,24 @@ func toolSubject(raw json.RawMessage) string {
 	sort.Strings(keys)
 	for _, k := range keys {
 		if s, ok := params[k].(string); ok && strings.TrimSpace(s) != "" {
-			return oneLine(s)
+			return firstLine(s)
 		}
 	}
 	return ""
 }
 
-// oneLine is the first non-blank line of s, cut to maxSubjectLen.
-func oneLine(s string) string {
+// firstLine is the first non-blank line of s, cut to
+// agent.MaxSubjectLen.
+func firstLine(s string) string {
 	for l := range strings.Lines(s) {
 		if l = strings.TrimSpace(l); l != "" {
-			return words.Cut(l, maxSubjectLen)
+			return words.Cut(l, agent.MaxSubjectLen)
 		}
 	}
 	return ""
 }
 
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
-// boundedText is a text written in pieces that keeps at most maxTextLen
+// boundedText is a text written in pieces that keeps at most agent.MaxTextLen
 // bytes of it: its beginning and its end.
 type boundedText struct {
 	head, tail []byte
@@ -397,21 +354,21 @@ type boundedText struct {
 
 func (b *boundedText) write(s string) {
 	b.n += len(s)
-	if room := maxTextLen/2 - len(b.head); room > 0 {
+	if room := agent.MaxTextLen/2 - len(b.head); room > 0 {
 		take := min(room, len(s))
 		b.head = append(b.head, s[:take]...)
 		s = s[take:]
 	}
 	b.tail = append(b.tail, s...)
-	if len(b.tail) > 2*maxTextLen {
-		b.tail = append(b.tail[:0], b.tail[len(b.tail)-maxTextLen:]...)
+	if len(b.tail) > 2*agent.MaxTextLen {
+		b.tail = append(b.tail[:0], b.tail[len(b.tail)-agent.MaxTextLen:]...)
 	}
 }
 
-// String is the text if it fits in maxTextLen bytes, else its beginning
+// String is the text if it fits in agent.MaxTextLen bytes, else its beginning
 // and its end joined by an ellipsis.
 func (b *boundedText) String() string {
-	if b.n <= maxTextLen {
+	if b.n <= agent.MaxTextLen {
 		return strings.ToValidUTF8(string(b.head)+string(b.tail), "")
 	}
 	const ellipsis = " … "
@@ -419,7 +376,7 @@ func (b *boundedText) String() string {
 	for len(head) > 0 && !utf8.FullRune(head[lastRuneStart(head):]) {
 		head = head[:lastRuneStart(head)]
 	}
-	keep := maxTextLen - len(head) - len(ellipsis)
+	keep := agent.MaxTextLen - len(head) - len(ellipsis)
 	tail := b.tail[max(len(b.tail)-keep, 0):]
 	for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
 		tail = tail[1:]

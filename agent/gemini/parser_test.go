@@ -1,52 +1,15 @@
 package gemini
 
 import (
-	"bufio"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-ralph/ralph/agent"
+	"github.com/durable-ralph/ralph/agent/agenttest"
 	"github.com/durable-ralph/ralph/contract"
 )
-
-// replay feeds the recorded stdout testdata/name.jsonl to a new parser and
-// returns it with the events that show something.
-func replay(t *testing.T, name string, o agent.Options) (*Parser, []agent.Event) {
-	t.Helper()
-	p := Backend{}.NewParser(o).(*Parser)
-	return p, feed(t, p, readLines(t, name))
-}
-
-func readLines(t *testing.T, name string) []string {
-	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", name+".jsonl"))
-	require.NoError(t, err)
-	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	require.NoError(t, sc.Err())
-	return lines
-}
-
-func feed(t *testing.T, p *Parser, lines []string) []agent.Event {
-	t.Helper()
-	var events []agent.Event
-	for _, l := range lines {
-		ev, err := p.Line([]byte(l))
-		require.NoError(t, err, l)
-		if ev != (agent.Event{}) {
-			events = append(events, ev)
-		}
-	}
-	return events
-}
 
 func TestParserRecorded(t *testing.T) {
 	tests := []struct {
@@ -210,7 +173,7 @@ func TestParserGarbage(t *testing.T) {
 		"Warning: 256-color support not detected.",
 	}
 	var mixed []string
-	for i, l := range readLines(t, "tools") {
+	for i, l := range agenttest.Lines(t, "testdata", "tools") {
 		mixed = append(mixed, l)
 		if i < len(garbage) {
 			mixed = append(mixed, garbage[i])
@@ -362,10 +325,10 @@ func TestParserBoundsTexts(t *testing.T) {
 	require.NoError(t, err)
 
 	final := p.Summary().FinalText
-	require.LessOrEqual(t, len(final), maxTextLen)
+	require.LessOrEqual(t, len(final), agent.MaxTextLen)
 	require.True(t, strings.HasPrefix(final, "word é word"), final[:40])
 	require.True(t, strings.HasSuffix(final, "\n<promise>COMPLETE</promise>"))
 	require.Contains(t, final, " … ")
 	require.True(t, strings.ToValidUTF8(final, "") == final)
-	require.LessOrEqual(t, len(ev.Says), maxTextLen)
+	require.LessOrEqual(t, len(ev.Says), agent.MaxTextLen)
 }

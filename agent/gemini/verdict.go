@@ -1,11 +1,9 @@
 package gemini
 
 import (
+	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -16,9 +14,6 @@ import (
 	"github.com/durable-ralph/ralph/agent"
 	"github.com/durable-ralph/ralph/contract"
 )
-
-// maxReasonLen bounds agent.Verdict.Reason.
-const maxReasonLen = 400
 
 // Exit statuses of Gemini CLI 0.61 (packages/core/src/utils/errors.ts and
 // exitCodes.ts) that say the run cannot go on as configured. Others are
@@ -56,13 +51,13 @@ const (
 // error events and of its result, and stderr; never the model's text or
 // a tool's output.
 func (p *Parser) Verdict(exitErr error, stderrTail string, now time.Time) agent.Verdict {
-	if exitErr != nil && (errors.Is(exitErr, exec.ErrNotFound) || errors.Is(exitErr, fs.ErrNotExist)) {
-		return verdict(contract.OutcomePermanent, "agent could not be started: "+exitErr.Error())
+	if agent.NotStarted(exitErr) {
+		return agent.NewVerdict(contract.OutcomePermanent, "agent could not be started: "+exitErr.Error())
 	}
 	if exitErr == nil && p.result == "success" {
 		return agent.Verdict{Outcome: contract.OutcomeSuccess}
 	}
-	code := exitCode(exitErr)
+	code := agent.ExitCode(exitErr)
 	stderr := stderrMessages(stderrTail)
 	// texts are what the CLI said of the failure, latest first: the error
 	// of its result, which ends the run; else its error events and stderr.
@@ -70,25 +65,22 @@ func (p *Parser) Verdict(exitErr error, stderrTail string, now time.Time) agent.
 	if p.resultError != "" {
 		texts = []string{p.resultError}
 	} else {
-		for i := len(p.errors) - 1; i >= 0; i-- {
-			texts = append(texts, p.errors[i])
-		}
-		texts = append(texts, stderr...)
+		texts = append(p.Errors.NewestFirst(), stderr...)
 	}
 	// message is the CLI's last word on the failure.
-	message := firstNonEmpty(p.resultError, lastOf(p.errors), strings.Join(stderr[max(len(stderr)-3, 0):], " "))
+	message := cmp.Or(p.resultError, p.Errors.Latest(), strings.Join(stderr[max(len(stderr)-3, 0):], " "))
 	status := apiStatus(code, texts)
 
 	if code == exitInput && resumeFailedRE.MatchString(stderrTail) {
-		p.resumeFailed = true
-		return verdict(contract.OutcomeAgentError, "agent could not resume its session: "+firstMatch(stderr, resumeFailedRE))
+		p.NoSession = true
+		return agent.NewVerdict(contract.OutcomeAgentError, "agent could not resume its session: "+agent.FirstMatch(stderr, resumeFailedRE))
 	}
-	if t := firstMatch(texts, zeroQuotaRE); t != "" {
-		return verdict(contract.OutcomePermanent, "agent cannot run: the API grants no quota for this model: "+t)
+	if t := agent.FirstMatch(texts, zeroQuotaRE); t != "" {
+		return agent.NewVerdict(contract.OutcomePermanent, "agent cannot run: the API grants no quota for this model: "+t)
 	}
-	limited := firstMatch(texts, rateLimitRE, overloadedRE)
+	limited := agent.FirstMatch(texts, rateLimitRE, overloadedRE)
 	if limited != "" || status == 429 || status == 503 {
-		v := verdict(contract.OutcomeRateLimited, "agent was rate limited: "+orNone(firstNonEmpty(limited, message)))
+		v := agent.NewVerdict(contract.OutcomeRateLimited, "agent was rate limited: "+agent.OrNone(cmp.Or(limited, message)))
 		v.ResetsAt = resetsAt(strings.Join(texts, "\n"), now)
 		if v.ResetsAt.IsZero() {
 			// The API's own words, as the CLI logged them on stderr.
@@ -98,25 +90,25 @@ func (p *Parser) Verdict(exitErr error, stderrTail string, now time.Time) agent.
 	}
 	switch code {
 	case exitAuth, exitInput, exitSandbox, exitConfig, exitUntrusted:
-		return verdict(contract.OutcomePermanent, fmt.Sprintf("agent cannot run (%s): %s", exitPhrase(exitErr), orNone(message)))
+		return agent.NewVerdict(contract.OutcomePermanent, fmt.Sprintf("agent cannot run (agent %s): %s", agent.ExitPhrase(exitErr), agent.OrNone(message)))
 	}
-	if t := firstMatch(texts, permanentRE); t != "" || status == 401 || status == 403 || status == 404 {
-		return verdict(contract.OutcomePermanent, "agent cannot run: "+orNone(firstNonEmpty(t, message)))
+	if t := agent.FirstMatch(texts, permanentRE); t != "" || status == 401 || status == 403 || status == 404 {
+		return agent.NewVerdict(contract.OutcomePermanent, "agent cannot run: "+agent.OrNone(cmp.Or(t, message)))
 	}
 	if code == exitTurnLimit {
-		return verdict(contract.OutcomeAgentError, "agent reached its turn limit: "+orNone(message))
+		return agent.NewVerdict(contract.OutcomeAgentError, "agent reached its turn limit: "+agent.OrNone(message))
 	}
-	reason := exitPhrase(exitErr)
+	reason := "agent " + agent.ExitPhrase(exitErr)
 	switch {
 	case exitErr == nil && p.result == "":
 		reason = "agent exited with status 0 but printed no result (was it stopped?)"
 	case exitErr == nil:
-		reason = "agent ended with result status " + words.Cut(p.result, maxIDLen)
+		reason = "agent ended with result status " + words.Cut(p.result, agent.MaxIDLen)
 	}
 	if message != "" {
 		reason += ": " + message
 	}
-	return verdict(contract.OutcomeAgentError, reason)
+	return agent.NewVerdict(contract.OutcomeAgentError, reason)
 }
 
 // ResumeFailed reports that the run, started with --resume, ended
@@ -124,7 +116,7 @@ func (p *Parser) Verdict(exitErr error, stderrTail string, now time.Time) agent.
 // resuming session: Invalid session identifier ..." or "No previous
 // sessions found for this project.", exit status 42). The CLI says so on
 // stderr only, so ResumeFailed knows it once Verdict has read stderr.
-func (p *Parser) ResumeFailed() bool { return p.resumeFailed }
+func (p *Parser) ResumeFailed() bool { return p.NoSession }
 
 var (
 	resumeFailedRE = regexp.MustCompile(`Error resuming session: .*`)
@@ -206,31 +198,6 @@ func apiStatus(code int, texts []string) int {
 	return 0
 }
 
-// exitCode is the process's exit status; -1 when it was killed by a
-// signal or did not run, 0 for a nil error.
-func exitCode(err error) int {
-	if err == nil {
-		return 0
-	}
-	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
-		return ee.ExitCode()
-	}
-	return -1
-}
-
-func exitPhrase(err error) string {
-	if err == nil {
-		return "exit status 0"
-	}
-	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
-		if code := ee.ExitCode(); code >= 0 {
-			return fmt.Sprintf("agent exited with status %d", code)
-		}
-		return "agent was killed (" + ee.String() + ")"
-	}
-	return "agent failed: " + err.Error()
-}
-
 // stderrMessages are the lines of stderr that say something: not the
 // frames of a stack trace, the dump of an object, or the CLI's notices
 // at start.
@@ -242,7 +209,7 @@ func stderrMessages(tail string) []string {
 		case l == "", strings.HasPrefix(l, "at "), len(l) <= 2, isNotice(l):
 			continue
 		}
-		out = append(out, words.Cut(l, maxReasonLen))
+		out = append(out, words.Cut(l, agent.MaxReasonLen))
 	}
 	return out
 }
@@ -269,33 +236,3 @@ func isNotice(l string) bool {
 var ansiRE = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
 
 func stripANSI(s string) string { return ansiRE.ReplaceAllString(s, "") }
-
-// firstMatch is the first of texts that one of res matches.
-func firstMatch(texts []string, res ...*regexp.Regexp) string {
-	for _, t := range texts {
-		for _, re := range res {
-			if re.MatchString(t) {
-				return t
-			}
-		}
-	}
-	return ""
-}
-
-func lastOf(texts []string) string {
-	if len(texts) == 0 {
-		return ""
-	}
-	return texts[len(texts)-1]
-}
-
-func verdict(o contract.Outcome, reason string) agent.Verdict {
-	return agent.Verdict{Outcome: o, Reason: words.Cut(strings.Join(strings.Fields(reason), " "), maxReasonLen)}
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "(no message)"
-	}
-	return s
-}
