@@ -455,14 +455,23 @@ func TestRetryResumesTheAgentSession(t *testing.T) {
 }
 
 func TestRetryWithoutSessionKeepsOrResetsPartialWork(t *testing.T) {
-	for _, reset := range []bool{false, true} {
-		t.Run(fmt.Sprintf("reset=%v", reset), func(t *testing.T) {
+	tests := []struct {
+		name              string
+		reset, autoCommit bool
+	}{
+		{"committed_apart", false, true},
+		{"kept_uncommitted", false, false},
+		{"reset", true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			dir := newRepo(t, map[string]string{"prd.json": prd})
 			head := strings.TrimSpace(gitRun(t, dir, "rev-parse", "HEAD"))
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "half-done.go"), []byte("package x\n"), 0o644))
 			env, state := scenarioEnv(t)
 			in := iterationInput(dir, 1)
-			in.Agent.ResetInterrupted = reset
+			in.Agent.ResetInterrupted = tt.reset
+			in.Git.AutoCommit = tt.autoCommit
 			prev := &contract.Progress{Attempt: 1, StartHead: head, StoryID: "US-001", StoryTitle: "List widgets"}
 			res, err := (&activities.Agent{Env: env}).Iterate(context.Background(), in, 2, prev, nil)
 			require.NoError(t, err)
@@ -471,14 +480,58 @@ func TestRetryWithoutSessionKeepsOrResetsPartialWork(t *testing.T) {
 
 			data, err := os.ReadFile(filepath.Join(state, "calls.jsonl"))
 			require.NoError(t, err)
-			if reset {
+			switch {
+			case tt.reset:
 				require.NotContains(t, res.FilesChanged, "half-done.go")
 				require.NoFileExists(t, filepath.Join(dir, "half-done.go"))
 				require.NotContains(t, string(data), "was interrupted")
-			} else {
+				require.Empty(t, res.InterruptedCommit)
+			case tt.autoCommit:
+				// The dead attempt's work is a commit of its own, named
+				// for its story; the retry's work is another.
+				require.NotEmpty(t, res.InterruptedCommit)
+				require.NotContains(t, res.FilesChanged, "half-done.go")
+				require.Contains(t, string(data), "Ralph committed the work it left as "+contract.ShortSHA(res.InterruptedCommit))
+				subject := gitRun(t, dir, "log", "-1", "--format=%s%n%b", res.InterruptedCommit)
+				require.Contains(t, subject, "ralph: iteration 1 (interrupted): US-001 List widgets")
+				require.Contains(t, subject, "Ralph-Interrupted: 1")
+				require.NotContains(t, subject, "Ralph-Iteration:", "the iteration's own commit is still to come")
+				files := gitRun(t, dir, "show", "--name-only", "--format=", res.InterruptedCommit)
+				require.Equal(t, "half-done.go", strings.TrimSpace(files))
+				require.NotEmpty(t, res.Commit)
+				require.Equal(t, res.InterruptedCommit, strings.TrimSpace(gitRun(t, dir, "rev-parse", res.Commit+"^")))
+			default:
 				require.Contains(t, res.FilesChanged, "half-done.go")
 				require.Contains(t, string(data), "It left changes in: half-done.go")
+				require.Empty(t, res.InterruptedCommit)
 			}
 		})
 	}
+}
+
+// TestRetryKeepsOneCommitPerStory: a dead attempt that finished US-001
+// without committing it, and a retry that goes on to US-002, make two
+// commits, each holding and naming its own story.
+func TestRetryKeepsOneCommitPerStory(t *testing.T) {
+	dir := newRepo(t, map[string]string{"prd.json": prd, "progress.txt": ""})
+	head := strings.TrimSpace(gitRun(t, dir, "rev-parse", "HEAD"))
+	done := strings.Replace(prd, `"passes": false`, `"passes": true`, 1)
+	require.NotEqual(t, prd, done)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "prd.json"), []byte(done), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "story-US-001.txt"), []byte("US-001\n"), 0o644))
+	env, _ := scenarioEnv(t, map[string]any{"auto": true})
+	prev := &contract.Progress{Attempt: 1, StartHead: head, StoryID: "US-001", StoryTitle: "List widgets"}
+	res, err := (&activities.Agent{Env: env}).Iterate(context.Background(), iterationInput(dir, 1), 2, prev, nil)
+	require.NoError(t, err)
+	require.Equal(t, contract.OutcomeSuccess, res.Outcome, res.Reason)
+	require.Equal(t, "US-002", res.StoryID, "the retry's commit names the story it did")
+
+	log := strings.Split(strings.TrimSpace(gitRun(t, dir, "log", "--format=%s", head+"..HEAD")), "\n")
+	require.Len(t, log, 2)
+	require.True(t, strings.HasPrefix(log[1], "ralph: iteration 1 (interrupted): US-001"), log[1])
+	require.True(t, strings.HasPrefix(log[0], "ralph: iteration 1: US-002"), log[0])
+	first := gitRun(t, dir, "show", "--name-only", "--format=", res.InterruptedCommit)
+	require.Contains(t, first, "story-US-001.txt")
+	second := gitRun(t, dir, "show", "--name-only", "--format=", res.Commit)
+	require.NotContains(t, second, "story-US-001.txt")
 }

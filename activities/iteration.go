@@ -94,6 +94,9 @@ type iteration struct {
 	resultFile string
 	mode       contract.Mode
 	promise    string
+	// saved is the commit of the work a dead attempt left, made before
+	// this attempt (commitInterrupted); "" when there was none.
+	saved string
 	// before is the task file as the iteration found it; beforeErr says
 	// why it could not be read.
 	before    tasks.State
@@ -204,22 +207,61 @@ func (a *Agent) start(ctx context.Context, it *iteration) error {
 			return fmt.Errorf("reset the interrupted iteration: %w", err)
 		}
 	}
+	if fresh && !in.Agent.ResetInterrupted {
+		if err := a.commitInterrupted(ctx, it); err != nil {
+			return err
+		}
+	}
 	if err := it.snapshotReview(ctx); err != nil {
 		return err
 	}
 	it.before, it.beforeErr = tasks.Load(in.Workspace, it.mode)
-	if it.interrupted && prev.StoryID != "" {
+	if it.interrupted && prev.StoryID != "" && it.saved == "" {
 		it.progress.StoryID, it.progress.StoryTitle = prev.StoryID, prev.StoryTitle
 	} else if next, ok := it.before.Next(); ok {
 		it.progress.StoryID, it.progress.StoryTitle = next.ID, next.Title
 	}
 	if fresh && !in.Agent.ResetInterrupted {
-		note, err := interruptedNote(ctx, repo, it.progress.StartHead)
+		note, err := interruptedNote(ctx, repo, it.progress.StartHead, it.saved)
 		if err != nil {
 			return err
 		}
 		it.in.Guidance = append([]string{note}, in.Guidance...)
 	}
+	return nil
+}
+
+// commitInterrupted commits what a dead attempt of an executor's
+// iteration left uncommitted as a commit of its own, named for the story
+// that attempt worked on and marked interrupted (TrailerInterrupted).
+// The retry, which may go on to finish another story, then gets a commit
+// of its own: each story keeps its commit. The iteration starts again
+// from that commit. Without auto-commit the work stays as it is.
+func (a *Agent) commitInterrupted(ctx context.Context, it *iteration) error {
+	in, prev := it.in, it.prev
+	if !in.Git.AutoCommit || in.RoleOf() != contract.RoleExecutor {
+		return nil
+	}
+	pending, err := it.repo.Status(ctx)
+	if err != nil {
+		return fmt.Errorf("git status: %w", err)
+	}
+	if len(pending) == 0 {
+		return nil
+	}
+	subject := fmt.Sprintf("ralph: iteration %d (interrupted)", in.Iteration)
+	if story := strings.TrimSpace(prev.StoryID + " " + prev.StoryTitle); story != "" {
+		subject += ": " + story
+	}
+	body := fmt.Sprintf("The worker running attempt %d of iteration %d stopped before the iteration ended. "+
+		"This is the work that attempt left, committed before the iteration runs again.", max(prev.Attempt, 1), in.Iteration)
+	commit, err := it.repo.Commit(ctx, subject, body,
+		git.TrailerSession+": "+in.Key(), fmt.Sprintf("%s: %d", git.TrailerInterrupted, in.Iteration), git.TrailerRole+": "+in.RoleOf())
+	if err != nil {
+		return fmt.Errorf("commit the interrupted work of iteration %d: %w", in.Iteration, err)
+	}
+	it.saved = commit
+	it.progress.StartHead = commit
 	return nil
 }
 
@@ -298,6 +340,7 @@ func (it *iteration) result(run agentRun, resumed bool) contract.IterationResult
 		Live:              run.live,
 		LiveStartedAt:     run.started,
 		LogFile:           it.progress.Log,
+		InterruptedCommit: it.saved,
 	}
 	if it.interrupted && !(resumed && sessionTotals(it.backend)) {
 		// What the dead attempt reported in its last heartbeat is counted
@@ -328,7 +371,7 @@ func (a *Agent) examine(ctx context.Context, it *iteration, run agentRun, res *c
 	if err != nil {
 		return err
 	}
-	if it.interrupted && it.progress.StoryID != "" {
+	if it.interrupted && it.saved == "" && it.progress.StoryID != "" {
 		// The task file may already show the dead attempt's work as done;
 		// the iteration's story is the one it started with.
 		res.StoryID, res.StoryTitle = it.progress.StoryID, it.progress.StoryTitle
@@ -360,8 +403,12 @@ const resumePrompt = "You were interrupted: the process running you stopped befo
 	"Check the working tree first (git status, git diff): some of your edits may already be on disk."
 
 // interruptedNote tells a fresh agent what the dead attempt of its
-// iteration left in the working tree.
-func interruptedNote(ctx context.Context, repo *git.Repo, startHead string) (string, error) {
+// iteration left in the working tree, or committed as saved.
+func interruptedNote(ctx context.Context, repo *git.Repo, startHead, saved string) (string, error) {
+	if saved != "" {
+		return fmt.Sprintf("An earlier attempt at this iteration was interrupted (the process running it stopped). Ralph committed the work it left as %s: "+
+			"review it with git show %s, keep what is sound, fix or revert the rest with new commits, and finish the task.", contract.ShortSHA(saved), contract.ShortSHA(saved)), nil
+	}
 	files, err := changedFiles(ctx, repo, startHead)
 	if err != nil {
 		return "", err

@@ -242,7 +242,10 @@ type IterationResult struct {
 	AgentCommits int `json:"agent_commits"`
 	// Commit is the commit Ralph made for this iteration, if any.
 	Commit string `json:"commit,omitempty"`
-	Head   string `json:"head"`
+	// InterruptedCommit is the commit Ralph made of what a dead attempt
+	// of the iteration left, before the iteration ran again.
+	InterruptedCommit string `json:"interrupted_commit,omitempty"`
+	Head              string `json:"head"`
 	// LogFile is the raw stream of the agent, relative to the workspace.
 	LogFile string `json:"log_file,omitempty"`
 	// Checkpoint is a question the agent asked a human, if any.

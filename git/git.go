@@ -24,6 +24,11 @@ const (
 	// TrailerRole names the role of the iteration's agent (executor,
 	// planner).
 	TrailerRole = "Ralph-Role"
+	// TrailerInterrupted marks the commit of the work an interrupted
+	// attempt of an iteration left, made before the iteration runs
+	// again; it names the iteration (and carries no TrailerIteration, so
+	// the iteration's own commit is still to be made).
+	TrailerInterrupted = "Ralph-Interrupted"
 )
 
 // ErrNotRepository means the directory is not inside a git work tree.
@@ -213,6 +218,13 @@ func (r *Repo) FindCommit(ctx context.Context, session string, iteration int) (s
 // CommitAll stages every change and commits it with subject, body and the
 // Ralph trailers for (session, iteration). It returns the new commit.
 func (r *Repo) CommitAll(ctx context.Context, subject, body, session string, iteration int, trailers ...string) (string, error) {
+	own := []string{TrailerSession + ": " + session, TrailerIteration + ": " + strconv.Itoa(iteration)}
+	return r.Commit(ctx, subject, body, append(own, trailers...)...)
+}
+
+// Commit stages every change and commits it with subject, body and
+// trailers ("Key: value"). It returns the new commit.
+func (r *Repo) Commit(ctx context.Context, subject, body string, trailers ...string) (string, error) {
 	if _, err := r.git(ctx, "add", "--all"); err != nil {
 		return "", err
 	}
@@ -223,7 +235,6 @@ func (r *Repo) CommitAll(ctx context.Context, subject, body, session string, ite
 		msg.WriteString(strings.TrimSpace(body))
 		msg.WriteString("\n\n")
 	}
-	fmt.Fprintf(&msg, "%s: %s\n%s: %d\n", TrailerSession, session, TrailerIteration, iteration)
 	for _, t := range trailers {
 		fmt.Fprintf(&msg, "%s\n", t)
 	}

@@ -240,6 +240,9 @@ func (s *session) account(res contract.IterationResult) {
 	if res.Commit != "" {
 		t.Commits++
 	}
+	if res.InterruptedCommit != "" {
+		t.Commits++
+	}
 	t.Commits += res.AgentCommits
 }
 
