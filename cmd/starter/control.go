@@ -4,253 +4,233 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.temporal.io/sdk/client"
 
-	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/contract"
-	"github.com/durable-ralph/ralph/internal/ralph"
 )
 
-// dial loads the configuration and connects. With --dev and no server
-// running, it opens the saved state in this process, with a worker that
-// runs workflow code only: queries and updates need a worker, and no agent
-// may start here. conn.close undoes it all.
-func dial(cmd *cobra.Command) (cfg config.Config, conn *connection, started bool, err error) {
-	if cfg, err = config.Load(cmd.Flags(), ""); err != nil {
-		return cfg, nil, false, err
-	}
-	conn, started, err = connect(cmd.Context(), cfg, cmd.ErrOrStderr())
-	if err != nil || !started {
-		return cfg, conn, started, err
-	}
-	w := ralph.NewWorkflowWorker(conn.client, cfg.TaskQueue)
-	if err := w.Start(); err != nil {
-		conn.close()
-		return cfg, nil, false, fmt.Errorf("start worker: %w", err)
-	}
-	closeConn := conn.close
-	conn.close = func() {
-		w.Stop()
-		closeConn()
-	}
-	return cfg, conn, started, nil
+// stopCommand is `starter stop`.
+type stopCommand struct {
+	targeted
+	reason string
 }
 
-// withSession dials and calls fn with the session named by args.
-func withSession(cmd *cobra.Command, args []string, fn func(ctx context.Context, c client.Client, id string, out io.Writer) error) error {
-	cfg, conn, _, err := dial(cmd)
-	if err != nil {
-		return err
-	}
-	defer conn.close()
-	id, err := targetID(cmd, conn.client, cfg.Worker.HostID, args)
-	if err != nil {
-		return err
-	}
-	return fn(cmd.Context(), conn.client, id, cmd.OutOrStdout())
+func (s *stopCommand) flags(f *pflag.FlagSet) {
+	s.targeted.flags(f)
+	f.StringVar(&s.reason, "reason", "", "why the session is stopped (recorded in its result)")
 }
 
-// queueDir is the --queue flag: commands act on the issue queue of the
-// clone in that directory instead of a session.
-var queueDir string
-
-// targetID is the workflow the command acts on: the queue of --queue DIR,
-// or the session (or queue) named by args.
-func targetID(cmd *cobra.Command, c client.Client, host string, args []string) (string, error) {
-	if queueDir != "" {
-		if len(args) > 0 {
-			return "", errors.New("give either --queue DIR or a session, not both")
+func (s *stopCommand) run(cctx *commandContext, args []string) error {
+	return cctx.withTarget(s.cmd, s.queue, args, func(conn *connection, id string) error {
+		if err := conn.client.SignalWorkflow(cctx, id, "", contract.SignalStop, contract.StopSignal{Reason: s.reason}); err != nil {
+			return fmt.Errorf("stop session %s: %w", id, err)
 		}
-		return queueTarget(cmd, c, queueDir)
-	}
-	return sessionID(cmd.Context(), c, host, args), nil
+		what := "iteration"
+		if isQueueID(id) {
+			what = "issue"
+		}
+		fmt.Fprintf(cctx.stdout, "Stop requested for %s: it ends after the current %s.\n", id, what)
+		return nil
+	})
 }
 
-func newRespondCmd() *cobra.Command {
-	var approve, reject bool
-	var answer, reason, checkpoint string
-	cmd := &cobra.Command{
-		Use:   "respond [DIR|ID] (--approve | --reject [--reason TEXT] | --answer TEXT) [--checkpoint CP]",
-		Short: "Answer the checkpoint a session is waiting on",
-		Long: "respond answers the pending checkpoint of a session through the respond update, which the\n" +
-			"session validates: an answer to a checkpoint that is not pending is refused. --checkpoint names\n" +
-			"the checkpoint you mean (as status shows it); without it, the pending one is answered and named.",
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			n := 0
-			for _, set := range []bool{approve, reject, answer != ""} {
-				if set {
-					n++
-				}
-			}
-			if n != 1 {
-				return errors.New("give exactly one of --approve, --reject or --answer TEXT")
-			}
-			return withSession(cmd, args, func(ctx context.Context, c client.Client, id string, out io.Writer) error {
-				if checkpoint == "" {
-					st, err := queryStatus(ctx, c, id)
-					if err != nil {
-						return err
-					}
-					if st.Pending == nil {
-						return fmt.Errorf("session %s is not waiting on a checkpoint (state %s)", id, st.State)
-					}
-					checkpoint = st.Pending.ID
-					fmt.Fprintf(out, "Answering %s: %s\n", checkpoint, st.Pending.Question)
-				}
-				res, err := respond(ctx, c, id, contract.Answer{ID: checkpoint, Approve: approve, Reject: reject, Answer: answer, Reason: reason})
-				if err != nil {
-					return err
-				}
-				fmt.Fprintln(out, res.Message)
-				return nil
-			})
-		},
-	}
-	cmd.Flags().BoolVar(&approve, "approve", false, "approve")
-	cmd.Flags().BoolVar(&reject, "reject", false, "reject (give the reason with --reason)")
-	cmd.Flags().StringVar(&answer, "answer", "", "a free-text answer")
-	cmd.Flags().StringVar(&reason, "reason", "", "why; reaches the agent's next prompt")
-	cmd.Flags().StringVar(&checkpoint, "checkpoint", "", "the checkpoint ID being answered (default: the pending one)")
-	return cmd
+// respondCommand is `starter respond`.
+type respondCommand struct {
+	base
+	approve, reject            bool
+	answer, reason, checkpoint string
 }
 
-func respond(ctx context.Context, c client.Client, id string, ans contract.Answer) (contract.RespondResult, error) {
+func (s *respondCommand) flags(f *pflag.FlagSet) {
+	f.BoolVar(&s.approve, "approve", false, "approve")
+	f.BoolVar(&s.reject, "reject", false, "reject (give the reason with --reason)")
+	f.StringVar(&s.answer, "answer", "", "a free-text answer")
+	f.StringVar(&s.reason, "reason", "", "why; reaches the agent's next prompt")
+	f.StringVar(&s.checkpoint, "checkpoint", "", "the checkpoint ID being answered (default: the pending one)")
+}
+
+func (s *respondCommand) run(cctx *commandContext, args []string) error {
+	n := 0
+	for _, set := range []bool{s.approve, s.reject, s.answer != ""} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return errors.New("give exactly one of --approve, --reject or --answer TEXT")
+	}
+	return cctx.withTarget(s.cmd, queueFlag{}, args, func(conn *connection, id string) error {
+		checkpoint := s.checkpoint
+		if checkpoint == "" {
+			st, err := query[contract.Status](cctx, conn.client, id)
+			if err != nil {
+				return err
+			}
+			if st.Pending == nil {
+				return fmt.Errorf("session %s is not waiting on a checkpoint (state %s)", id, st.State)
+			}
+			checkpoint = st.Pending.ID
+			fmt.Fprintf(cctx.stdout, "Answering %s: %s\n", checkpoint, st.Pending.Question)
+		}
+		ans := contract.Answer{ID: checkpoint, Approve: s.approve, Reject: s.reject, Answer: s.answer, Reason: s.reason}
+		res, err := update[contract.RespondResult](cctx, conn.client, id, contract.UpdateRespond, ans, "answer "+checkpoint+" of")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(cctx.stdout, res.Message)
+		return nil
+	})
+}
+
+// update sends the update name with arg to the workflow id and waits for
+// its result; what says what it does in an error ("set limits of").
+func update[T any](ctx context.Context, c client.Client, id, name string, arg any, what string) (T, error) {
+	var res T
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   id,
-		UpdateName:   contract.UpdateRespond,
-		Args:         []any{ans},
+		UpdateName:   name,
+		Args:         []any{arg},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
-	if err != nil {
-		return contract.RespondResult{}, fmt.Errorf("answer %s of %s: %w", ans.ID, id, err)
+	if err == nil {
+		err = h.Get(ctx, &res)
 	}
-	var res contract.RespondResult
-	if err := h.Get(ctx, &res); err != nil {
-		return contract.RespondResult{}, fmt.Errorf("answer %s of %s: %w", ans.ID, id, err)
+	if err != nil {
+		return res, fmt.Errorf("%s %s: %w", what, id, err)
 	}
 	return res, nil
 }
 
-func newGuideCmd() *cobra.Command {
-	var withdraw bool
-	cmd := &cobra.Command{
-		Use:   "guide [DIR|ID] TEXT",
-		Short: "Add guidance to the next iteration's prompt (a queue: to every later issue's)",
-		Long: "guide sends text to a session's next prompt. Sent to an issue queue (its ID or --queue DIR),\n" +
-			"the text is a standing rule for every later issue until withdrawn with --withdraw TEXT|N\n" +
-			"(N is its number in status).",
-		Args: cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			text := args[len(args)-1]
-			if strings.TrimSpace(text) == "" {
-				return errors.New("the guidance text is empty")
-			}
-			return withSession(cmd, args[:len(args)-1], func(ctx context.Context, c client.Client, id string, out io.Writer) error {
-				if withdraw {
-					if !isQueueID(id) {
-						return fmt.Errorf("--withdraw is for issue queues; %s is a session, whose guidance goes to one prompt only", id)
-					}
-					if err := c.SignalWorkflow(ctx, id, "", contract.SignalWithdraw, text); err != nil {
-						return fmt.Errorf("withdraw guidance of %s: %w", id, err)
-					}
-					fmt.Fprintf(out, "Withdrawal of %q sent to %s: later issues no longer get it (see status).\n", text, id)
-					return nil
-				}
-				if err := c.SignalWorkflow(ctx, id, "", contract.SignalGuide, text); err != nil {
-					return fmt.Errorf("guide %s: %w", id, err)
-				}
-				if isQueueID(id) {
-					fmt.Fprintf(out, "Guidance sent to %s: every later issue's prompt carries it until withdrawn (guide --withdraw).\n", id)
-				} else {
-					fmt.Fprintf(out, "Guidance sent to %s: the next iteration's prompt carries it.\n", id)
-				}
-				return nil
-			})
-		},
+// query asks the workflow id's status query; T is contract.Status for a
+// session, contract.QueueStatus for a queue.
+func query[T any](ctx context.Context, c client.Client, id string) (T, error) {
+	var st T
+	v, err := c.QueryWorkflow(ctx, id, "", contract.QueryStatus)
+	if err != nil {
+		return st, fmt.Errorf("query status of %s: %w", id, err)
 	}
-	cmd.Flags().BoolVar(&withdraw, "withdraw", false, "withdraw the queue's standing guidance TEXT (or number N)")
-	return cmd
+	if err := v.Get(&st); err != nil {
+		return st, fmt.Errorf("decode status of %s: %w", id, err)
+	}
+	return st, nil
 }
 
-func newSignalCmd(name, short, done string) *cobra.Command {
-	return &cobra.Command{
-		Use:   name + " [DIR|ID]",
-		Short: short,
-		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return withSession(cmd, args, func(ctx context.Context, c client.Client, id string, out io.Writer) error {
-				if err := c.SignalWorkflow(ctx, id, "", name, nil); err != nil {
-					return fmt.Errorf("%s %s: %w", name, id, err)
-				}
-				fmt.Fprintf(out, "%s: %s\n", id, done)
-				return nil
-			})
-		},
-	}
+// guideCommand is `starter guide`.
+type guideCommand struct {
+	targeted
+	withdraw bool
 }
 
-func newSetLimitsCmd() *cobra.Command {
-	var maxIterations int
-	var maxRuntime time.Duration
-	var maxCost float64
-	cmd := &cobra.Command{
-		Use:   "set-limits [DIR|ID] [--max-iterations N] [--max-runtime D] [--max-cost USD]",
-		Short: "Change a running session's limits",
-		Long: "set-limits changes max iterations, runtime or cost of a running session through the set-limits\n" +
-			"update. Only the flags given change; a limit below what the session already used is refused.",
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var req contract.SetLimitsRequest
-			if cmd.Flags().Changed("max-iterations") {
-				if maxIterations < 1 {
-					return fmt.Errorf("invalid --max-iterations %d: must be at least 1", maxIterations)
-				}
-				req.MaxIterations = maxIterations
-			}
-			if cmd.Flags().Changed("max-runtime") {
-				if maxRuntime <= 0 {
-					return fmt.Errorf("invalid --max-runtime %s: must be positive", maxRuntime)
-				}
-				req.MaxRuntime = maxRuntime
-			}
-			if cmd.Flags().Changed("max-cost") {
-				if maxCost <= 0 {
-					return fmt.Errorf("invalid --max-cost %g: must be positive", maxCost)
-				}
-				req.MaxCostUSD = maxCost
-			}
-			if req == (contract.SetLimitsRequest{}) {
-				return errors.New("give at least one of --max-iterations, --max-runtime, --max-cost")
-			}
-			return withSession(cmd, args, func(ctx context.Context, c client.Client, id string, out io.Writer) error {
-				h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-					WorkflowID:   id,
-					UpdateName:   contract.UpdateSetLimits,
-					Args:         []any{req},
-					WaitForStage: client.WorkflowUpdateStageCompleted,
-				})
-				if err != nil {
-					return fmt.Errorf("set limits of %s: %w", id, err)
-				}
-				var l contract.Limits
-				if err := h.Get(ctx, &l); err != nil {
-					return fmt.Errorf("set limits of %s: %w", id, err)
-				}
-				fmt.Fprintf(out, "%s: max iterations %d, max runtime %s, max cost $%.2f\n", id, l.MaxIterations, orNone(l.MaxRuntime), l.MaxCostUSD)
-				return nil
-			})
-		},
+func (s *guideCommand) flags(f *pflag.FlagSet) {
+	s.targeted.flags(f)
+	f.BoolVar(&s.withdraw, "withdraw", false, "withdraw the queue's standing guidance TEXT (or number N)")
+}
+
+func (s *guideCommand) run(cctx *commandContext, args []string) error {
+	text := args[len(args)-1]
+	if strings.TrimSpace(text) == "" {
+		return errors.New("the guidance text is empty")
 	}
-	cmd.Flags().IntVar(&maxIterations, "max-iterations", 0, "the session's new iteration limit")
-	cmd.Flags().DurationVar(&maxRuntime, "max-runtime", 0, "the session's new wall-clock limit, such as 6h")
-	cmd.Flags().Float64Var(&maxCost, "max-cost", 0, "the session's new cost limit in US dollars")
-	return cmd
+	return cctx.withTarget(s.cmd, s.queue, args[:len(args)-1], func(conn *connection, id string) error {
+		if s.withdraw {
+			if !isQueueID(id) {
+				return fmt.Errorf("--withdraw is for issue queues; %s is a session, whose guidance goes to one prompt only", id)
+			}
+			if err := conn.client.SignalWorkflow(cctx, id, "", contract.SignalWithdraw, text); err != nil {
+				return fmt.Errorf("withdraw guidance of %s: %w", id, err)
+			}
+			fmt.Fprintf(cctx.stdout, "Withdrawal of %q sent to %s: later issues no longer get it (see status).\n", text, id)
+			return nil
+		}
+		if err := conn.client.SignalWorkflow(cctx, id, "", contract.SignalGuide, text); err != nil {
+			return fmt.Errorf("guide %s: %w", id, err)
+		}
+		if isQueueID(id) {
+			fmt.Fprintf(cctx.stdout, "Guidance sent to %s: every later issue's prompt carries it until withdrawn (guide --withdraw).\n", id)
+		} else {
+			fmt.Fprintf(cctx.stdout, "Guidance sent to %s: the next iteration's prompt carries it.\n", id)
+		}
+		return nil
+	})
+}
+
+// signalCommand is a command that sends a signal without payload: pause,
+// resume and poke.
+type signalCommand struct {
+	targeted
+	// signal is the signal the command sends; done says what it did.
+	signal, done string
+}
+
+func (s *signalCommand) run(cctx *commandContext, args []string) error {
+	return cctx.withTarget(s.cmd, s.queue, args, func(conn *connection, id string) error {
+		if err := conn.client.SignalWorkflow(cctx, id, "", s.signal, nil); err != nil {
+			return fmt.Errorf("%s %s: %w", s.signal, id, err)
+		}
+		fmt.Fprintf(cctx.stdout, "%s: %s\n", id, s.done)
+		return nil
+	})
+}
+
+// setLimitsCommand is `starter set-limits`.
+type setLimitsCommand struct {
+	base
+	maxIterations int
+	maxRuntime    time.Duration
+	maxCost       float64
+}
+
+func (s *setLimitsCommand) flags(f *pflag.FlagSet) {
+	f.IntVar(&s.maxIterations, "max-iterations", 0, "the session's new iteration limit")
+	f.DurationVar(&s.maxRuntime, "max-runtime", 0, "the session's new wall-clock limit, such as 6h")
+	f.Float64Var(&s.maxCost, "max-cost", 0, "the session's new cost limit in US dollars")
+}
+
+func (s *setLimitsCommand) run(cctx *commandContext, args []string) error {
+	req, err := s.request()
+	if err != nil {
+		return err
+	}
+	return cctx.withTarget(s.cmd, queueFlag{}, args, func(conn *connection, id string) error {
+		l, err := update[contract.Limits](cctx, conn.client, id, contract.UpdateSetLimits, req, "set limits of")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cctx.stdout, "%s: max iterations %d, max runtime %s, max cost $%.2f\n", id, l.MaxIterations, orNone(l.MaxRuntime), l.MaxCostUSD)
+		return nil
+	})
+}
+
+// request is the set-limits update of the flags given.
+func (s *setLimitsCommand) request() (contract.SetLimitsRequest, error) {
+	var req contract.SetLimitsRequest
+	changed := s.cmd.Flags().Changed
+	if changed("max-iterations") {
+		if s.maxIterations < 1 {
+			return req, fmt.Errorf("invalid --max-iterations %d: must be at least 1", s.maxIterations)
+		}
+		req.MaxIterations = s.maxIterations
+	}
+	if changed("max-runtime") {
+		if s.maxRuntime <= 0 {
+			return req, fmt.Errorf("invalid --max-runtime %s: must be positive", s.maxRuntime)
+		}
+		req.MaxRuntime = s.maxRuntime
+	}
+	if changed("max-cost") {
+		if s.maxCost <= 0 {
+			return req, fmt.Errorf("invalid --max-cost %g: must be positive", s.maxCost)
+		}
+		req.MaxCostUSD = s.maxCost
+	}
+	if req == (contract.SetLimitsRequest{}) {
+		return req, errors.New("give at least one of --max-iterations, --max-runtime, --max-cost")
+	}
+	return req, nil
 }
 
 func orNone(d time.Duration) string {

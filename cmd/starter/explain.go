@@ -9,41 +9,48 @@ import (
 	"github.com/durable-ralph/ralph/contract"
 )
 
-// verbose is the --verbose flag: failures are printed with their whole
-// chain of activity and workflow errors.
-var verbose bool
-
-// fixes say how to put right the causes a user can fix, by error type,
+// fixFor says how to put right a cause a user can fix, by error type,
 // when the message does not say it already.
-var fixes = map[string]string{
-	contract.ErrTypeInvalidTaskFile: "Fix the task file where the message says (see the README's Task files for its format).",
-	contract.ErrTypeAgentNotFound: "Install the agent where the worker runs (Claude Code: npm install -g @anthropic-ai/claude-code), " +
-		"or name another with --agent-command.",
-	contract.ErrTypeInvalidAgentConfig: "Set agent.command (--agent-command) to the agent's command line.",
-	contract.ErrTypeGitHubNoToken:      "Export GITHUB_TOKEN (or the variable github.token-env names) in the worker's environment.",
+func fixFor(errType string) string {
+	switch errType {
+	case contract.ErrTypeInvalidTaskFile:
+		return "Fix the task file where the message says (see the README's Task files for its format)."
+	case contract.ErrTypeAgentNotFound:
+		return "Install the agent where the worker runs (Claude Code: npm install -g @anthropic-ai/claude-code), " +
+			"or name another with --agent-command."
+	case contract.ErrTypeInvalidAgentConfig:
+		return "Set agent.command (--agent-command) to the agent's command line."
+	case contract.ErrTypeGitHubNoToken:
+		return "Export GITHUB_TOKEN (or the variable github.token-env names) in the worker's environment."
+	}
+	return ""
 }
 
-// rootCauses are the error types that are the cause of a failure rather
-// than a layer around it.
-var rootCauses = map[string]bool{
-	contract.ErrTypeInvalidTaskFile: true, contract.ErrTypeDirtyWorkspace: true,
-	contract.ErrTypeInvalidWorkspace: true, contract.ErrTypeAgentNotFound: true,
-	contract.ErrTypeAgentPermanent: true, contract.ErrTypeInvalidAgentConfig: true,
-	contract.ErrTypeInvalidInput:  true,
-	contract.ErrTypeGitHubNoToken: true, contract.ErrTypeGitHubUnauthorized: true, contract.ErrTypeGitHubForbidden: true,
-	contract.ErrTypeGitHubNotFound: true, contract.ErrTypeGitHubInvalid: true, contract.ErrTypeGitHubPreflight: true,
+// isRootCause reports whether errors of type errType are the cause of a
+// failure rather than a layer around it.
+func isRootCause(errType string) bool {
+	switch errType {
+	case contract.ErrTypeInvalidTaskFile, contract.ErrTypeDirtyWorkspace,
+		contract.ErrTypeInvalidWorkspace, contract.ErrTypeAgentNotFound,
+		contract.ErrTypeAgentPermanent, contract.ErrTypeInvalidAgentConfig,
+		contract.ErrTypeInvalidInput,
+		contract.ErrTypeGitHubNoToken, contract.ErrTypeGitHubUnauthorized, contract.ErrTypeGitHubForbidden,
+		contract.ErrTypeGitHubNotFound, contract.ErrTypeGitHubInvalid, contract.ErrTypeGitHubPreflight:
+		return true
+	}
+	return false
 }
 
 // explain is what to print of a failure: its root cause, once, and how
 // to fix it when that is known; with --verbose also the whole chain.
-func explain(err error) string {
+func (cctx *commandContext) explain(err error) string {
 	var outer, root *temporal.ApplicationError
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		if ae, ok := e.(*temporal.ApplicationError); ok {
 			if outer == nil {
 				outer = ae
 			}
-			if root == nil && rootCauses[ae.Type()] {
+			if root == nil && isRootCause(ae.Type()) {
 				root = ae
 			}
 		}
@@ -54,7 +61,7 @@ func explain(err error) string {
 	msg := err.Error()
 	if root != nil {
 		msg = root.Message()
-		fix := fixes[root.Type()]
+		fix := fixFor(root.Type())
 		if root.Type() == contract.ErrTypeInvalidTaskFile && strings.HasPrefix(msg, "no task file") {
 			fix = "Write one: `starter init DIR` writes a commented ralph.yaml and an example prd.json (see the README's Task files)."
 		}
@@ -62,7 +69,7 @@ func explain(err error) string {
 			msg += "\n" + fix
 		}
 	}
-	if verbose && msg != err.Error() {
+	if cctx.verbose && msg != err.Error() {
 		msg += "\n\nThe whole error chain (--verbose):\n" + err.Error()
 	}
 	return strings.TrimSpace(msg)

@@ -9,14 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// execute runs the starter's command line with args, without a server:
+// runCLI runs the starter's command line with args, without a server:
 // every case here must end before dialling.
-func execute(t *testing.T, args ...string) (code int, stdout, stderr string) {
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	root := newRootCmd(&out, &errOut)
-	root.SetArgs(args)
-	code = exitCode(root.ExecuteContext(context.Background()), &errOut)
+	code = execute(&commandContext{Context: context.Background(), stdout: &out, stderr: &errOut}, args)
 	return code, out.String(), errOut.String()
 }
 
@@ -28,12 +26,13 @@ func TestFlagsPerCommand(t *testing.T) {
 		{"run", []string{"--max-cost", "--model", "--follow", "--quiet", "--raw", "--dev", "--agent-env"}, []string{"--repo", "--label", "--queue "}},
 		{"queue", []string{"--max-cost", "--repo", "--label", "--until-idle", "--dev"}, []string{"--raw"}},
 		{"guide", []string{"--dev", "--namespace", "--queue", "--repo", "--withdraw"}, []string{"--max-cost", "--model", "--label", "--agent-env"}},
-		{"status", []string{"--dev", "--state-dir", "--queue"}, []string{"--max-iterations", "--model"}},
-		{"list", []string{"--dev", "--status", "--limit"}, []string{"--max-cost", "--queue"}},
+		{"status", []string{"--dev", "--state-dir", "--queue", "-o, --output text|json"}, []string{"--max-iterations", "--model"}},
+		{"list", []string{"--dev", "--status", "--limit", "-o, --output text|json"}, []string{"--max-cost", "--queue"}},
+		{"stop", []string{"--dev", "--queue", "--reason"}, []string{"--output"}},
 		{"set-limits", []string{"--max-iterations", "--max-runtime", "--max-cost", "--dev"}, []string{"--model", "--check-command"}},
 	} {
 		t.Run(tc.cmd, func(t *testing.T) {
-			code, out, _ := execute(t, tc.cmd, "--help")
+			code, out, _ := runCLI(t, tc.cmd, "--help")
 			require.Equal(t, 0, code)
 			for _, f := range tc.has {
 				require.Contains(t, out, f)
@@ -56,9 +55,11 @@ func TestBadCommandLines(t *testing.T) {
 		{[]string{"set-limits", "x"}, "give at least one of --max-iterations, --max-runtime, --max-cost"},
 		{[]string{"set-limits", "x", "--max-cost", "-1"}, "invalid --max-cost -1: must be positive"},
 		{[]string{"run", "--quiet", "--raw", "."}, "--quiet and --raw do not go together"},
+		{[]string{"status", "-o", "yaml"}, `invalid argument "yaml" for "-o, --output" flag: the output format is text or json, not "yaml"`},
+		{[]string{"list", "--output=JSON"}, `invalid argument "JSON" for "-o, --output" flag: the output format is text or json, not "JSON"`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			code, _, errOut := execute(t, tc.args...)
+			code, _, errOut := runCLI(t, tc.args...)
 			require.Equal(t, 1, code)
 			require.Contains(t, errOut, tc.want)
 			require.Equal(t, 1, strings.Count(errOut, "\n"), "said once: %s", errOut)
@@ -67,7 +68,7 @@ func TestBadCommandLines(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
-	code, out, _ := execute(t, "--version")
+	code, out, _ := runCLI(t, "--version")
 	require.Equal(t, 0, code)
 	require.Regexp(t, `^starter \S+ \(.+\), Temporal server v1\.\d+\.\d+, Temporal Go SDK v1\.\d+\.\d+, go1\.\d+`, out)
 }
@@ -87,12 +88,12 @@ func TestPlanAndCleanRefuseBadInput(t *testing.T) {
 		{"clean a queue's work tree", []string{"clean", "issue-12"}, "taken by the issue queue"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, _, errOut := execute(t, tc.args...)
+			code, _, errOut := runCLI(t, tc.args...)
 			require.Equal(t, 1, code, errOut)
 			require.Contains(t, errOut, tc.want)
 		})
 	}
-	code, out, _ := execute(t, "plan", "--help")
+	code, out, _ := runCLI(t, "plan", "--help")
 	require.Equal(t, 0, code)
 	for _, f := range []string{"--from", "--yes", "--worktree", "--review", "--planner-model", "--backend"} {
 		require.Contains(t, out, f)

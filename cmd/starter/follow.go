@@ -4,17 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
-	"golang.org/x/term"
 
 	"github.com/durable-ralph/ralph/contract"
 )
@@ -41,6 +37,7 @@ const quietAfter = 30 * time.Second
 // view of the running iteration and the changes of state that need a
 // person.
 type follower struct {
+	conn  *connection
 	c     client.Client
 	dc    converter.DataConverter
 	id    string
@@ -64,30 +61,16 @@ type liveState struct {
 	started   time.Time
 	seq       int
 	lastLine  time.Time
-	raw       *os.File
+	raw       io.ReadCloser
 	rawMiss   bool
 }
 
-func newFollower(c client.Client, dc converter.DataConverter, id string, out io.Writer, view View) *follower {
+func newFollower(conn *connection, id string, out io.Writer, view View) *follower {
+	dc := conn.dataConverter
 	if dc == nil {
 		dc = converter.GetDefaultDataConverter()
 	}
-	return &follower{c: c, dc: dc, id: id, out: out, view: view, width: termWidth(out)}
-}
-
-// termWidth is the width of the terminal out writes to: $COLUMNS, the
-// terminal's own, or 100.
-func termWidth(out io.Writer) int {
-	var n int
-	if _, err := fmt.Sscan(os.Getenv("COLUMNS"), &n); err == nil && n > 20 {
-		return n
-	}
-	if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 20 {
-			return w
-		}
-	}
-	return 100
+	return &follower{conn: conn, c: conn.client, dc: dc, id: id, out: out, view: view, width: termWidth(out)}
 }
 
 // poll prints what happened since the last poll.
@@ -118,13 +101,13 @@ func (f *follower) poll(ctx context.Context) {
 		f.iterations(qctx)
 		f.flushRaw()
 		if f.noLog {
-			if st, err := queryStatus(qctx, f.c, f.id); err == nil {
+			if st, err := query[contract.Status](qctx, f.c, f.id); err == nil {
 				f.print(st.Recent)
 			}
 		}
 		return
 	}
-	st, err := queryStatus(qctx, f.c, f.id)
+	st, err := query[contract.Status](qctx, f.c, f.id)
 	if err == nil {
 		f.state(st)
 		if f.noLog {
@@ -188,7 +171,7 @@ func (f *follower) state(st contract.Status) {
 	f.lastState = st.State
 	switch st.State {
 	case contract.StatePaused:
-		fmt.Fprintf(f.out, "session is paused: %s\n", suggest("resume", f.id))
+		fmt.Fprintf(f.out, "session is paused: %s\n", f.conn.suggest("resume", f.id))
 	case contract.StateRateLimited:
 		fmt.Fprintln(f.out, "session is rate limited: it sleeps until the limit resets")
 	case contract.StateAwaitingHuman:
@@ -200,25 +183,9 @@ func (f *follower) state(st contract.Status) {
 			if cp.Context != "" {
 				fmt.Fprintf(f.out, "  %s\n", strings.ReplaceAll(cp.Context, "\n", "\n  "))
 			}
-			fmt.Fprintf(f.out, "  answer: %s --approve | --reject --reason \"...\" | --answer \"...\"\n", suggest("respond", f.id, "--checkpoint", cp.ID))
+			fmt.Fprintf(f.out, "  answer: %s --approve | --reject --reason \"...\" | --answer \"...\"\n", f.conn.suggest("respond", f.id, "--checkpoint", cp.ID))
 		}
 	}
-}
-
-// runningIteration finds the running iteration among a session's pending
-// activities and decodes the progress its last heartbeat carried.
-func runningIteration(dc converter.DataConverter, pending []*workflowpb.PendingActivityInfo) (*workflowpb.PendingActivityInfo, contract.Progress, bool) {
-	for _, pa := range pending {
-		if pa.GetActivityType().GetName() != contract.ActivityRunIteration {
-			continue
-		}
-		var p contract.Progress
-		if pa.GetHeartbeatDetails() == nil || dc.FromPayloads(pa.GetHeartbeatDetails(), &p) != nil {
-			return pa, p, false
-		}
-		return pa, p, true
-	}
-	return nil, contract.Progress{}, false
 }
 
 // liveView prints what the running agent did since the last poll, read
@@ -260,27 +227,6 @@ func (f *follower) liveView(pending []*workflowpb.PendingActivityInfo, workspace
 	}
 }
 
-// rawView copies what the attempt's raw log gained since the last poll,
-// when that log is on this machine; it reports false (once saying why)
-// when it is not.
-func (f *follower) rawView(p contract.Progress, workspace string) bool {
-	if f.live.raw == nil && !f.live.rawMiss {
-		path := filepath.Join(workspace, filepath.FromSlash(p.Log))
-		file, err := os.Open(path)
-		if p.Log == "" || workspace == "" || err != nil {
-			f.live.rawMiss = true
-			fmt.Fprintf(f.out, "  (the agent's raw stream is in %s on the worker's machine; showing the live view)\n", orDash(p.Log))
-			return false
-		}
-		f.live.raw = file
-	}
-	if f.live.raw == nil {
-		return false
-	}
-	_, _ = io.Copy(f.out, f.live.raw)
-	return true
-}
-
 // endLive ends the live view of the finished iteration it, if it is the
 // one shown: the rest of its raw log, or the events of its end that no
 // heartbeat reported.
@@ -301,79 +247,6 @@ func (f *follower) endLive(it contract.IterationSummary) {
 			f.live.seq = e.Seq
 		}
 	}
-}
-
-// flushRaw copies the rest of a finished attempt's raw log and closes it.
-func (f *follower) flushRaw() {
-	if f.live.raw == nil {
-		return
-	}
-	_, _ = io.Copy(f.out, f.live.raw)
-	f.live.raw.Close()
-	f.live.raw = nil
-}
-
-// liveLine is one line of the live view.
-func liveLine(start time.Time, e contract.LiveEvent) string {
-	return "  " + e.Line(start)
-}
-
-// liveTail is the running iteration's live view for status: what its last
-// heartbeat says, or "" when no iteration runs.
-func liveTail(dc converter.DataConverter, pending []*workflowpb.PendingActivityInfo, width int) string {
-	pa, p, ok := runningIteration(dc, pending)
-	if pa == nil {
-		return ""
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Running iteration (attempt %d", pa.GetAttempt())
-	if ok && !p.StartedAt.IsZero() {
-		fmt.Fprintf(&b, ", %s: %s", contract.Elapsed(p.StartedAt, p.UpdatedAt), soFar(p))
-	}
-	b.WriteString("):\n")
-	if !ok || len(p.Live) == 0 {
-		b.WriteString("  (nothing reported yet)\n")
-		return b.String()
-	}
-	for _, e := range p.Live {
-		b.WriteString(elide(liveLine(p.StartedAt, e), width))
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-// soFar says how far the agent got: turns, tokens and cost.
-func soFar(p contract.Progress) string {
-	s := fmt.Sprintf("%d turns", p.Turns)
-	if p.Turns == 1 {
-		s = "1 turn"
-	}
-	if t := p.Usage.Total(); t > 0 {
-		s += fmt.Sprintf(", %d tokens", t)
-	}
-	if p.CostUSD > 0 {
-		s += fmt.Sprintf(", $%.4f", p.CostUSD)
-	}
-	if p.LastTool != "" {
-		s += ", last tool " + p.LastTool
-	}
-	return s + " so far"
-}
-
-// elide cuts s to width columns (runes), ending in "…".
-func elide(s string, width int) string {
-	if width <= 1 || utf8.RuneCountInString(s) <= width {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:width-1]) + "…"
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // nextRun is the run that run continued as.

@@ -7,10 +7,6 @@ import (
 	"strings"
 )
 
-// devHint is " --dev" when this command talks to the embedded server, so
-// that the commands it suggests reach the same server.
-var devHint string
-
 // self is how the user ran this program: "go run ./cmd/starter" for a
 // binary that go run built, its bare name when that is what PATH finds,
 // else the path it was run by.
@@ -37,8 +33,8 @@ func sameFile(a, b string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
-// suggest is a command line to print: this program, the subcommand (with
-// --dev when needed), then args.
-func suggest(sub string, args ...string) string {
-	return strings.Join(append([]string{self(), sub + devHint}, args...), " ")
+// commandLine is a command line to print: this program, the subcommand,
+// then args.
+func commandLine(sub string, args ...string) string {
+	return strings.Join(append([]string{self(), sub}, args...), " ")
 }

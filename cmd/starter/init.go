@@ -5,48 +5,40 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 
-	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/tasks"
 )
 
-func newInitCmd() *cobra.Command {
-	var noCommit bool
-	cmd := &cobra.Command{
-		Use:   "init [DIR]",
-		Short: "Set a repository up for Ralph: a commented ralph.yaml and, when there is no task file, an example prd.json",
-		Long: "init writes a commented ralph.yaml into the git repository DIR (default: the current directory)\n" +
-			"and, when DIR has no task file, an example prd.json with two small stories, then commits what\n" +
-			"it wrote (--no-commit prints what to commit instead). Files that exist are left alone.",
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "."
-			if len(args) > 0 {
-				dir = args[0]
-			}
-			return initWorkspace(cmd.Context(), dir, noCommit, cmd.OutOrStdout())
-		},
-	}
-	cmd.Flags().BoolVar(&noCommit, "no-commit", false, "write the files but do not commit them")
-	return cmd
+// initCommand is `starter init`.
+type initCommand struct {
+	noCommit bool
+}
+
+func (s *initCommand) flags(f *pflag.FlagSet) {
+	f.BoolVar(&s.noCommit, "no-commit", false, "write the files but do not commit them")
+}
+
+func (s *initCommand) run(cctx *commandContext, args []string) error {
+	return initWorkspace(cctx, orDot(args), s.noCommit)
 }
 
 // initWorkspace writes what a first session on dir needs and commits it.
-func initWorkspace(ctx context.Context, dir string, noCommit bool, out io.Writer) error {
+func initWorkspace(cctx *commandContext, dir string, noCommit bool) error {
+	out := cctx.stdout
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return err
 	}
-	if top, err := gitOutput(ctx, abs, "rev-parse", "--show-toplevel"); err != nil {
+	if top, err := gitOutput(cctx, abs, "rev-parse", "--show-toplevel"); err != nil {
 		return fmt.Errorf("%s is not a git repository: run git init %s first", abs, dir)
 	} else if top != abs {
 		if real, err := filepath.EvalSymlinks(abs); err != nil || real != top {
@@ -94,12 +86,12 @@ func initWorkspace(ctx context.Context, dir string, noCommit bool, out io.Writer
 		fmt.Fprintf(out, "Commit them before the first run:\n  git -C %s add %s && git -C %s commit -m \"Set up Ralph\"\n", dir, strings.Join(wrote, " "), dir)
 	default:
 		args := append([]string{"add", "--"}, wrote...)
-		if _, err := gitOutput(ctx, abs, args...); err != nil {
+		if _, err := gitOutput(cctx, abs, args...); err != nil {
 			return fmt.Errorf("git add: %w", err)
 		}
 		msg := "ralph: set up Ralph (" + strings.Join(wrote, ", ") + ")"
 		commit := append([]string{"commit", "--quiet", "-m", msg, "--"}, wrote...)
-		if _, err := gitOutput(ctx, abs, commit...); err != nil {
+		if _, err := gitOutput(cctx, abs, commit...); err != nil {
 			return fmt.Errorf("commit %s: %w (commit them yourself before the first run)", strings.Join(wrote, ", "), err)
 		}
 		fmt.Fprintf(out, "committed %s\n", strings.Join(wrote, ", "))
@@ -110,48 +102,53 @@ func initWorkspace(ctx context.Context, dir string, noCommit bool, out io.Writer
 
 // suggestRun is the run command for dir, in the form the user ran init.
 func suggestRun(dir string) string {
-	return strings.Join([]string{self(), "run", "--dev", "--follow", dir}, " ")
+	return commandLine("run", "--dev", "--follow", dir)
 }
 
 // examplePRD is a prd.json in snarktank/ralph's format with two small
 // stories any repository can take.
 func examplePRD(project string) (string, error) {
-	type story struct {
-		ID                 string   `json:"id"`
-		Title              string   `json:"title"`
-		Description        string   `json:"description"`
-		AcceptanceCriteria []string `json:"acceptanceCriteria"`
-		Priority           int      `json:"priority"`
-		Passes             bool     `json:"passes"`
-		Notes              string   `json:"notes"`
-	}
-	prd := struct {
-		Project     string  `json:"project"`
-		BranchName  string  `json:"branchName"`
-		Description string  `json:"description"`
-		UserStories []story `json:"userStories"`
-	}{
-		Project:     project,
-		BranchName:  "ralph/getting-started",
-		Description: "An example to try Ralph on: replace these stories with your own.",
-		UserStories: []story{{
-			ID: "US-001", Title: "Describe the project in RALPH-NOTES.md",
-			Description:        "As a new contributor, I want a short description of this project so that I know where to start.",
-			AcceptanceCriteria: []string{"RALPH-NOTES.md exists at the top of the repository", "It says in one paragraph what the project does"},
-			Priority:           1,
-		}, {
-			ID: "US-002", Title: "List how to build and test the project",
-			Description:        "As a new contributor, I want the commands that build and test the project so that I can check my changes.",
-			AcceptanceCriteria: []string{"RALPH-NOTES.md has a section with the build and test commands", "Each command was run once and works"},
-			Priority:           2,
-		}},
-	}
-	data, err := json.MarshalIndent(prd, "", "  ")
+	name, err := json.Marshal(project)
 	if err != nil {
 		return "", err
 	}
-	return string(data) + "\n", nil
+	return fmt.Sprintf(examplePRDFormat, name), nil
 }
+
+// examplePRDFormat is the example prd.json, %s its project's name as a
+// JSON string.
+const examplePRDFormat = `{
+  "project": %s,
+  "branchName": "ralph/getting-started",
+  "description": "An example to try Ralph on: replace these stories with your own.",
+  "userStories": [
+    {
+      "id": "US-001",
+      "title": "Describe the project in RALPH-NOTES.md",
+      "description": "As a new contributor, I want a short description of this project so that I know where to start.",
+      "acceptanceCriteria": [
+        "RALPH-NOTES.md exists at the top of the repository",
+        "It says in one paragraph what the project does"
+      ],
+      "priority": 1,
+      "passes": false,
+      "notes": ""
+    },
+    {
+      "id": "US-002",
+      "title": "List how to build and test the project",
+      "description": "As a new contributor, I want the commands that build and test the project so that I can check my changes.",
+      "acceptanceCriteria": [
+        "RALPH-NOTES.md has a section with the build and test commands",
+        "Each command was run once and works"
+      ],
+      "priority": 2,
+      "passes": false,
+      "notes": ""
+    }
+  ]
+}
+`
 
 // gitOutput runs git in dir and returns its trimmed output.
 func gitOutput(ctx context.Context, dir string, args ...string) (string, error) {

@@ -6,34 +6,27 @@ import (
 	"io"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/ralph"
 )
 
-func newPromptCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "prompt [DIR]",
-		Short: "Print the prompt the next iteration on a workspace would get, without running anything",
-		Long: "prompt builds the prompt of the next iteration on the workspace DIR (default: the current\n" +
-			"directory) from its task file, ralph.yaml and the flags, exactly as an iteration would, and\n" +
-			"prints it. When a session runs on DIR and its server answers, the prompt is that of its next\n" +
-			"iteration, with the guidance waiting for it; otherwise that of a new session's first.",
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, workspace, err := loadWithWorkspace(cmd, args)
-			if err != nil {
-				return err
-			}
-			return printPrompt(cmd.Context(), cfg, workspace, cmd.OutOrStdout(), cmd.ErrOrStderr())
-		},
-	}
+// promptCommand is `starter prompt`.
+type promptCommand struct {
+	base
 }
 
-func printPrompt(ctx context.Context, cfg config.Config, workspace string, stdout, stderr io.Writer) error {
+func (s *promptCommand) run(cctx *commandContext, args []string) error {
+	cfg, workspace, err := loadWithWorkspace(s.cmd, args)
+	if err != nil {
+		return err
+	}
+	return printPrompt(cctx, cfg, workspace)
+}
+
+// printPrompt prints the prompt of the next iteration on workspace.
+func printPrompt(cctx *commandContext, cfg config.Config, workspace string) error {
 	sin, err := ralph.SessionInput(cfg, workspace)
 	if err != nil {
 		return err
@@ -42,20 +35,20 @@ func printPrompt(ctx context.Context, cfg config.Config, workspace string, stdou
 		Workspace: sin.Workspace, Agent: sin.Agent, Task: sin.Task, Git: sin.Git,
 		Iteration: 1, MaxIterations: sin.Limits.MaxIterations,
 	}
-	if st, ok := runningStatus(ctx, cfg, sin); ok {
+	if st, ok := runningStatus(cctx, cfg, sin); ok {
 		in.Iteration = st.Iteration + 1
 		if st.Running {
 			in.Iteration = st.Iteration // the next one is the one running now, or its retry
 		}
 		in.MaxIterations = st.Limits.MaxIterations
 		in.Guidance = st.Guidance
-		fmt.Fprintf(stderr, "The prompt of iteration %d of the running session %s:\n", in.Iteration, st.SessionID)
+		fmt.Fprintf(cctx.stderr, "The prompt of iteration %d of the running session %s:\n", in.Iteration, st.SessionID)
 	}
-	prompt, err := activities.Prompt(ctx, in)
+	prompt, err := activities.Prompt(cctx, in)
 	if err != nil {
 		return err
 	}
-	_, err = io.WriteString(stdout, prompt)
+	_, err = io.WriteString(cctx.stdout, prompt)
 	return err
 }
 
@@ -78,7 +71,7 @@ func runningStatus(ctx context.Context, cfg config.Config, sin contract.SessionI
 	defer c.Close()
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	st, err := queryStatus(qctx, c, sessionOf(qctx, c, sin.Host, sin.Workspace, true))
+	st, err := query[contract.Status](qctx, c, sessionOf(qctx, c, sin.Host, sin.Workspace, true))
 	if err != nil || st.EndedAt != (time.Time{}) {
 		return contract.Status{}, false
 	}

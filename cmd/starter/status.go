@@ -6,106 +6,164 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"go.temporal.io/api/serviceerror"
-
-	"github.com/spf13/cobra"
-	commonpb "go.temporal.io/api/common/v1"
+	"github.com/spf13/pflag"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/words"
 )
 
-func queryStatus(ctx context.Context, c client.Client, id string) (contract.Status, error) {
-	v, err := c.QueryWorkflow(ctx, id, "", contract.QueryStatus)
+// statusCommand is `starter status`: everything a session's (or a
+// queue's) status query knows, as text or JSON.
+type statusCommand struct {
+	targeted
+	output outputFormat
+}
+
+func (s *statusCommand) flags(f *pflag.FlagSet) {
+	s.output.add(f, "one object")
+	s.targeted.flags(f)
+}
+
+func (s *statusCommand) run(cctx *commandContext, args []string) error {
+	return cctx.withTarget(s.cmd, s.queue, args, func(conn *connection, id string) error {
+		if isQueueID(id) {
+			return s.queueStatus(cctx, conn, id)
+		}
+		return s.sessionStatus(cctx, conn, id, args)
+	})
+}
+
+// sessionStatus prints what the session id's status query knows, or the
+// result of a session that has ended.
+func (s *statusCommand) sessionStatus(cctx *commandContext, conn *connection, id string, args []string) error {
+	desc, err := conn.client.DescribeWorkflowExecution(cctx, id, "")
+	if _, ok := errors.AsType[*serviceerror.NotFound](err); ok {
+		if fi, err := os.Stat(orDot(args)); err == nil && fi.IsDir() {
+			return fmt.Errorf("no session %s here: start one with %s", id, conn.suggest("run", orDot(args)))
+		}
+		return fmt.Errorf("no session %s here", id)
+	}
 	if err != nil {
-		return contract.Status{}, fmt.Errorf("query status of %s: %w", id, err)
+		return fmt.Errorf("session %s: %w", id, err)
 	}
-	var st contract.Status
-	if err := v.Get(&st); err != nil {
-		return contract.Status{}, fmt.Errorf("decode status of %s: %w", id, err)
-	}
-	return st, nil
+	doc := sessionStatusDoc{workflowDoc: newWorkflowDoc(desc.GetWorkflowExecutionInfo()), UIURL: conn.lastingURL(id)}
+	out := cctx.stdout
+	return show(cctx, conn, s.output, &doc, desc, func(st contract.Status) {
+		printStatus(out, conn, st, doc.ExecutionStatus, doc.UIURL)
+		if tail := liveTail(conn.dataConverter, desc.GetPendingActivities(), termWidth(out)); tail != "" {
+			fmt.Fprintln(out)
+			fmt.Fprint(out, tail)
+		}
+	}, func(res contract.SessionResult) {
+		fmt.Fprintf(out, "Reason     %s (%s)\nTotals     %d iterations, $%.4f, %d tokens, %d commits\n",
+			res.Reason, res.Message, res.Iterations, res.Totals.CostUSD, res.Totals.Usage.Total(), res.Totals.Commits)
+	})
 }
 
-func newStatusCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "status [DIR|ID]",
-		Short: "Show everything a session's status query knows",
-		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, conn, started, err := dial(cmd)
-			if err != nil {
-				return err
-			}
-			defer conn.close()
-			id, err := targetID(cmd, conn.client, cfg.Worker.HostID, args)
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if isQueueID(id) {
-				return queueStatus(cmd.Context(), conn, id, cfg.TaskQueue, started, out)
-			}
-			desc, err := conn.client.DescribeWorkflowExecution(cmd.Context(), id, "")
-			var notFound *serviceerror.NotFound
-			if errors.As(err, &notFound) {
-				if fi, err := os.Stat(orDot(args)); err == nil && fi.IsDir() {
-					return fmt.Errorf("no session %s here: start one with %s", id, suggest("run", orDot(args)))
-				}
-				return fmt.Errorf("no session %s here", id)
-			}
-			if err != nil {
-				return fmt.Errorf("session %s: %w", id, err)
-			}
-			info := desc.GetWorkflowExecutionInfo()
-			qctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
-			defer cancel()
-			st, qerr := queryStatus(qctx, conn.client, id)
-			if qerr != nil {
-				// A query needs a worker; a finished session's result is
-				// in its history and needs none.
-				fmt.Fprintf(out, "Session    %s\nExecution  %s\n", id, executionStatus(info.GetStatus()))
-				if info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-					return fmt.Errorf("%w (is a worker running for task queue %q?)", qerr, cfg.TaskQueue)
-				}
-				var res contract.SessionResult
-				if err := conn.client.GetWorkflow(cmd.Context(), id, "").Get(cmd.Context(), &res); err != nil {
-					fmt.Fprintf(out, "Failure    %s\n", failureMessage(err))
-					return nil
-				}
-				fmt.Fprintf(out, "Reason     %s (%s)\nTotals     %d iterations, $%.4f, %d tokens, %d commits\n",
-					res.Reason, res.Message, res.Iterations, res.Totals.CostUSD, res.Totals.Usage.Total(), res.Totals.Commits)
-				return nil
-			}
-			url := conn.workflowURL(id)
-			if started {
-				url = "" // this command's server is gone when it exits
-			}
-			printStatus(out, st, executionStatus(info.GetStatus()), url)
-			if tail := liveTail(conn.dataConverter, desc.GetPendingActivities(), termWidth(out)); tail != "" {
-				fmt.Fprintln(out)
-				fmt.Fprint(out, tail)
-			}
-			return nil
-		},
+// queueStatus prints what a queue's status query knows, or the result of
+// a queue that has ended.
+func (s *statusCommand) queueStatus(cctx *commandContext, conn *connection, id string) error {
+	desc, err := conn.client.DescribeWorkflowExecution(cctx, id, "")
+	if err != nil {
+		return fmt.Errorf("queue %s: %w", id, err)
 	}
+	doc := queueStatusDoc{workflowDoc: newWorkflowDoc(desc.GetWorkflowExecutionInfo()), UIURL: conn.lastingURL(id)}
+	out := cctx.stdout
+	return show(cctx, conn, s.output, &doc, desc, func(st contract.QueueStatus) {
+		printQueueStatus(out, st, doc.ExecutionStatus, doc.UIURL)
+	}, func(res contract.QueueResult) {
+		fmt.Fprintf(out, "Reason     %s (%s)\nTotals     %d done, %d failed, %d skipped, $%.4f\n",
+			res.Reason, res.Message, res.Totals.Done, res.Totals.Failed, res.Totals.Skipped, res.Totals.CostUSD)
+	})
 }
 
-func executionStatus(s enumspb.WorkflowExecutionStatus) string {
-	return strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_"))
+// show asks the workflow of desc its status (fill) and prints doc as -o
+// asks. As text, a status that came back is printed by full; without one,
+// the workflow's kind, ID and execution, then for one that has ended its
+// result (printed by result) or its failure.
+func show[S, R any](cctx *commandContext, conn *connection, format outputFormat, doc *statusDoc[S, R],
+	desc *workflowservice.DescribeWorkflowExecutionResponse, full func(S), result func(R)) error {
+	qerr := fill(cctx, conn, doc, desc)
+	if format == outputJSON {
+		if err := newPrinter(cctx.stdout).print(doc); err != nil {
+			return err
+		}
+		return qerr
+	}
+	if doc.Status != nil {
+		full(*doc.Status)
+		return nil
+	}
+	kind := strings.ToUpper(doc.Kind[:1]) + doc.Kind[1:]
+	fmt.Fprintf(cctx.stdout, "%-11s%s\nExecution  %s\n", kind, doc.WorkflowID, doc.ExecutionStatus)
+	switch {
+	case qerr != nil:
+		return qerr
+	case doc.Result == nil:
+		fmt.Fprintf(cctx.stdout, "Failure    %s\n", doc.Failure)
+	default:
+		result(*doc.Result)
+	}
+	return nil
 }
 
-func printStatus(out io.Writer, st contract.Status, execStatus, url string) {
+// fill asks the workflow of desc its status query. A query needs a
+// worker; a finished workflow's result is in its history and needs none,
+// so when no answer comes, an ended workflow gets its result or failure
+// instead. A running one's query error is returned.
+func fill[S, R any](cctx *commandContext, conn *connection, doc *statusDoc[S, R], desc *workflowservice.DescribeWorkflowExecutionResponse) error {
+	qctx, cancel := context.WithTimeout(cctx, 10*time.Second)
+	defer cancel()
+	st, qerr := query[S](qctx, conn.client, doc.WorkflowID)
+	if qerr == nil {
+		doc.Status = &st
+		doc.RunningIteration = newIterationDoc(conn.dataConverter, desc.GetPendingActivities())
+		return nil
+	}
+	if desc.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return fmt.Errorf("%w (is a worker running for task queue %q?)", qerr, conn.cfg.TaskQueue)
+	}
+	var res R
+	if err := conn.client.GetWorkflow(cctx, doc.WorkflowID, "").Get(cctx, &res); err != nil {
+		doc.Failure = cctx.explain(err)
+		return nil
+	}
+	doc.Result = &res
+	return nil
+}
+
+// printStatus prints a session's status as status shows it: a table,
+// then what waits for a person and what happened last.
+func printStatus(out io.Writer, conn *connection, st contract.Status, execStatus, url string) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...)) }
+	sessionRows(row, st, execStatus)
+	counterRows(row, st)
+	if url != "" {
+		row("UI", "%s", url)
+	}
+	if st.HumanWait > 0 {
+		row("Human wait", "%s (not counted against the runtime limit)", st.HumanWait.Round(time.Second))
+	}
+	if st.IgnoredAnswers > 0 {
+		row("Ignored", "%d checkpoint signals that matched no pending checkpoint", st.IgnoredAnswers)
+	}
+	tw.Flush()
+	if cp := st.Pending; cp != nil {
+		printPending(out, conn, st.SessionID, cp)
+	}
+	printHistory(out, st)
+}
+
+// sessionRows are the rows of what the session is and does.
+func sessionRows(row func(k, format string, args ...any), st contract.Status, execStatus string) {
 	row("Session", "%s", st.SessionID)
 	if st.Host != "" {
 		row("Workspace", "%s on host %s", st.Workspace, st.Host)
@@ -115,20 +173,7 @@ func printStatus(out io.Writer, st contract.Status, execStatus, url string) {
 	if wt := st.Worktree; wt != nil {
 		row("Work tree", "%s of %s, on branch %s (starter clean %s removes it)", wt.Name, wt.Clone, wt.Branch(), wt.Name)
 	}
-	state := stateText(st.State, st.Reason)
-	switch st.State {
-	case contract.StateHostOffline:
-		state += fmt.Sprintf(": no worker of host %s takes its work; it waits, losing nothing, until one runs there again", st.Host)
-	case contract.StateWaitingForAgentSlot:
-		state += ": its worker already runs worker.max-agents agents"
-	}
-	if st.Reason != "" {
-		state += " (" + string(st.Reason) + ")"
-	}
-	if st.StopRequested && st.Reason == "" {
-		state += ", stop requested"
-	}
-	row("State", "%s; execution %s", state, execStatus)
+	row("State", "%s; execution %s", sessionState(st), execStatus)
 	running := ""
 	if st.Running {
 		running = " (running)"
@@ -157,12 +202,35 @@ func printStatus(out io.Writer, st contract.Status, execStatus, url string) {
 	if st.Branch != "" {
 		row("Branch", "%s", st.Branch)
 	}
+}
+
+// sessionState is the State row of a session.
+func sessionState(st contract.Status) string {
+	state := stateText(st.State, st.Reason)
+	switch st.State {
+	case contract.StateHostOffline:
+		state += fmt.Sprintf(": no worker of host %s takes its work; it waits, losing nothing, until one runs there again", st.Host)
+	case contract.StateWaitingForAgentSlot:
+		state += ": its worker already runs worker.max-agents agents"
+	}
+	if st.Reason != "" {
+		state += " (" + string(st.Reason) + ")"
+	}
+	if st.StopRequested && st.Reason == "" {
+		state += ", stop requested"
+	}
+	return state
+}
+
+// counterRows are the rows of what the session spent, against its
+// limits.
+func counterRows(row func(k, format string, args ...any), st contract.Status) {
 	cost := fmt.Sprintf("$%.4f", st.Totals.CostUSD)
 	if st.Limits.MaxCostUSD > 0 {
 		cost += fmt.Sprintf(" of $%.2f", st.Limits.MaxCostUSD)
 	}
 	if n := st.Totals.CostUnknown; n > 0 {
-		cost += fmt.Sprintf("; %s of unknown cost not counted (see agent.prices)", plural(n, "iteration"))
+		cost += fmt.Sprintf("; %s of unknown cost not counted (see agent.prices)", words.Count(n, "iteration"))
 	}
 	row("Cost", "%s", cost)
 	u := st.Totals.Usage
@@ -184,36 +252,34 @@ func printStatus(out io.Writer, st contract.Status, execStatus, url string) {
 		row("Rate limits", "%d waits", st.Totals.RateLimitWaits)
 	}
 	row("Runs", "%d (continue-as-new every %d iterations)", st.Runs, st.Limits.IterationsPerRun)
-	if url != "" {
-		row("UI", "%s", url)
+}
+
+// printPending prints the checkpoint cp the session id waits on and how
+// to answer it.
+func printPending(out io.Writer, conn *connection, id string, cp *contract.Checkpoint) {
+	fmt.Fprintf(out, "\nWaiting for a human: checkpoint %s (%s, asked in iteration %d, %s ago)\n",
+		cp.ID, cp.Type, cp.Iteration, time.Since(cp.AskedAt).Round(time.Second))
+	fmt.Fprintf(out, "  %s\n", strings.ReplaceAll(cp.Question, "\n", "\n  "))
+	for i, o := range cp.Options {
+		fmt.Fprintf(out, "  %d. %s\n", i+1, o)
 	}
-	if st.HumanWait > 0 {
-		row("Human wait", "%s (not counted against the runtime limit)", st.HumanWait.Round(time.Second))
+	if cp.Context != "" {
+		fmt.Fprintf(out, "  Context: %s\n", strings.ReplaceAll(cp.Context, "\n", "\n  "))
 	}
-	if st.IgnoredAnswers > 0 {
-		row("Ignored", "%d checkpoint signals that matched no pending checkpoint", st.IgnoredAnswers)
+	if !cp.Deadline.IsZero() {
+		fmt.Fprintf(out, "  Times out at %s\n", cp.Deadline.Local().Format(time.DateTime))
 	}
-	tw.Flush()
-	if cp := st.Pending; cp != nil {
-		fmt.Fprintf(out, "\nWaiting for a human: checkpoint %s (%s, asked in iteration %d, %s ago)\n",
-			cp.ID, cp.Type, cp.Iteration, time.Since(cp.AskedAt).Round(time.Second))
-		fmt.Fprintf(out, "  %s\n", strings.ReplaceAll(cp.Question, "\n", "\n  "))
-		for i, o := range cp.Options {
-			fmt.Fprintf(out, "  %d. %s\n", i+1, o)
-		}
-		if cp.Context != "" {
-			fmt.Fprintf(out, "  Context: %s\n", strings.ReplaceAll(cp.Context, "\n", "\n  "))
-		}
-		if !cp.Deadline.IsZero() {
-			fmt.Fprintf(out, "  Times out at %s\n", cp.Deadline.Local().Format(time.DateTime))
-		}
-		fmt.Fprintf(out, "Answer with one of:\n")
-		respond := suggest("respond", st.SessionID, "--checkpoint", cp.ID)
-		fmt.Fprintf(out, "  %s --approve\n", respond)
-		fmt.Fprintf(out, "  %s --reject --reason \"...\"\n", respond)
-		fmt.Fprintf(out, "  %s --answer \"...\"\n", respond)
-		fmt.Fprintf(out, "or send the %q signal from the Temporal UI with {\"id\": %q, \"answer\": \"...\"}\n", contract.SignalCheckpoint, cp.ID)
-	}
+	fmt.Fprintf(out, "Answer with one of:\n")
+	respond := conn.suggest("respond", id, "--checkpoint", cp.ID)
+	fmt.Fprintf(out, "  %s --approve\n", respond)
+	fmt.Fprintf(out, "  %s --reject --reason \"...\"\n", respond)
+	fmt.Fprintf(out, "  %s --answer \"...\"\n", respond)
+	fmt.Fprintf(out, "or send the %q signal from the Temporal UI with {\"id\": %q, \"answer\": \"...\"}\n", contract.SignalCheckpoint, cp.ID)
+}
+
+// printHistory prints the guidance waiting for the next prompt, the
+// answered checkpoints and the recent iterations.
+func printHistory(out io.Writer, st contract.Status) {
 	if len(st.Guidance) > 0 {
 		fmt.Fprintln(out, "\nGuidance for the next iteration:")
 		for _, g := range st.Guidance {
@@ -223,17 +289,7 @@ func printStatus(out io.Writer, st contract.Status, execStatus, url string) {
 	if len(st.Answered) > 0 {
 		fmt.Fprintln(out, "\nAnswered checkpoints:")
 		for _, a := range st.Answered {
-			what := "timed out"
-			switch {
-			case a.TimedOut:
-			case a.Answer.Approve:
-				what = "approved"
-			case a.Answer.Reject:
-				what = "rejected"
-			default:
-				what = "answered"
-			}
-			line := fmt.Sprintf("  %s (iteration %d): %s", a.Checkpoint.ID, a.Checkpoint.Iteration, what)
+			line := fmt.Sprintf("  %s (iteration %d): %s", a.Checkpoint.ID, a.Checkpoint.Iteration, answerText(a))
 			if t := strings.TrimSpace(a.Answer.Answer + " " + a.Answer.Reason); t != "" {
 				line += ": " + t
 			}
@@ -248,73 +304,111 @@ func printStatus(out io.Writer, st contract.Status, execStatus, url string) {
 	}
 }
 
-func newListCmd() *cobra.Command {
-	var status string
-	var limit int
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List sessions, issue queues and issue sessions with their state",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			query := "(WorkflowType = 'Session' OR WorkflowType = 'IssueQueue')"
-			if status != "" {
-				var names []string
-				for _, st := range contract.States() {
-					names = append(names, string(st))
-				}
-				if !slices.Contains(names, status) {
-					return fmt.Errorf("invalid --status %q: valid states are %s", status, strings.Join(names, ", "))
-				}
-				query += fmt.Sprintf(" AND RalphStatus = '%s'", status)
-			}
-			_, conn, _, err := dial(cmd)
-			if err != nil {
-				return err
-			}
-			defer conn.close()
-			return listSessions(cmd.Context(), conn.client, query, limit, cmd.OutOrStdout())
-		},
+// answerText says how a checkpoint was answered.
+func answerText(a contract.AnsweredCheckpoint) string {
+	switch {
+	case a.TimedOut:
+		return "timed out"
+	case a.Answer.Approve:
+		return "approved"
+	case a.Answer.Reject:
+		return "rejected"
 	}
-	cmd.Flags().StringVar(&status, "status", "", "only those in this state (starting, running, waiting_for_agent_slot, host_offline, paused, rate_limited, awaiting_human, completed, stopped, limited, failed; queues: idle, working)")
-	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many sessions")
-	return cmd
+	return "answered"
 }
 
-func listSessions(ctx context.Context, c client.Client, query string, limit int, out io.Writer) error {
+// printQueueStatus prints a queue's status as status shows it.
+func printQueueStatus(out io.Writer, st contract.QueueStatus, execStatus, url string) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tKIND\tEXECUTION\tSTATE\tITERATION\tCOST\tREPO\tHOST\tSTARTED")
-	var token []byte
-	n := 0
-	for n < limit {
-		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, NextPageToken: token, PageSize: int32(min(limit-n, 100))})
-		if err != nil {
-			return fmt.Errorf("list sessions: %w", err)
+	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...)) }
+	row("Queue", "%s", st.QueueID)
+	row("Repository", "%s (clone %s)", st.Repo, st.Clone)
+	row("State", "%s; execution %s", queueState(st), execStatus)
+	if st.Message != "" {
+		row("Message", "%s", st.Message)
+	}
+	row("Issues", "labelled %q, pull requests to %s", st.Label, st.BaseBranch)
+	t := st.Totals
+	row("Totals", "%d done, %d failed, %d skipped; %d iterations, $%.4f", t.Done, t.Failed, t.Skipped, t.Iterations, t.CostUSD)
+	row("Limits", "%s", queueLimits(st.Settings))
+	if !st.NextPollAt.IsZero() {
+		row("Next poll", "%s (starter poke %s looks now)", st.NextPollAt.Local().Format(time.DateTime), st.QueueID)
+	}
+	row("Runs", "%d (one per issue, continue-as-new)", st.Runs)
+	if url != "" {
+		row("UI", "%s", url)
+	}
+	tw.Flush()
+	if c := st.Current; c != nil {
+		fmt.Fprintf(out, "\nWorking on #%d %s (%s, for %s)\n", c.Number, c.Title, c.Phase, time.Since(c.StartedAt).Round(time.Second))
+		fmt.Fprintf(out, "  session %s, branch %s\n", c.SessionID, c.Branch)
+		if c.Worktree != "" {
+			fmt.Fprintf(out, "  work tree %s\n", c.Worktree)
 		}
-		for _, e := range resp.GetExecutions() {
-			fields := e.GetSearchAttributes().GetIndexedFields()
-			kind := "session"
-			if e.GetType().GetName() == contract.WorkflowIssueQueue {
-				kind = "queue"
-			} else if n := attr[int64](fields, contract.SearchRalphIssue.GetName(), 0); n > 0 {
-				kind = fmt.Sprintf("issue #%d", n)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-				e.GetExecution().GetWorkflowId(), kind,
-				executionStatus(e.GetStatus()),
-				stateText(contract.State(attr[string](fields, contract.SearchRalphStatus.GetName(), "-")), ""),
-				fmt.Sprint(attr[int64](fields, contract.SearchRalphIteration.GetName(), 0)),
-				fmt.Sprintf("$%.4f", attr[float64](fields, contract.SearchRalphCostUSD.GetName(), 0)),
-				attr[string](fields, contract.SearchRalphRepo.GetName(), "-"),
-				attr[string](fields, contract.SearchRalphHost.GetName(), "-"),
-				e.GetStartTime().AsTime().Local().Format(time.DateTime))
-			n++
-		}
-		token = resp.GetNextPageToken()
-		if len(token) == 0 {
-			break
+		for _, it := range c.Iterations {
+			fmt.Fprintln(out, "  "+it.Line())
 		}
 	}
-	return tw.Flush()
+	printQueueHistory(out, st)
+}
+
+// queueState is the State row of a queue.
+func queueState(st contract.QueueStatus) string {
+	state := string(st.State)
+	if st.Reason != "" {
+		state += " (" + string(st.Reason) + ")"
+	}
+	if st.StopRequested && st.Reason == "" {
+		state += ", stop requested"
+	}
+	if st.Paused && st.State != contract.StatePaused {
+		state += ", pause requested"
+	}
+	return state
+}
+
+// queueLimits is the Limits row of a queue.
+func queueLimits(s contract.QueueSettings) string {
+	limits := fmt.Sprintf("poll every %s", s.PollInterval)
+	if s.MaxIssues > 0 {
+		limits += fmt.Sprintf(", at most %d issues", s.MaxIssues)
+	}
+	if s.MaxCostUSD > 0 {
+		limits += fmt.Sprintf(", at most $%.2f", s.MaxCostUSD)
+	}
+	if s.UntilIdle {
+		limits += ", ends when idle"
+	}
+	return limits
+}
+
+// printQueueHistory prints a queue's standing guidance, recent issues and
+// skipped issues.
+func printQueueHistory(out io.Writer, st contract.QueueStatus) {
+	if len(st.Guidance) > 0 {
+		fmt.Fprintln(out, "\nStanding guidance for every later issue (withdraw with: starter guide --withdraw N):")
+		for i, g := range st.Guidance {
+			fmt.Fprintf(out, "  %d. %s\n", i+1, g)
+		}
+	}
+	if len(st.Recent) > 0 {
+		fmt.Fprintln(out, "\nRecent issues:")
+		for _, o := range st.Recent {
+			line := fmt.Sprintf("  #%d %s: %s, %d iterations, $%.4f", o.Number, o.Title, o.Reason, o.Iterations, o.CostUSD)
+			if o.PR != 0 {
+				line += fmt.Sprintf(", PR #%d %s", o.PR, o.PRURL)
+			} else if o.Message != "" {
+				line += " (" + o.Message + ")"
+			}
+			fmt.Fprintln(out, line)
+		}
+	}
+	if len(st.Skipped) > 0 {
+		fmt.Fprintln(out, "\nSkipped (not taken, not commented on):")
+		for _, s := range st.Skipped {
+			fmt.Fprintf(out, "  #%d %s: %s\n", s.Number, s.Title, s.Reason)
+		}
+	}
 }
 
 // stateText is how a state reads: a session a limit ended is stopped by
@@ -328,42 +422,6 @@ func stateText(st contract.State, reason contract.Reason) string {
 		return "stopped by limit"
 	}
 	return string(st)
-}
-
-func attr[T any](fields map[string]*commonpb.Payload, name string, def T) T {
-	p, ok := fields[name]
-	if !ok {
-		return def
-	}
-	var v T
-	if err := converter.GetDefaultDataConverter().FromPayload(p, &v); err != nil {
-		return def
-	}
-	return v
-}
-
-func newStopCmd() *cobra.Command {
-	var reason string
-	cmd := &cobra.Command{
-		Use:   "stop [DIR|ID]",
-		Short: "Let the current iteration (a queue: issue) finish, then end as stopped",
-		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return withSession(cmd, args, func(ctx context.Context, c client.Client, id string, out io.Writer) error {
-				if err := c.SignalWorkflow(ctx, id, "", contract.SignalStop, contract.StopSignal{Reason: reason}); err != nil {
-					return fmt.Errorf("stop session %s: %w", id, err)
-				}
-				if isQueueID(id) {
-					fmt.Fprintf(out, "Stop requested for %s: it ends after the current issue.\n", id)
-				} else {
-					fmt.Fprintf(out, "Stop requested for %s: it ends after the current iteration.\n", id)
-				}
-				return nil
-			})
-		},
-	}
-	cmd.Flags().StringVar(&reason, "reason", "", "why the session is stopped (recorded in its result)")
-	return cmd
 }
 
 // orDot is the workspace argument of args, or ".".

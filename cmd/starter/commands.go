@@ -1,0 +1,250 @@
+package main
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/durable-ralph/ralph/config"
+	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/version"
+	"github.com/durable-ralph/ralph/tasks"
+)
+
+// command is a leaf command of the starter: a struct that holds the
+// command's own flags and does its work once cobra has parsed them.
+type command interface {
+	run(cctx *commandContext, args []string) error
+}
+
+// flagger is a command with flags of its own, bound to its fields.
+type flagger interface {
+	flags(f *pflag.FlagSet)
+}
+
+// base is what the commands that read the settings flags (config.Load),
+// or ask which flags were given, embed: their cobra command.
+type base struct {
+	cmd *cobra.Command
+}
+
+func (b *base) setCommand(cmd *cobra.Command) { b.cmd = cmd }
+
+// holder is a command that keeps its cobra command (embeds base).
+type holder interface {
+	setCommand(cmd *cobra.Command)
+}
+
+// spec is one command of the table: what help says of it, the groups of
+// settings (package config) whose flags it takes, and its struct.
+type spec struct {
+	use, short, long string
+	args             cobra.PositionalArgs
+	groups           config.Group
+	cmd              command
+}
+
+// Flag groups of the settings in package config, by what a command does.
+const (
+	// dialFlags are the settings of every command that dials Temporal.
+	dialFlags = config.ConnectionFlags
+	// promptFlags are those of prompt, which dials only to find a session.
+	promptFlags = config.SessionFlags | config.ConnectionFlags
+	// sessionFlags are those of the commands that start sessions.
+	sessionFlags = config.SessionFlags | config.ConnectionFlags | config.WorkerFlags
+	// queueFlags are those of the command that starts a queue.
+	queueFlags = sessionFlags | config.QueueFlags
+)
+
+// newRootCmd is the starter's command tree, every command wired to cctx.
+func newRootCmd(cctx *commandContext) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "starter",
+		Short:         "Run and watch Durable Ralph sessions",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.Version = version.Read().String()
+	root.SetVersionTemplate("starter {{.Version}}\n")
+	root.PersistentFlags().BoolVarP(&cctx.verbose, "verbose", "v", false, "print a failure's whole chain of workflow and activity errors, not only its cause")
+	root.SetOut(cctx.stdout)
+	root.SetErr(cctx.stderr)
+	for _, s := range commands() {
+		root.AddCommand(s.build(cctx))
+	}
+	return root
+}
+
+// build makes the cobra command of s and wires it to cctx: cobra parses
+// the flags into the command's struct, then its run does the work
+// (temporalio/cli wires every generated command so).
+func (s spec) build(cctx *commandContext) *cobra.Command {
+	cmd := &cobra.Command{Use: s.use, Short: s.short, Long: s.long, Args: s.args}
+	if h, ok := s.cmd.(holder); ok {
+		h.setCommand(cmd)
+	}
+	if f, ok := s.cmd.(flagger); ok {
+		f.flags(cmd.Flags())
+	}
+	if s.groups != 0 {
+		config.AddFlagGroups(cmd.Flags(), s.groups)
+	}
+	cmd.RunE = func(_ *cobra.Command, args []string) error { return s.cmd.run(cctx, args) }
+	return cmd
+}
+
+// commands is the starter's command line, each time new.
+func commands() []spec {
+	return slices.Concat(startCommands(), controlCommands(), signalCommands())
+}
+
+// startCommands are the commands that set up and start sessions and
+// queues.
+func startCommands() []spec {
+	return []spec{{
+		use:   "init [DIR]",
+		short: "Set a repository up for Ralph: a commented ralph.yaml and, when there is no task file, an example prd.json",
+		long: `init writes a commented ralph.yaml into the git repository DIR (default: the current directory)
+and, when DIR has no task file, an example prd.json with two small stories, then commits what
+it wrote (--no-commit prints what to commit instead). Files that exist are left alone.`,
+		args: cobra.MaximumNArgs(1),
+		cmd:  &initCommand{},
+	}, {
+		use:   "run [DIR] [--worktree NAME]",
+		short: "Start the Ralph session for a workspace, or attach to the one running there",
+		long: `run starts a session for the workspace DIR (default: the current directory) and prints its
+workflow ID and Temporal UI link. If a session is already running on DIR, run attaches to it;
+if the last one has ended, run starts a new one with records of its own and says so
+(--attach-only refuses to).
+--follow prints what the agent does as it happens (a line per tool call and message, read
+from the iteration's heartbeat, so it works from any machine), one line per iteration, and
+exits with the session's termination code; -q keeps only the iteration lines.
+With --dev and no server answering, run starts the embedded server and a worker in this
+process for the life of the session (and so follows it); run it again to resume.
+--worktree NAME runs the session in a git work tree of the clone DIR, .ralph/worktrees/NAME
+on branch ralph/NAME (made from the clone's HEAD, or continued when it exists), with a
+workflow ID of its own: several sessions work on one clone at once. The work tree stays
+after the session for review; starter clean NAME removes it.`,
+		args:   cobra.MaximumNArgs(1),
+		groups: sessionFlags,
+		cmd:    &runCommand{},
+	}, {
+		use:   `plan ("IDEA" | --from FILE) [DIR]`,
+		short: "Plan prd.json from an idea with a planner agent, then run the session on it",
+		long: `plan starts a session on DIR (default: the current directory) that first runs the planner: an
+agent that turns IDEA (or the text of --from FILE) into prd.json user stories, or extends the
+prd.json there is. Ralph checks the file (valid prd.json; every story with a priority and
+acceptance criteria that include "` + tasks.TypecheckCriterion + `") and sends the planner back with the error,
+at most ` + strconv.Itoa(contract.MaxPlanTries) + ` tries. Then the session waits at a human-verify checkpoint that shows the
+stories (status, the Temporal UI, --follow): approve to start the work, or reject with a reason
+for the planner to revise the plan. --yes skips the checkpoint. After that the session is a
+normal run, with the roles and limits configured for it.`,
+		args:   cobra.RangeArgs(0, 2),
+		groups: sessionFlags,
+		cmd:    &planCommand{},
+	}, {
+		use:   "prompt [DIR]",
+		short: "Print the prompt the next iteration on a workspace would get, without running anything",
+		long: `prompt builds the prompt of the next iteration on the workspace DIR (default: the current
+directory) from its task file, ralph.yaml and the flags, exactly as an iteration would, and
+prints it. When a session runs on DIR and its server answers, the prompt is that of its next
+iteration, with the guidance waiting for it; otherwise that of a new session's first.`,
+		args:   cobra.MaximumNArgs(1),
+		groups: promptFlags,
+		cmd:    &promptCommand{},
+	}, {
+		use:   "queue [DIR]",
+		short: "Start the GitHub issue queue of a clone, or attach to the one running",
+		long: `queue starts the issue queue of the repository whose clone is DIR (default: the current
+directory); the repository comes from the clone's origin URL, or --repo owner/name. The queue
+takes open issues labelled queue.label (default ralph-ready) by someone with write access, one
+at a time, runs a session on each in .ralph/worktrees/issue-N on branch ralph/issue-N, pushes
+it and opens a pull request. Its ID is ralph-queue-<owner>-<repo>; running queue again attaches.
+The GitHub token is read by the worker from its own environment (github.token-env).
+--follow prints one line per queue event; --until-idle ends the queue when no ready issue is left.`,
+		args:   cobra.MaximumNArgs(1),
+		groups: queueFlags,
+		cmd:    &queueCommand{},
+	}}
+}
+
+// controlCommands are the commands that watch and steer sessions (and
+// queues).
+func controlCommands() []spec {
+	return []spec{{
+		use:   "clean NAME [DIR]",
+		short: "Remove the work tree NAME that run --worktree NAME made in the clone DIR",
+		long: `clean removes the git work tree .ralph/worktrees/NAME of the clone DIR (default: the
+current directory) once its session has ended. Its branch ralph/NAME stays, with every
+commit of the session. A work tree whose session still runs is refused; so is one with
+uncommitted changes, unless --force.`,
+		args:   cobra.RangeArgs(1, 2),
+		groups: dialFlags,
+		cmd:    &cleanCommand{},
+	}, {
+		use:    "status [DIR|ID]",
+		short:  "Show everything a session's status query knows",
+		args:   cobra.MaximumNArgs(1),
+		groups: dialFlags,
+		cmd:    &statusCommand{},
+	}, {
+		use:    "list",
+		short:  "List sessions, issue queues and issue sessions with their state",
+		args:   cobra.NoArgs,
+		groups: dialFlags,
+		cmd:    &listCommand{},
+	}, {
+		use:    "stop [DIR|ID]",
+		short:  "Let the current iteration (a queue: issue) finish, then end as stopped",
+		args:   cobra.MaximumNArgs(1),
+		groups: dialFlags,
+		cmd:    &stopCommand{},
+	}, {
+		use:   "respond [DIR|ID] (--approve | --reject [--reason TEXT] | --answer TEXT) [--checkpoint CP]",
+		short: "Answer the checkpoint a session is waiting on",
+		long: `respond answers the pending checkpoint of a session through the respond update, which the
+session validates: an answer to a checkpoint that is not pending is refused. --checkpoint names
+the checkpoint you mean (as status shows it); without it, the pending one is answered and named.`,
+		args:   cobra.MaximumNArgs(1),
+		groups: dialFlags,
+		cmd:    &respondCommand{},
+	}, {
+		use:   "guide [DIR|ID] TEXT",
+		short: "Add guidance to the next iteration's prompt (a queue: to every later issue's)",
+		long: `guide sends text to a session's next prompt. Sent to an issue queue (its ID or --queue DIR),
+the text is a standing rule for every later issue until withdrawn with --withdraw TEXT|N
+(N is its number in status).`,
+		args:   cobra.RangeArgs(1, 2),
+		groups: dialFlags,
+		cmd:    &guideCommand{},
+	}, {
+		use:   "set-limits [DIR|ID] [--max-iterations N] [--max-runtime D] [--max-cost USD]",
+		short: "Change a running session's limits",
+		long: `set-limits changes max iterations, runtime or cost of a running session through the set-limits
+update. Only the flags given change; a limit below what the session already used is refused.`,
+		args:   cobra.MaximumNArgs(1),
+		groups: dialFlags,
+		cmd:    &setLimitsCommand{},
+	}}
+}
+
+// signalCommands send a signal without payload to a session or queue.
+func signalCommands() []spec {
+	var specs []spec
+	for _, sig := range []struct{ name, short, done string }{
+		{contract.SignalPause, "Pause a session before its next iteration", "paused before the next iteration"},
+		{contract.SignalResume, "Resume a paused session", "resumed"},
+		{contract.SignalPoke, "Make an idle issue queue look for ready issues now", "looks for ready issues now"},
+	} {
+		specs = append(specs, spec{
+			use:    sig.name + " [DIR|ID]",
+			short:  sig.short,
+			args:   cobra.MaximumNArgs(1),
+			groups: dialFlags,
+			cmd:    &signalCommand{signal: sig.name, done: sig.done},
+		})
+	}
+	return specs
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/durable-ralph/ralph/contract"
+)
+
+// listCommand is `starter list`: sessions, issue queues and issue
+// sessions with their state, a table or JSON lines.
+type listCommand struct {
+	base
+	status string
+	limit  int
+	output outputFormat
+}
+
+func (s *listCommand) flags(f *pflag.FlagSet) {
+	f.StringVar(&s.status, "status", "", "only those in this state (starting, running, waiting_for_agent_slot, host_offline, paused, rate_limited, awaiting_human, completed, stopped, limited, failed; queues: idle, working)")
+	f.IntVar(&s.limit, "limit", 50, "at most this many sessions")
+	s.output.add(f, "one object a line")
+}
+
+func (s *listCommand) run(cctx *commandContext, _ []string) error {
+	query := "(WorkflowType = 'Session' OR WorkflowType = 'IssueQueue')"
+	if s.status != "" {
+		var names []string
+		for _, st := range contract.States() {
+			names = append(names, string(st))
+		}
+		if !slices.Contains(names, s.status) {
+			return fmt.Errorf("invalid --status %q: valid states are %s", s.status, strings.Join(names, ", "))
+		}
+		query += fmt.Sprintf(" AND RalphStatus = '%s'", s.status)
+	}
+	conn, err := cctx.dial(s.cmd)
+	if err != nil {
+		return err
+	}
+	defer conn.close()
+	docs, err := listWorkflows(cctx, conn.client, query, s.limit)
+	if err != nil {
+		return err
+	}
+	if s.output == outputJSON {
+		p := newPrinter(cctx.stdout)
+		for _, d := range docs {
+			if err := p.print(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return printList(cctx.stdout, docs)
+}
+
+// listWorkflows lists at most limit workflows that match query.
+func listWorkflows(ctx context.Context, c client.Client, query string, limit int) ([]listDoc, error) {
+	var docs []listDoc
+	var token []byte
+	for len(docs) < limit {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, NextPageToken: token, PageSize: int32(min(limit-len(docs), 100))})
+		if err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		for _, e := range resp.GetExecutions() {
+			docs = append(docs, newListDoc(e))
+		}
+		token = resp.GetNextPageToken()
+		if len(token) == 0 {
+			break
+		}
+	}
+	return docs, nil
+}
+
+// printList prints docs as list's table.
+func printList(out io.Writer, docs []listDoc) error {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tEXECUTION\tSTATE\tITERATION\tCOST\tREPO\tHOST\tSTARTED")
+	for _, d := range docs {
+		kind := d.Kind
+		if d.Issue > 0 {
+			kind = fmt.Sprintf("issue #%d", d.Issue)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t$%.4f\t%s\t%s\t%s\n",
+			d.WorkflowID, kind, d.ExecutionStatus, stateText(contract.State(orDash(d.State)), ""),
+			d.Iteration, d.CostUSD, orDash(d.Repo), orDash(d.Host), d.started.Local().Format(time.DateTime))
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/durable-ralph/ralph/contract"
+)
+
+// rawView copies what the attempt's raw log gained since the last poll,
+// when that log is on this machine; it reports false (once saying why)
+// when it is not.
+func (f *follower) rawView(p contract.Progress, workspace string) bool {
+	if f.live.raw == nil && !f.live.rawMiss {
+		path := filepath.Join(workspace, filepath.FromSlash(p.Log))
+		file, err := os.Open(path)
+		if p.Log == "" || workspace == "" || err != nil {
+			f.live.rawMiss = true
+			fmt.Fprintf(f.out, "  (the agent's raw stream is in %s on the worker's machine; showing the live view)\n", orDash(p.Log))
+			return false
+		}
+		f.live.raw = file
+	}
+	if f.live.raw == nil {
+		return false
+	}
+	_, _ = io.Copy(f.out, f.live.raw)
+	return true
+}
+
+// flushRaw copies the rest of a finished attempt's raw log and closes it.
+func (f *follower) flushRaw() {
+	if f.live.raw == nil {
+		return
+	}
+	_, _ = io.Copy(f.out, f.live.raw)
+	f.live.raw.Close()
+	f.live.raw = nil
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/workflows"
+)
+
+// startOrAttach starts the session unless one is already running with id.
+// previous describes the last session of the workspace when it has ended
+// (a new one then starts, with records of its own); with attachOnly no
+// session is started.
+func startOrAttach(ctx context.Context, c client.Client, taskQueue, id string, in contract.SessionInput, attachOnly bool, check func() error) (attached bool, previous string, err error) {
+	desc, err := c.DescribeWorkflowExecution(ctx, id, "")
+	var notFound *serviceerror.NotFound
+	switch {
+	case errors.As(err, &notFound):
+	case err != nil:
+		return false, "", fmt.Errorf("describe session %s: %w", id, err)
+	case desc.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		return true, "", nil
+	default:
+		info := desc.GetWorkflowExecutionInfo()
+		state := attr(info.GetSearchAttributes().GetIndexedFields(), contract.SearchRalphStatus.GetName(), executionStatus(info.GetStatus()))
+		previous = fmt.Sprintf("%s at %s", state, info.GetCloseTime().AsTime().Local().Format("2006-01-02 15:04"))
+	}
+	if attachOnly {
+		if previous != "" {
+			return false, previous, fmt.Errorf("no session is running on %s (the last one ended %s); run without --attach-only to start a new one", in.Workspace, previous)
+		}
+		return false, "", fmt.Errorf("no session is running on %s; run without --attach-only to start one", in.Workspace)
+	}
+	// What the session would fail on at once fails here, before it
+	// leaves a failed session behind.
+	if err := check(); err != nil {
+		return false, previous, err
+	}
+	_, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:        id,
+		TaskQueue: taskQueue,
+		// A finished session may be started again on the same
+		// workspace; a running one is attached to, never duplicated.
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		StaticSummary:            "Ralph session on " + workspaceName(in),
+		StaticDetails:            "Workspace: `" + in.Workspace + "`" + onHost(in.Host),
+		TypedSearchAttributes:    sessionAttributes(in),
+	}, workflows.Session, in)
+	if err != nil {
+		return false, previous, fmt.Errorf("start session %s: %w", id, err)
+	}
+	return false, previous, nil
+}
+
+// checkLocally checks, on this machine, what the session's first
+// activity would: the workspace (activities.CheckWorkspace) and, when this
+// process is the worker, the agent's binary. A work tree that is not made
+// yet is checked in its clone, whose HEAD it will start from.
+func checkLocally(ctx context.Context, in contract.SessionInput, isWorker bool) error {
+	check := contract.PrepareInput{Workspace: in.Workspace, Task: in.Task, Git: in.Git, Planning: in.Plan != nil}
+	if wt := in.Worktree; wt != nil {
+		if _, err := os.Stat(wt.Dir()); err != nil {
+			check.Workspace, check.Git.AllowDirty = wt.Clone, true
+		}
+	}
+	if _, err := activities.CheckWorkspace(ctx, check); err != nil {
+		return err
+	}
+	if isWorker && len(in.Agent.Command) > 0 {
+		if _, err := exec.LookPath(in.Agent.Command[0]); err != nil {
+			return temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("agent binary %q not found on PATH", in.Agent.Command[0]), contract.ErrTypeAgentNotFound, nil)
+		}
+	}
+	return nil
+}
+
+// onHost is the host part of a session's static details.
+func onHost(host string) string {
+	if host == "" {
+		return ""
+	}
+	return " on host `" + host + "`"
+}
+
+// sessionAttributes are the search attributes a session starts with: its
+// host, so that it is found by host before its first activity runs.
+func sessionAttributes(in contract.SessionInput) temporal.SearchAttributes {
+	if in.Host == "" {
+		return temporal.SearchAttributes{}
+	}
+	return temporal.NewSearchAttributes(contract.SearchRalphHost.ValueSet(in.Host))
+}
