@@ -46,3 +46,18 @@ func TestEndState(t *testing.T) {
 		require.Equal(t, tt.want, tt.reason.EndState(), string(tt.reason))
 	}
 }
+
+func TestAnswerSaidWho(t *testing.T) {
+	tests := []struct {
+		a         Answer
+		said, who string
+	}{
+		{Answer{Approve: true, By: "alice", Via: "starter respond"}, "approved", "by alice through starter respond"},
+		{Answer{Reject: true, Reason: "add tests"}, "rejected: add tests", "through a checkpoint signal"},
+		{Answer{Answer: "use Postgres", Via: "Telegram"}, "answered: use Postgres", "through Telegram"},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.said, tt.a.Said())
+		require.Equal(t, tt.who, tt.a.Who())
+	}
+}

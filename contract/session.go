@@ -249,6 +249,42 @@ type Answer struct {
 	Reject  bool   `json:"reject,omitempty"`
 	Answer  string `json:"answer,omitempty"`
 	Reason  string `json:"reason,omitempty"`
+	// By and Via say who answered and through what ("starter respond"),
+	// for the people who follow the session; empty for an answer that
+	// does not say (a signal sent by hand from the Temporal UI).
+	By  string `json:"by,omitempty"`
+	Via string `json:"via,omitempty"`
+}
+
+// Said is how a person reads what a answered: "approved", "rejected: …",
+// "answered: …".
+func (a Answer) Said() string {
+	switch {
+	case a.Approve:
+		if a.Reason != "" {
+			return "approved: " + a.Reason
+		}
+		return "approved"
+	case a.Reject:
+		if a.Reason != "" {
+			return "rejected: " + a.Reason
+		}
+		return "rejected"
+	}
+	return "answered: " + a.Answer
+}
+
+// Who is who answered and through what, as far as a says: "by alice
+// through starter respond", or "through a signal" when it says nothing.
+func (a Answer) Who() string {
+	via := a.Via
+	if via == "" {
+		via = "a " + SignalCheckpoint + " signal"
+	}
+	if a.By == "" {
+		return "through " + via
+	}
+	return "by " + a.By + " through " + via
 }
 
 // AnsweredCheckpoint is a checkpoint with what became of it.

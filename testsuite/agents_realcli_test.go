@@ -22,8 +22,6 @@ import (
 
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/contract"
-	"github.com/durable-ralph/ralph/internal/devserver"
-	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
@@ -79,45 +77,108 @@ func threeStorySession(t *testing.T, a cliAgent) (contract.SessionResult, *repo)
 // and the client, for the caller to check how the CLI resumed.
 func killWorkerMidIteration(t *testing.T, a cliAgent, held func() bool) (contract.SessionResult, *repo, client.Client) {
 	t.Helper()
-	srv, err := devserver.Start(context.Background(), devserver.Options{StateDir: t.TempDir(), SearchAttributes: ralph.SearchAttributes(), LogLevel: "error"})
-	require.NoError(t, err)
-	t.Cleanup(srv.Stop)
-
-	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
-	env := append(append([]string(nil), a.env...), "TEMPORAL_ADDRESS="+srv.Address(), "TEMPORAL_NAMESPACE="+srv.Namespace(),
-		"RALPH_WORKER_HOST_ID="+testHost)
-	w1 := startProc(t, env, bins.worker)
-
-	c, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quiet{}})
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: sessionIDOf(r.Dir), TaskQueue: contract.TaskQueue}, workflows.Session, a.input(r.Dir))
-	require.NoError(t, err)
-
+	ws := startWorkerSession(t, append(append([]string(nil), a.env...), "RALPH_WORKER_HOST_ID="+testHost), a.input)
 	waitFor(t, 2*time.Minute, "the CLI to wait on the held turn", held)
-	require.NoError(t, w1.cmd.Process.Signal(syscall.SIGKILL))
-	killed := time.Now()
-	w1.wait(t, time.Minute)
-	waitFor(t, 10*time.Second, "the CLI's process group to die with its worker", func() bool {
-		return len(processesIn(r.Dir)) == 0
-	})
-	startProc(t, env, bins.worker)
-
-	var res contract.SessionResult
-	require.NoError(t, run.Get(ctx, &res))
-	t.Logf("session after kill -9 of the worker: %s %.1f s after the kill, %d iterations", res.Reason, time.Since(killed).Seconds(), res.Iterations)
-	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
-	commits := r.ralphCommits()
-	require.Len(t, commits, 3, "no duplicate commits: %v", commits)
-	for story, passes := range prdPasses(t, r) {
-		require.True(t, passes, story)
-	}
+	res, _ := ws.killWorker(t)
+	r, c := ws.r, ws.c
 	require.Equal(t, 1, strings.Count(r.read("progress.txt"), "US-001:"), "the resumed story was recorded once")
 	require.Zero(t, res.Totals.Failures)
 	replay(t, c, sessionIDOf(r.Dir))
 	return res, r, c
+}
+
+// workerSession is a session of a fresh three-story repository run by
+// worker processes on an embedded server, for the tests that kill a
+// worker.
+type workerSession struct {
+	r      *repo
+	env    []string
+	worker *proc
+	c      client.Client
+	ctx    context.Context
+	run    client.WorkflowRun
+}
+
+// startWorkerSession starts an embedded server, a worker process with env
+// (and the server's address) and a session with input in(workspace). The
+// server and the client are stopped when the test ends.
+func startWorkerSession(t *testing.T, env []string, in func(workspace string) contract.SessionInput) *workerSession {
+	t.Helper()
+	srv := startServer(t, t.TempDir())
+	t.Cleanup(srv.Stop)
+	ws := &workerSession{r: newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})}
+	ws.env = append(append([]string(nil), env...), "TEMPORAL_ADDRESS="+srv.Address(), "TEMPORAL_NAMESPACE="+srv.Namespace())
+	ws.worker = startProc(t, ws.env, bins.worker)
+	ws.c = dial(t, srv.Address(), srv.Namespace())
+	t.Cleanup(ws.c.Close)
+	var cancel context.CancelFunc
+	ws.ctx, cancel = context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	var err error
+	ws.run, err = ws.c.ExecuteWorkflow(ws.ctx, client.StartWorkflowOptions{ID: sessionIDOf(ws.r.Dir), TaskQueue: contract.TaskQueue}, workflows.Session, in(ws.r.Dir))
+	require.NoError(t, err)
+	return ws
+}
+
+// killWorker kills the worker with SIGKILL, waits for it and for the
+// CLI's processes in the workspace to die, and starts another worker. It
+// requires the session to complete with one commit per story, every story
+// passing in prd.json, and returns its result and the commits.
+func (ws *workerSession) killWorker(t *testing.T) (contract.SessionResult, []string) {
+	t.Helper()
+	require.NoError(t, ws.worker.cmd.Process.Signal(syscall.SIGKILL))
+	killed := time.Now()
+	ws.worker.wait(t, time.Minute)
+	waitFor(t, 10*time.Second, "the CLI's process group to die with its worker", func() bool {
+		return len(processesIn(ws.r.Dir)) == 0
+	})
+	ws.worker = startProc(t, ws.env, bins.worker)
+
+	var res contract.SessionResult
+	require.NoError(t, ws.run.Get(ws.ctx, &res))
+	t.Logf("session after kill -9 of the worker: %s %.1f s after the kill, %d iterations", res.Reason, time.Since(killed).Seconds(), res.Iterations)
+	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
+	commits := ws.r.ralphCommits()
+	require.Len(t, commits, 3, "no duplicate commits: %v", commits)
+	for story, passes := range prdPasses(t, ws.r) {
+		require.True(t, passes, story)
+	}
+	return res, commits
+}
+
+// requireResumedSession requires the two attempts of the first iteration
+// to have run the same session of the CLI, as session reads it from a raw
+// log: the second resumed the first's.
+func requireResumedSession(t *testing.T, r *repo, session func(t *testing.T, path string) string, msg string) {
+	t.Helper()
+	first, second := attemptLogs(t, r)
+	id1, id2 := session(t, first), session(t, second)
+	require.NotEmpty(t, id1)
+	require.Equal(t, id1, id2, msg)
+}
+
+// apiTurn is what requireResumedConversation reads of a request of the
+// CLI's conversation: its prompt, its last user text and how many tool
+// calls of the model it holds.
+type apiTurn struct {
+	prompt, lastUser string
+	calls            int
+}
+
+// requireResumedConversation requires the API to have seen the resumed
+// conversation: Ralph's "You were interrupted" after the first prompt and
+// the first turn's tool call.
+func requireResumedConversation(t *testing.T, turns []apiTurn) {
+	t.Helper()
+	var resumed bool
+	for _, tn := range turns {
+		if strings.HasPrefix(strings.TrimSpace(tn.lastUser), "You were interrupted") {
+			resumed = true
+			require.Contains(t, tn.prompt, "## This iteration: US-001", "the resumed conversation holds the first prompt")
+			require.NotZero(t, tn.calls, "and the first turn's tool call")
+		}
+	}
+	require.True(t, resumed, "the API saw the resumed conversation")
 }
 
 // attemptLogs are the raw stream logs of the attempts of the first

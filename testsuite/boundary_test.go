@@ -13,7 +13,6 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/durable-ralph/ralph/contract"
-	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/workflows"
 )
@@ -25,11 +24,9 @@ import (
 // both recorded, and a new workflow worker gets them in one task. None may
 // be lost with the old run.
 func TestSignalsInTheTaskOfTheLastResultBeforeContinueAsNew(t *testing.T) {
-	srv, err := devserver.Start(context.Background(), devserver.Options{SearchAttributes: ralph.SearchAttributes(), LogLevel: "error"})
-	require.NoError(t, err)
+	srv := startServer(t, "")
 	t.Cleanup(srv.Stop)
-	c, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quiet{}})
-	require.NoError(t, err)
+	c := dial(t, srv.Address(), srv.Namespace())
 	t.Cleanup(c.Close)
 
 	cases := []struct {

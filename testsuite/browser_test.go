@@ -17,7 +17,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/durable-ralph/ralph/contract"
@@ -57,20 +56,11 @@ func TestBrowserAnswersCheckpointThroughUISignalForm(t *testing.T) {
 		return strings.Contains(out, id)
 	})
 
-	b := startBrowser(t, chromium)
-	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
-	defer cancel()
-
 	// The workflow page redirects to the latest run. The session's current
 	// details (workflow.SetCurrentDetails) are on its User Metadata tab, in
 	// an iframe that renders the markdown.
-	b.do(ctx, "open the workflow page",
-		chromedp.Navigate(fmt.Sprintf("http://127.0.0.1:%s/namespaces/default/workflows/%s", uiPort, id)),
-		chromedp.Click(uiVisible(`#user-metadata-tab`)),
-	)
-	details := b.poll(ctx, "the pending question in the Current Details", fmt.Sprintf(`%s
-		.map((f) => f.contentDocument && f.contentDocument.body ? f.contentDocument.body.innerText : '')
-		.find((text) => text.includes(%q)) || false`, uiVisible(`iframe#user-metadata-current-details`), question))
+	b, ctx := openWorkflow(t, chromium, uiPort, id, "workflow page", `#user-metadata-tab`)
+	details := b.currentDetails(ctx, "the pending question", question)
 	require.Contains(t, details, "Waiting for a human")
 	require.Contains(t, details, "cp-2")
 	require.Contains(t, details, "postgres / sqlite")
@@ -268,6 +258,47 @@ func startBrowser(t *testing.T, chromium string) *browser {
 	return b
 }
 
+// openWorkflow starts a browser on the Temporal UI at uiPort, opens the
+// page of workflow id and clicks its tab (a selector). It returns the
+// browser and a context of two minutes for the test's steps.
+func openWorkflow(t *testing.T, chromium, uiPort, id, what, tab string) (*browser, context.Context) {
+	t.Helper()
+	b := startBrowser(t, chromium)
+	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
+	t.Cleanup(cancel)
+	b.do(ctx, "open the "+what,
+		chromedp.Navigate(fmt.Sprintf("http://127.0.0.1:%s/namespaces/default/workflows/%s", uiPort, id)),
+		chromedp.Click(uiVisible(tab)),
+	)
+	return b, ctx
+}
+
+// currentDetails waits for the session's Current Details, in the iframe
+// of the User Metadata tab, to hold text, and returns them; what names
+// them for a failure.
+func (b *browser) currentDetails(ctx context.Context, what, text string) string {
+	b.t.Helper()
+	return b.poll(ctx, what+" in the Current Details", fmt.Sprintf(`%s
+		.map((f) => f.contentDocument && f.contentDocument.body ? f.contentDocument.body.innerText : '')
+		.find((text) => text.includes(%q)) || false`, uiVisible(`iframe#user-metadata-current-details`), text))
+}
+
+// keepScreenshot saves a screenshot of the page as name in the test's
+// directory of BROWSER_TEST_ARTIFACTS, when it is set.
+func (b *browser) keepScreenshot(ctx context.Context, name string) {
+	b.t.Helper()
+	dir := os.Getenv("BROWSER_TEST_ARTIFACTS")
+	if dir == "" {
+		return
+	}
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100: PNG
+	require.NoError(b.t, err)
+	path := filepath.Join(dir, b.t.Name(), name)
+	require.NoError(b.t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(b.t, os.WriteFile(path, shot, 0o644))
+	b.t.Logf("screenshot: %s", path)
+}
+
 func (b *browser) chromiumOutput() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -373,25 +404,12 @@ func TestBrowserShowsTheLiveViewInPendingActivities(t *testing.T) {
 		return strings.Contains(out, "▸ Bash  sleep 120")
 	})
 
-	b := startBrowser(t, chromium)
-	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
-	defer cancel()
-	b.do(ctx, "open the pending activities",
-		chromedp.Navigate(fmt.Sprintf("http://127.0.0.1:%s/namespaces/default/workflows/%s", uiPort, id)),
-		chromedp.Click(uiVisible(`#pending-activities-tab`)),
-	)
+	b, ctx := openWorkflow(t, chromium, uiPort, id, "pending activities", `#pending-activities-tab`)
 	text := b.poll(ctx, "the agent's last events in the pending activity",
 		`document.body.innerText.includes("sleep 120") ? document.body.innerText : false`)
 	require.Contains(t, text, "RunIteration")
 	require.Contains(t, text, "Running the test suite; this takes a moment.")
-	if dir := os.Getenv("BROWSER_TEST_ARTIFACTS"); dir != "" {
-		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100: PNG
-		require.NoError(t, err)
-		path := filepath.Join(dir, t.Name(), "pending-activities.png")
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, shot, 0o644))
-		t.Logf("screenshot: %s", path)
-	}
+	b.keepScreenshot(ctx, "pending-activities.png")
 }
 
 // TestBrowserShowsThePlanToApprove opens the Temporal UI on a session of
@@ -417,33 +435,17 @@ func TestBrowserShowsThePlanToApprove(t *testing.T) {
 		return strings.Contains(out, id)
 	})
 
-	b := startBrowser(t, chromium)
-	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
-	defer cancel()
-	b.do(ctx, "open the workflow page",
-		chromedp.Navigate(fmt.Sprintf("http://127.0.0.1:%s/namespaces/default/workflows/%s", uiPort, id)),
-		chromedp.Click(uiVisible(`#user-metadata-tab`)),
-	)
-	details := b.poll(ctx, "the plan in the Current Details", fmt.Sprintf(`%s
-		.map((f) => f.contentDocument && f.contentDocument.body ? f.contentDocument.body.innerText : '')
-		.find((text) => text.includes("US-002")) || false`, uiVisible(`iframe#user-metadata-current-details`)))
+	b, ctx := openWorkflow(t, chromium, uiPort, id, "workflow page", `#user-metadata-tab`)
+	details := b.currentDetails(ctx, "the plan", "US-002")
 	require.Contains(t, details, "The planner wrote 2 stories into prd.json")
 	require.Contains(t, details, "US-001 List widgets")
 	require.Contains(t, details, "Typecheck passes")
 	require.Contains(t, details, "cp-1-plan")
-	if dir := os.Getenv("BROWSER_TEST_ARTIFACTS"); dir != "" {
-		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		require.NoError(t, err)
-		path := filepath.Join(dir, t.Name(), "plan-checkpoint.png")
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, shot, 0o644))
-		t.Logf("screenshot: %s", path)
-	}
+	b.keepScreenshot(ctx, "plan-checkpoint.png")
 
 	// The planner's iteration is named so in the summary the UI shows
 	// for its activity.
-	c, err := client.Dial(client.Options{HostPort: fmt.Sprintf("127.0.0.1:%d", se.port), Logger: quiet{}})
-	require.NoError(t, err)
+	c := se.dial(t)
 	defer c.Close()
 	var summaries []string
 	it := c.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
 )
 
 // rawScenario writes a scenario file from a JSON document.
@@ -84,8 +82,7 @@ func TestCheckpointSurvivesWorkerAndServerRestart(t *testing.T) {
 	require.Contains(t, out, "\n  starter respond --dev "+id+" --checkpoint cp-2 --approve\n", "a command that runs as printed")
 
 	// `temporal workflow list --query` sends exactly this visibility query.
-	c, err := client.Dial(client.Options{HostPort: "127.0.0.1:" + strconv.Itoa(se.port), Logger: quiet{}})
-	require.NoError(t, err)
+	c := se.dial(t)
 	resp, err := c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
 		Query: "RalphStatus = 'awaiting_human'",
 	})

@@ -9,7 +9,6 @@ package testsuite_test
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -25,7 +24,7 @@ import (
 // makes the server its model provider, without retries of its own.
 func codexAgent(t *testing.T, script responsesapi.Script) (cliAgent, *responsesapi.Server) {
 	t.Helper()
-	bin := realcli.Bin(t, "RALPH_CODEX_BIN", realcli.Codex, "codex")
+	bin := realcli.CodexBin(t)
 	srv := responsesapi.New(script)
 	t.Cleanup(srv.Close)
 	srv.SetLog(t.Logf)
@@ -80,19 +79,12 @@ func TestCodexCLIWorkerKillResumes(t *testing.T) {
 	})
 	_, r, _ := killWorkerMidIteration(t, a, held.waited)
 
-	first, second := attemptLogs(t, r)
-	id1, id2 := codexThread(t, first), codexThread(t, second)
-	require.NotEmpty(t, id1)
-	require.Equal(t, id1, id2, "attempt 2 ran codex exec resume of attempt 1's thread")
-	var resumed bool
+	requireResumedSession(t, r, codexThread, "attempt 2 ran codex exec resume of attempt 1's thread")
+	var turns []apiTurn
 	for _, req := range srv.Responses() {
-		if strings.HasPrefix(strings.TrimSpace(req.LastUserText()), "You were interrupted") {
-			resumed = true
-			require.Contains(t, req.Prompt(), "## This iteration: US-001", "the resumed conversation holds the first prompt")
-			require.NotEmpty(t, req.ToolCalls(), "and the first turn's tool call")
-		}
+		turns = append(turns, apiTurn{prompt: req.Prompt(), lastUser: req.LastUserText(), calls: len(req.ToolCalls())})
 	}
-	require.True(t, resumed, "the API saw the resumed conversation")
+	requireResumedConversation(t, turns)
 }
 
 // codexThread is the thread_id of the thread.started event of a raw log.

@@ -2,7 +2,6 @@ package testsuite_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -84,15 +83,8 @@ func TestSessionCompletesPRDWithOneCommitPerStory(t *testing.T) {
 	for i, id := range []string{"US-001", "US-002", "US-003"} {
 		require.Contains(t, commits[i], fmt.Sprintf("iteration %d: %s", i+1, id))
 	}
-	var prd struct {
-		UserStories []struct {
-			ID     string `json:"id"`
-			Passes bool   `json:"passes"`
-		} `json:"userStories"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(r.read("prd.json")), &prd))
-	for _, s := range prd.UserStories {
-		require.True(t, s.Passes, s.ID)
+	for id, passes := range prdPasses(t, r) {
+		require.True(t, passes, id)
 	}
 	require.Equal(t, 4, res.Iterations)
 	require.Equal(t, 3, res.Totals.Commits)
@@ -165,6 +157,13 @@ type starterEnv struct {
 	port     int
 }
 
+// dial is a client of the dev server of the starters and workers of se.
+// The caller closes it.
+func (se *starterEnv) dial(t *testing.T) client.Client {
+	t.Helper()
+	return dial(t, fmt.Sprintf("127.0.0.1:%d", se.port), "")
+}
+
 func newStarterEnv(t *testing.T, scenarioPath string) *starterEnv {
 	t.Helper()
 	se := &starterEnv{stateDir: t.TempDir(), port: fixedPort(t)}
@@ -228,8 +227,7 @@ func TestCLIWorkerRestartBetweenIterationsAndAttach(t *testing.T) {
 // replayFrom replays a session's history from the server of a CLI test.
 func replayFrom(t *testing.T, se *starterEnv, id string) {
 	t.Helper()
-	c, err := client.Dial(client.Options{HostPort: fmt.Sprintf("127.0.0.1:%d", se.port), Logger: quiet{}})
-	require.NoError(t, err)
+	c := se.dial(t)
 	defer c.Close()
 	replay(t, c, id)
 }

@@ -12,12 +12,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
 
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/contract"
-	"github.com/durable-ralph/ralph/internal/devserver"
-	"github.com/durable-ralph/ralph/internal/ralph"
 )
 
 // processesIn lists the processes whose working directory is dir.
@@ -63,8 +60,7 @@ func TestNoOrphansWhenWorkerIsKilled(t *testing.T) {
 // commit per story and its iteration numbers intact. It prints the time
 // from the kill to the iteration running again.
 func TestWorkerKilledMidIterationRecovers(t *testing.T) {
-	srv, err := devserver.Start(context.Background(), devserver.Options{StateDir: t.TempDir(), SearchAttributes: ralph.SearchAttributes(), LogLevel: "error"})
-	require.NoError(t, err)
+	srv := startServer(t, t.TempDir())
 	defer srv.Stop()
 
 	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
@@ -101,8 +97,7 @@ func TestWorkerKilledMidIterationRecovers(t *testing.T) {
 
 	// Wait for the session itself: `starter run` on a workspace whose
 	// session already ended would start a second session.
-	c, err := client.Dial(client.Options{HostPort: srv.Address(), Logger: quiet{}})
-	require.NoError(t, err)
+	c := dial(t, srv.Address(), "")
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -141,8 +136,7 @@ func peakRSS(pid int) (int64, error) {
 // 40 MB, longer than any line the parser holds) and measures the worker
 // process's peak memory. The iteration still completes its story.
 func TestAgentFloodingStdoutKeepsWorkerMemoryBounded(t *testing.T) {
-	srv, err := devserver.Start(context.Background(), devserver.Options{StateDir: t.TempDir(), SearchAttributes: ralph.SearchAttributes(), LogLevel: "error"})
-	require.NoError(t, err)
+	srv := startServer(t, t.TempDir())
 	defer srv.Stop()
 
 	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
@@ -206,12 +200,11 @@ func TestWorkspaceDeletedMidSession(t *testing.T) {
 	})
 	require.NoError(t, os.RemoveAll(r.Dir))
 
-	c, err := client.Dial(client.Options{HostPort: fmt.Sprintf("127.0.0.1:%d", se.port), Logger: quiet{}})
-	require.NoError(t, err)
+	c := se.dial(t)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	err = c.GetWorkflow(ctx, sessionIDOf(r.Dir), "").Get(ctx, nil)
+	err := c.GetWorkflow(ctx, sessionIDOf(r.Dir), "").Get(ctx, nil)
 	require.Error(t, err)
 	// Depending on whether the agent, still running in the deleted
 	// directory, recreated it before it died, the workspace is gone or

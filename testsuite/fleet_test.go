@@ -291,8 +291,7 @@ func TestAgentSlotsCapAWorker(t *testing.T) {
 		code, out := starter(t, se, "run", "--dev", r.Dir)
 		require.Equal(t, 0, code, out)
 	}
-	c, err := client.Dial(client.Options{HostPort: fmt.Sprintf("127.0.0.1:%d", se.port), Logger: quiet{}})
-	require.NoError(t, err)
+	c := se.dial(t)
 	defer c.Close()
 
 	var waiting string

@@ -7,7 +7,6 @@ package testsuite_test
 
 import (
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +20,7 @@ import (
 // geminiAgent is the real Gemini CLI with its API answered by script.
 func geminiAgent(t *testing.T, script geminiapi.Script) (cliAgent, *geminiapi.Server) {
 	t.Helper()
-	bin := realcli.Bin(t, "RALPH_GEMINI_BIN", realcli.Gemini, "gemini")
+	bin := realcli.GeminiBin(t)
 	srv := geminiapi.New(script)
 	t.Cleanup(srv.Close)
 	srv.SetLog(t.Logf)
@@ -55,19 +54,12 @@ func TestGeminiCLIWorkerKillResumes(t *testing.T) {
 	})
 	_, r, _ := killWorkerMidIteration(t, a, held.waited)
 
-	first, second := attemptLogs(t, r)
-	id1, id2 := geminiSession(t, first), geminiSession(t, second)
-	require.NotEmpty(t, id1)
-	require.Equal(t, id1, id2, "attempt 2 ran gemini --resume of attempt 1's session")
-	var resumed bool
+	requireResumedSession(t, r, geminiSession, "attempt 2 ran gemini --resume of attempt 1's session")
+	var turns []apiTurn
 	for _, req := range srv.Conversation() {
-		if strings.HasPrefix(strings.TrimSpace(req.LastUserText()), "You were interrupted") {
-			resumed = true
-			require.Contains(t, req.Prompt(), "## This iteration: US-001", "the resumed conversation holds the first prompt")
-			require.NotEmpty(t, req.FunctionCalls(), "and the first turn's tool call")
-		}
+		turns = append(turns, apiTurn{prompt: req.Prompt(), lastUser: req.LastUserText(), calls: len(req.FunctionCalls())})
 	}
-	require.True(t, resumed, "the API saw the resumed conversation")
+	requireResumedConversation(t, turns)
 }
 
 // geminiSession is the session_id of the init event of a raw log.

@@ -13,9 +13,6 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
-
-	"github.com/durable-ralph/ralph/internal/devserver"
-	"github.com/durable-ralph/ralph/internal/ralph"
 )
 
 const oneStoryPRD = `{
@@ -45,7 +42,7 @@ func TestCLISecondSessionOnTheSameWorkspace(t *testing.T) {
 		`"passes": true, "notes": ""},
     {"id": "US-002", "title": "Add a widget", "description": "d", "acceptanceCriteria": ["a"], "priority": 2, "passes": false, "notes": ""}`, 1)
 	require.Contains(t, prd, "US-002")
-	require.NoError(t, writeFile(filepath.Join(r.Dir, "prd.json"), prd))
+	r.write("prd.json", prd)
 	r.git("commit", "-q", "-am", "add US-002")
 
 	code, out = starter(t, se, "run", "--dev", "--follow", r.Dir)
@@ -117,19 +114,19 @@ exit 1
 // whole history as JSON.
 func exportHistory(t *testing.T, se *starterEnv, id string) string {
 	t.Helper()
-	srv, err := devserver.Start(context.Background(), devserver.Options{StateDir: se.stateDir, SearchAttributes: ralph.SearchAttributes(), LogLevel: "error"})
-	require.NoError(t, err)
+	srv := startServer(t, se.stateDir)
 	defer srv.Stop()
-	c, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quiet{}})
-	require.NoError(t, err)
+	c := dial(t, srv.Address(), srv.Namespace())
 	defer c.Close()
-	return historyJSON(t, c, id)
+	return historyJSON(t, c, id, "")
 }
 
-func historyJSON(t *testing.T, c client.Client, id string) string {
+// historyJSON is the history of run of workflow id ("" for its latest
+// run) as JSON, one event a line, with the payloads decoded after each.
+func historyJSON(t *testing.T, c client.Client, id, run string) string {
 	t.Helper()
 	var b strings.Builder
-	it := c.GetWorkflowHistory(context.Background(), id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := c.GetWorkflowHistory(context.Background(), id, run, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		e, err := it.Next()
 		require.NoError(t, err)

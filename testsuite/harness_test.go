@@ -104,6 +104,12 @@ func (r *repo) read(name string) string {
 	return string(data)
 }
 
+// write writes content to the file name of the repository.
+func (r *repo) write(name, content string) {
+	r.t.Helper()
+	require.NoError(r.t, os.WriteFile(filepath.Join(r.Dir, name), []byte(content), 0o644))
+}
+
 // ralphCommits lists the subjects of commits carrying Ralph's trailers,
 // oldest first.
 func (r *repo) ralphCommits() []string {
@@ -229,16 +235,32 @@ type cluster struct {
 
 func startCluster(t testing.TB, stateDir string, agent *activities.Agent) *cluster {
 	t.Helper()
-	ctx := context.Background()
-	srv, err := devserver.Start(ctx, devserver.Options{StateDir: stateDir, SearchAttributes: ralph.SearchAttributes(), LogLevel: "error"})
-	require.NoError(t, err)
-	c, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quiet{}})
-	require.NoError(t, err)
+	srv := startServer(t, stateDir)
+	c := dial(t, srv.Address(), srv.Namespace())
 	w := ralph.NewWorker(c, ralph.WorkerOptions{TaskQueue: contract.TaskQueue, HostID: testHost, MaxAgents: 8}, agent, &github.Activities{WriteInterval: -1})
 	require.NoError(t, w.Start())
 	cl := &cluster{srv: srv, client: c, worker: w}
 	t.Cleanup(cl.stop)
 	return cl
+}
+
+// startServer starts an embedded Temporal server with Ralph's search
+// attributes, its state in stateDir ("" keeps it in memory). The caller
+// stops it.
+func startServer(t testing.TB, stateDir string) *devserver.Server {
+	t.Helper()
+	srv, err := devserver.Start(context.Background(), devserver.Options{StateDir: stateDir, SearchAttributes: ralph.SearchAttributes(), LogLevel: "error"})
+	require.NoError(t, err)
+	return srv
+}
+
+// dial is a client of the Temporal server at hostPort, in namespace (""
+// for the default). The caller closes it.
+func dial(t testing.TB, hostPort, namespace string) client.Client {
+	t.Helper()
+	c, err := client.Dial(client.Options{HostPort: hostPort, Namespace: namespace, Logger: quiet{}})
+	require.NoError(t, err)
+	return c
 }
 
 func (c *cluster) stop() {

@@ -2,22 +2,18 @@ package testsuite_test
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/testsuite/fakegithub"
@@ -77,8 +73,7 @@ func (qr *queueRig) starter(t *testing.T, args ...string) *proc {
 
 func (qr *queueRig) client(t *testing.T) client.Client {
 	t.Helper()
-	c, err := client.Dial(client.Options{HostPort: fmt.Sprintf("127.0.0.1:%d", qr.se.port), Logger: quiet{}})
-	require.NoError(t, err)
+	c := qr.se.dial(t)
 	t.Cleanup(c.Close)
 	return c
 }
@@ -230,7 +225,7 @@ func TestIssueQueueEndToEnd(t *testing.T) {
 	}
 	for _, id := range ids {
 		for _, run := range workflowRuns(t, c, id) {
-			h := runHistoryJSON(t, c, id, run)
+			h := historyJSON(t, c, id, run)
 			require.NotContains(t, h, ghToken, "history of %s run %s", id, run)
 		}
 	}
@@ -257,28 +252,6 @@ func workflowRuns(t *testing.T, c client.Client, id string) []string {
 			return runs
 		}
 	}
-}
-
-// runHistoryJSON is one run's history as JSON, payloads decoded too.
-func runHistoryJSON(t *testing.T, c client.Client, id, run string) string {
-	t.Helper()
-	var b strings.Builder
-	it := c.GetWorkflowHistory(context.Background(), id, run, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	data64 := regexp.MustCompile(`"data":"([^"]*)"`)
-	for it.HasNext() {
-		e, err := it.Next()
-		require.NoError(t, err)
-		data, err := protojson.Marshal(e)
-		require.NoError(t, err)
-		b.Write(data)
-		for _, m := range data64.FindAllStringSubmatch(string(data), -1) {
-			if dec, err := base64.StdEncoding.DecodeString(m[1]); err == nil {
-				b.Write(dec)
-			}
-		}
-		b.WriteByte('\n')
-	}
-	return b.String()
 }
 
 // TestIssueQueueFaults: the worker is killed with kill -9 after GitHub

@@ -19,29 +19,17 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
 
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/agent/claude"
 	"github.com/durable-ralph/ralph/contract"
-	"github.com/durable-ralph/ralph/internal/devserver"
-	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/testsuite/modelserver"
 	"github.com/durable-ralph/ralph/testsuite/realcli"
-	"github.com/durable-ralph/ralph/workflows"
 )
-
-// realClaude returns the path of the real CLI (RALPH_CLAUDE_BIN, else the
-// one `make claude` installs).
-func realClaude(t *testing.T) string {
-	t.Helper()
-	return realcli.Bin(t, "RALPH_CLAUDE_BIN", realcli.Claude, "claude")
-}
 
 // cliEnv is the environment of the real CLI in a test: the model server as
 // its API, no traffic anywhere else, a home (where it keeps its sessions)
@@ -149,7 +137,7 @@ func prdPasses(t *testing.T, r *repo) map[string]bool {
 // Write and Bash tools, a fourth finds nothing left and claims
 // completion. Cost and tokens are what the CLI itself reported.
 func TestRealCLICompletesThreeStories(t *testing.T) {
-	claudeBin := realClaude(t)
+	claudeBin := realcli.ClaudeBin(t)
 	ms := modelserver.New(modelserver.RalphPRDScript())
 	defer ms.Close()
 	ms.SetLog(t.Logf)
@@ -231,7 +219,7 @@ func TestRealCLICompletesThreeStories(t *testing.T) {
 // its model server answering with script, outside of Temporal.
 func iterateOnce(t *testing.T, script modelserver.Script, env ...string) (contract.IterationResult, *modelserver.Server, []map[string]any) {
 	t.Helper()
-	claudeBin := realClaude(t)
+	claudeBin := realcli.ClaudeBin(t)
 	ms := modelserver.New(script)
 	t.Cleanup(ms.Close)
 	ms.SetLog(t.Logf)
@@ -295,7 +283,7 @@ func unifiedLimitHeaders(reset time.Time) map[string]string {
 // TestRealCLIRateLimitIsClassified has the model server refuse with the
 // API's 429s and checks the outcome Ralph reads from the CLI's output.
 func TestRealCLIRateLimitIsClassified(t *testing.T) {
-	realClaude(t)
+	realcli.ClaudeBin(t)
 
 	t.Run("usage limit with reset time", func(t *testing.T) {
 		reset := time.Now().Add(2 * time.Hour).Truncate(time.Hour)
@@ -349,7 +337,7 @@ func TestRealCLIRateLimitIsClassified(t *testing.T) {
 // errors that are neither limits nor permanent: the iteration is an agent
 // error whose reason is the CLI's own message.
 func TestRealCLIAPIErrorIsClassified(t *testing.T) {
-	realClaude(t)
+	realcli.ClaudeBin(t)
 
 	t.Run("400 invalid request", func(t *testing.T) {
 		res, _, events := iterateOnce(t, func(*modelserver.Request) modelserver.Reply {
@@ -381,10 +369,7 @@ func TestRealCLIAPIErrorIsClassified(t *testing.T) {
 // message, the story is finished where it stopped, and the session
 // completes with one commit per story.
 func TestRealCLIWorkerKillResumes(t *testing.T) {
-	claudeBin := realClaude(t)
-	srv, err := devserver.Start(context.Background(), devserver.Options{StateDir: t.TempDir(), SearchAttributes: ralph.SearchAttributes(), LogLevel: "error"})
-	require.NoError(t, err)
-	defer srv.Stop()
+	claudeBin := realcli.ClaudeBin(t)
 
 	// Hold the first iteration's second turn (the reply to the Write
 	// tool's result) until the CLI goes away.
@@ -409,21 +394,12 @@ func TestRealCLIWorkerKillResumes(t *testing.T) {
 		return held
 	}
 
-	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
-	env := append(cliEnv(t, ms.URL()), "TEMPORAL_ADDRESS="+srv.Address(), "TEMPORAL_NAMESPACE="+srv.Namespace(),
-		"RALPH_AGENT_ENV=DISABLE_AUTOUPDATER")
-	w1 := startProc(t, env, bins.worker)
-
-	c, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quiet{}})
-	require.NoError(t, err)
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	id := sessionIDOf(r.Dir)
-	in := input(r.Dir)
-	in.Agent.Command = []string{claudeBin}
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: contract.TaskQueue}, workflows.Session, in)
-	require.NoError(t, err)
+	ws := startWorkerSession(t, append(cliEnv(t, ms.URL()), "RALPH_AGENT_ENV=DISABLE_AUTOUPDATER"), func(dir string) contract.SessionInput {
+		in := input(dir)
+		in.Agent.Command = []string{claudeBin}
+		return in
+	})
+	r := ws.r
 
 	// Kill the worker once the CLI has waited on the held turn long enough
 	// to have reported its session in a heartbeat.
@@ -432,25 +408,9 @@ func TestRealCLIWorkerKillResumes(t *testing.T) {
 		return !heldSince().IsZero() && len(reqs) > 0 && time.Since(reqs[0].Time) > 3*time.Second
 	})
 	require.FileExists(t, filepath.Join(r.Dir, "story-US-001.txt"), "the first turn's Write ran")
-	require.NoError(t, w1.cmd.Process.Signal(syscall.SIGKILL))
-	killed := time.Now()
-	w1.wait(t, time.Minute)
-	waitFor(t, 10*time.Second, "the CLI's process group to die with its worker", func() bool {
-		return len(processesIn(r.Dir)) == 0
-	})
-	startProc(t, env, bins.worker)
-
-	var res contract.SessionResult
-	require.NoError(t, run.Get(ctx, &res))
-	t.Logf("session after kill -9 of the worker: %s in %.1f s after the kill, %d iterations", res.Reason, time.Since(killed).Seconds(), res.Iterations)
-	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
-	commits := r.ralphCommits()
-	require.Len(t, commits, 3, "no duplicate commits: %v", commits)
+	res, commits := ws.killWorker(t)
 	for i, c := range commits {
 		require.Contains(t, c, fmt.Sprintf("iteration %d: US-00%d", i+1, i+1))
-	}
-	for story, passes := range prdPasses(t, r) {
-		require.True(t, passes, story)
 	}
 	require.Equal(t, 1, strings.Count(r.read("progress.txt"), "US-001:"), "the resumed story was recorded once")
 	require.Zero(t, res.Totals.Failures)
@@ -488,15 +448,10 @@ func TestRealCLIWorkerKillResumes(t *testing.T) {
 	first := ms.Messages()[0]
 	require.Equal(t, first.Header.Get("X-Claude-Code-Session-Id"), resumed.Header.Get("X-Claude-Code-Session-Id"))
 
-	attempt1, err := filepath.Glob(filepath.Join(r.Dir, ".ralph", "logs", "*", "iteration-0001.attempt-1.jsonl"))
-	require.NoError(t, err)
-	attempt2, err := filepath.Glob(filepath.Join(r.Dir, ".ralph", "logs", "*", "iteration-0001.attempt-2.jsonl"))
-	require.NoError(t, err)
-	require.Len(t, attempt1, 1)
-	require.Len(t, attempt2, 1)
-	init1, init2 := initEvent(t, attempt1[0]), initEvent(t, attempt2[0])
+	attempt1, attempt2 := attemptLogs(t, r)
+	init1, init2 := initEvent(t, attempt1), initEvent(t, attempt2)
 	require.Equal(t, init1["session_id"], init2["session_id"], "attempt 2 ran claude --resume of attempt 1's session")
 	require.Equal(t, first.Header.Get("X-Claude-Code-Session-Id"), init1["session_id"])
 
-	replay(t, c, id)
+	replay(t, ws.c, sessionIDOf(r.Dir))
 }

@@ -261,11 +261,9 @@ func (sc *scaleBench) sessions(b *testing.B, n int) scaleRun {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
-	srv, err := devserver.Start(ctx, devserver.Options{StateDir: b.TempDir(), SearchAttributes: ralph.SearchAttributes(), LogLevel: "error"})
-	require.NoError(b, err)
+	srv := startServer(b, b.TempDir())
 	defer srv.Stop()
-	c, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quiet{}})
-	require.NoError(b, err)
+	c := dial(b, srv.Address(), srv.Namespace())
 	defer c.Close()
 
 	w := startScaleWorker(b, srv, n, sc.scenario)
@@ -274,6 +272,7 @@ func (sc *scaleBench) sessions(b *testing.B, n int) scaleRun {
 	// collected) before its idle memory is taken.
 	time.Sleep(2 * time.Second)
 	var run scaleRun
+	var err error
 	run.workerIdle, err = procMem(w.cmd.Process.Pid, "VmRSS")
 	require.NoError(b, err)
 	runtime.GC()

@@ -50,7 +50,7 @@ func TestFirstRun(t *testing.T) {
 
 	// The project's instructions reach every prompt; `prompt` shows the
 	// next one without running anything.
-	require.NoError(t, os.WriteFile(filepath.Join(r.Dir, "RALPH.md"), []byte("Keep every line under 80 columns.\n"), 0o644))
+	r.write("RALPH.md", "Keep every line under 80 columns.\n")
 	r.git("add", "RALPH.md")
 	r.git("commit", "-qm", "instructions")
 	p = startProcIn(t, elsewhere, se.env, bins.starter, "prompt", "--instructions-file", "RALPH.md", r.Dir)
@@ -77,8 +77,8 @@ func TestFirstRun(t *testing.T) {
 func TestUncommittedTaskFileAlone(t *testing.T) {
 	r := newRepo(t, map[string]string{"README.md": "# app\n"})
 	se := newStarterEnv(t, scenario(t, map[string]any{"auto": true}))
-	require.NoError(t, os.WriteFile(filepath.Join(r.Dir, "prd.json"), []byte(threeStoryPRD), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(r.Dir, "notes.txt"), []byte("wip"), 0o644))
+	r.write("prd.json", threeStoryPRD)
+	r.write("notes.txt", "wip")
 
 	code, out := starter(t, se, "run", "--dev", "--follow", r.Dir)
 	require.Equal(t, 1, code, out)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/user"
 	"strings"
 	"time"
 
@@ -76,7 +78,8 @@ func (s *respondCommand) run(cctx *commandContext, args []string) error {
 			checkpoint = st.Pending.ID
 			fmt.Fprintf(cctx.stdout, "Answering %s: %s\n", checkpoint, st.Pending.Question)
 		}
-		ans := contract.Answer{ID: checkpoint, Approve: s.approve, Reject: s.reject, Answer: s.answer, Reason: s.reason}
+		ans := contract.Answer{ID: checkpoint, Approve: s.approve, Reject: s.reject, Answer: s.answer, Reason: s.reason,
+			By: currentUser(), Via: "starter respond"}
 		res, err := update[contract.RespondResult](cctx, conn.client, id, contract.UpdateRespond, ans, "answer "+checkpoint+" of")
 		if err != nil {
 			return err
@@ -238,4 +241,13 @@ func orNone(d time.Duration) string {
 		return "none"
 	}
 	return d.String()
+}
+
+// currentUser is the name of the person running the starter, for the
+// answers they give; "" when the system does not say.
+func currentUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return os.Getenv("USER")
 }

@@ -49,7 +49,9 @@ type follower struct {
 	printed   int    // the last iteration printed
 	started   bool
 	lastState contract.State
-	noLog     bool // the iterations query is unknown to the worker
+	// asked are the checkpoints seen pending, whose answers are told.
+	asked map[string]bool
+	noLog bool // the iterations query is unknown to the worker
 
 	live liveState
 }
@@ -108,15 +110,17 @@ func (f *follower) poll(ctx context.Context) {
 		return
 	}
 	st, err := query[contract.Status](qctx, f.c, f.id)
-	if err == nil {
-		f.state(st)
-		if f.noLog {
-			f.print(st.Recent)
-		}
+	if err == nil && f.noLog {
+		f.print(st.Recent)
 	}
 	// The iterations first: a finished iteration's live view ends
-	// before the next one's begins.
+	// before the next one's begins, and the line of the iteration that
+	// asked a question comes before the question.
 	f.iterations(qctx)
+	if err == nil {
+		f.answers(st)
+		f.state(st)
+	}
 	if f.view != ViewQuiet {
 		f.liveView(desc.GetPendingActivities(), st.Workspace)
 	}
@@ -161,6 +165,31 @@ func (f *follower) print(its []contract.IterationSummary) {
 		}
 	}
 	f.started = true
+}
+
+// answers tells how the checkpoints seen pending were answered: by whom
+// and through what, or that nobody answered in time.
+func (f *follower) answers(st contract.Status) {
+	if cp := st.Pending; cp != nil {
+		if f.asked == nil {
+			f.asked = map[string]bool{}
+		}
+		if _, seen := f.asked[cp.ID]; !seen {
+			f.asked[cp.ID] = false
+		}
+	}
+	for _, a := range st.Answered {
+		told, asked := f.asked[a.Checkpoint.ID]
+		if !asked || told {
+			continue
+		}
+		f.asked[a.Checkpoint.ID] = true
+		if a.TimedOut {
+			fmt.Fprintf(f.out, "checkpoint %s timed out: nobody answered, the session goes on\n", a.Checkpoint.ID)
+			continue
+		}
+		fmt.Fprintf(f.out, "checkpoint %s %s %s\n", a.Checkpoint.ID, a.Answer.Said(), a.Answer.Who())
+	}
 }
 
 // state says what a change of the session's state asks of a person.

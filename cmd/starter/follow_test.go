@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -59,4 +60,30 @@ func TestStateText(t *testing.T) {
 	require.Equal(t, "stopped by limit", stateText(contract.StateLimited, contract.ReasonMaxCost))
 	require.Equal(t, "stopped by limit", stateText(contract.StateFailed, contract.ReasonMaxIterations), "sessions of earlier versions")
 	require.Equal(t, "failed", stateText(contract.StateFailed, contract.ReasonConsecutiveFailures))
+}
+
+// TestFollowAnswers: a checkpoint seen pending is told once when it is
+// answered, with who answered through what; one never seen pending (the
+// follower attached later) is not.
+func TestFollowAnswers(t *testing.T) {
+	var out strings.Builder
+	f := &follower{out: &out}
+	cp := contract.Checkpoint{ID: "cp-2", Question: "Which database?"}
+	f.answers(contract.Status{Pending: &cp, Answered: []contract.AnsweredCheckpoint{
+		{Checkpoint: contract.Checkpoint{ID: "cp-1"}, Answer: contract.Answer{ID: "cp-1", Approve: true}},
+	}})
+	require.Empty(t, out.String(), "cp-1 was answered before the follower saw it asked")
+	answered := []contract.AnsweredCheckpoint{
+		{Checkpoint: contract.Checkpoint{ID: "cp-1"}, Answer: contract.Answer{ID: "cp-1", Approve: true}},
+		{Checkpoint: cp, Answer: contract.Answer{ID: "cp-2", Answer: "Postgres", By: "alice", Via: "starter respond"}},
+	}
+	f.answers(contract.Status{Answered: answered})
+	f.answers(contract.Status{Answered: answered})
+	require.Equal(t, "checkpoint cp-2 answered: Postgres by alice through starter respond\n", out.String())
+
+	out.Reset()
+	late := contract.Checkpoint{ID: "cp-3"}
+	f.answers(contract.Status{Pending: &late})
+	f.answers(contract.Status{Answered: append(answered, contract.AnsweredCheckpoint{Checkpoint: late, TimedOut: true})})
+	require.Equal(t, "checkpoint cp-3 timed out: nobody answered, the session goes on\n", out.String())
 }

@@ -101,15 +101,7 @@ func (a *invocation) play() int {
 	if s.Garbage.On {
 		return a.garbage(s.Garbage.or(defaultGarbageLines))
 	}
-
-	permissionMode := a.opts.permissionMode
-	if a.opts.skipPermissions {
-		permissionMode = "bypassPermissions"
-	}
-	if permissionMode == "" {
-		permissionMode = "default"
-	}
-	a.out.init(a.workspace, permissionMode)
+	a.out.init(a.workspace, a.permissionMode())
 
 	switch {
 	case s.Hang:
@@ -128,6 +120,30 @@ func (a *invocation) play() int {
 		fmt.Fprintf(a.stderr, "fakeclaude: %v\n", err)
 		return 2
 	}
+	if status, ended := a.work(w); ended {
+		return status
+	}
+	return a.finish(w)
+}
+
+// permissionMode is the permission mode the CLI reports: bypassPermissions
+// with --dangerously-skip-permissions, else --permission-mode's, else
+// default.
+func (a *invocation) permissionMode() string {
+	switch {
+	case a.opts.skipPermissions:
+		return "bypassPermissions"
+	case a.opts.permissionMode == "":
+		return "default"
+	}
+	return a.opts.permissionMode
+}
+
+// work takes the turns of w's actions, and of the step's sleep and commit;
+// ended is set, with the exit status, when the run ends there (a crash,
+// --max-turns).
+func (a *invocation) work(w work) (status int, ended bool) {
+	s := a.step
 	if s.SleepMS > 0 {
 		w.actions = append([]action{{sleep: time.Duration(s.SleepMS) * time.Millisecond}}, w.actions...)
 	}
@@ -138,10 +154,9 @@ func (a *invocation) play() int {
 		}
 		w.actions = append(w.actions, action{commit: msg})
 	}
-
 	for i, act := range w.actions {
 		if a.opts.maxTurns > 0 && a.out.turns >= a.opts.maxTurns {
-			return a.maxTurns()
+			return a.maxTurns(), true
 		}
 		a.out.newTurn()
 		if i == 0 && w.intro != "" {
@@ -149,18 +164,24 @@ func (a *invocation) play() int {
 		}
 		a.do(act)
 		if s.Crash.On {
-			return a.crash(s.Crash.or(1))
+			return a.crash(s.Crash.or(1)), true
 		}
 	}
 	if s.Crash.On {
 		a.out.newTurn()
 		a.out.text("Let me look at the code first.", "")
-		return a.crash(s.Crash.or(1))
+		return a.crash(s.Crash.or(1)), true
 	}
 	if a.opts.maxTurns > 0 && a.out.turns >= a.opts.maxTurns {
-		return a.maxTurns()
+		return a.maxTurns(), true
 	}
+	return 0, false
+}
 
+// finish takes the last turn, its text with the completion promise the
+// step asks for, and writes the result; it returns the exit status.
+func (a *invocation) finish(w work) int {
+	s := a.step
 	text := w.summary
 	if s.Text != "" {
 		text = s.Text

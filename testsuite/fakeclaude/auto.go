@@ -151,59 +151,65 @@ func setPasses(data []byte, index int) ([]byte, error) {
 	if err := expectDelim(dec, '{'); err != nil {
 		return nil, err
 	}
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		if key != "userStories" {
+	found, err := seekKey(dec, "userStories")
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, fmt.Errorf("no userStories[%d]", index)
+	}
+	if err := expectDelim(dec, '['); err != nil {
+		return nil, err
+	}
+	for i := 0; dec.More(); i++ {
+		if i != index {
 			if err := skipValue(dec); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		if err := expectDelim(dec, '['); err != nil {
+		if err := expectDelim(dec, '{'); err != nil {
 			return nil, err
 		}
-		for i := 0; dec.More(); i++ {
-			if i != index {
-				if err := skipValue(dec); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			if err := expectDelim(dec, '{'); err != nil {
-				return nil, err
-			}
-			for dec.More() {
-				key, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				if key != "passes" {
-					if err := skipValue(dec); err != nil {
-						return nil, err
-					}
-					continue
-				}
-				tok, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				end := int(dec.InputOffset())
-				if tok != false || end < 5 || string(data[end-5:end]) != "false" {
-					return nil, fmt.Errorf(`userStories[%d].passes is %v, not false`, index, tok)
-				}
-				out := make([]byte, 0, len(data)-1)
-				out = append(out, data[:end-5]...)
-				out = append(out, "true"...)
-				return append(out, data[end:]...), nil
-			}
+		found, err := seekKey(dec, "passes")
+		if err != nil {
+			return nil, err
+		}
+		if !found {
 			return nil, fmt.Errorf(`userStories[%d] has no "passes"`, index)
 		}
-		break
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		end := int(dec.InputOffset())
+		if tok != false || end < 5 || string(data[end-5:end]) != "false" {
+			return nil, fmt.Errorf(`userStories[%d].passes is %v, not false`, index, tok)
+		}
+		out := make([]byte, 0, len(data)-1)
+		out = append(out, data[:end-5]...)
+		out = append(out, "true"...)
+		return append(out, data[end:]...), nil
 	}
 	return nil, fmt.Errorf("no userStories[%d]", index)
+}
+
+// seekKey reads the members of the object dec is in up to the key; false
+// if the object has no such key.
+func seekKey(dec *json.Decoder, key string) (bool, error) {
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return false, err
+		}
+		if k == key {
+			return true, nil
+		}
+		if err := skipValue(dec); err != nil {
+			return false, err
+		}
+	}
+	return false, nil
 }
 
 func expectDelim(dec *json.Decoder, d json.Delim) error {

@@ -307,113 +307,133 @@ func cliErrorf(format string, args ...any) error {
 // parseArgs parses a command line the way the real CLI does, with its
 // error texts.
 func parseArgs(args []string) (options, error) {
-	o := options{outputFormat: "text"}
-	values := map[string][]string{}
-	set := map[string]bool{}
-	var positional []string
+	p := parsed{values: map[string][]string{}, set: map[string]bool{}}
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
 		if arg == "--" {
-			positional = append(positional, args[i+1:]...)
+			p.positional = append(p.positional, args[i+1:]...)
 			break
 		}
 		if !strings.HasPrefix(arg, "-") || arg == "-" {
-			positional = append(positional, arg)
+			p.positional = append(p.positional, arg)
 			continue
 		}
-		name, inline, hasInline := strings.Cut(arg, "=")
-		if !strings.HasPrefix(name, "--") {
-			hasInline = false
-			name = arg
+		var err error
+		if i, err = p.flag(args, i); err != nil {
+			return options{outputFormat: "text"}, err
 		}
-		long, ok := flagNames[name]
-		if !ok {
-			return o, cliErrorf("error: unknown option '%s'", name)
-		}
-		spec := flagSpecs[long]
-		set[long] = true
-		switch spec.kind {
-		case noArg:
-			if hasInline {
-				return o, cliErrorf("error: option '%s' argument '%s' is invalid", spec.flags, inline)
-			}
-			if long == "--version" {
-				o.version = true
-				return o, nil
-			}
-		case requiredArg:
-			switch {
-			case hasInline:
-				values[long] = append(values[long], inline)
-			case i+1 < len(args):
-				i++
-				values[long] = append(values[long], args[i])
-			default:
-				return o, cliErrorf("error: option '%s' argument missing", spec.flags)
-			}
-		case optionalArg:
-			switch {
-			case hasInline:
-				values[long] = append(values[long], inline)
-			case i+1 < len(args) && !strings.HasPrefix(args[i+1], "-"):
-				i++
-				values[long] = append(values[long], args[i])
-			}
-		case variadicArg:
-			if hasInline {
-				values[long] = append(values[long], inline)
-			}
-			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-				i++
-				values[long] = append(values[long], args[i])
-			}
-			if len(values[long]) == 0 {
-				return o, cliErrorf("error: option '%s' argument missing", spec.flags)
-			}
-		}
-		if v := values[long]; len(v) > 0 {
-			last := v[len(v)-1]
-			if spec.choices != nil && !slices.Contains(spec.choices, last) {
-				return o, cliErrorf("error: option '%s' argument '%s' is invalid. Allowed choices are %s.",
-					spec.flags, last, strings.Join(spec.choices, ", "))
-			}
-			if spec.number {
-				if _, err := strconv.ParseFloat(last, 64); err != nil {
-					return o, cliErrorf("error: option '%s' argument '%s' is invalid. must be a number", spec.flags, last)
-				}
-			}
+		if p.set["--version"] {
+			return options{outputFormat: "text", version: true}, nil
 		}
 	}
+	return p.options(), nil
+}
 
-	last := func(name string) string {
-		if v := values[name]; len(v) > 0 {
-			return v[len(v)-1]
-		}
-		return ""
+// parsed is a command line as parseArgs reads it.
+type parsed struct {
+	// values are the arguments of each flag (by its long name), set the
+	// flags given.
+	values     map[string][]string
+	set        map[string]bool
+	positional []string
+}
+
+// flag reads the flag args[i] and its arguments; it returns the index of
+// the last argument it read.
+func (p *parsed) flag(args []string, i int) (int, error) {
+	arg := args[i]
+	name, inline, hasInline := strings.Cut(arg, "=")
+	if !strings.HasPrefix(name, "--") {
+		hasInline = false
+		name = arg
 	}
-	o.print = set["--print"]
-	o.verbose = set["--verbose"]
-	o.help = set["--help"]
-	o.skipPermissions = set["--dangerously-skip-permissions"]
-	if v := last("--output-format"); v != "" {
+	long, ok := flagNames[name]
+	if !ok {
+		return i, cliErrorf("error: unknown option '%s'", name)
+	}
+	spec := flagSpecs[long]
+	p.set[long] = true
+	if hasInline {
+		if spec.kind == noArg {
+			return i, cliErrorf("error: option '%s' argument '%s' is invalid", spec.flags, inline)
+		}
+		p.values[long] = append(p.values[long], inline)
+	}
+	// next reports whether args[i+1] is an argument of the flag.
+	next := func() bool { return i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") }
+	switch {
+	case spec.kind == requiredArg && !hasInline && i+1 < len(args),
+		spec.kind == optionalArg && !hasInline && next():
+		i++
+		p.values[long] = append(p.values[long], args[i])
+	case spec.kind == requiredArg && !hasInline:
+		return i, cliErrorf("error: option '%s' argument missing", spec.flags)
+	case spec.kind == variadicArg:
+		for next() {
+			i++
+			p.values[long] = append(p.values[long], args[i])
+		}
+		if len(p.values[long]) == 0 {
+			return i, cliErrorf("error: option '%s' argument missing", spec.flags)
+		}
+	}
+	return i, check(spec, p.values[long])
+}
+
+// check checks the last of the arguments v of a flag against its spec.
+func check(spec flagSpec, v []string) error {
+	if len(v) == 0 {
+		return nil
+	}
+	last := v[len(v)-1]
+	if spec.choices != nil && !slices.Contains(spec.choices, last) {
+		return cliErrorf("error: option '%s' argument '%s' is invalid. Allowed choices are %s.",
+			spec.flags, last, strings.Join(spec.choices, ", "))
+	}
+	if spec.number {
+		if _, err := strconv.ParseFloat(last, 64); err != nil {
+			return cliErrorf("error: option '%s' argument '%s' is invalid. must be a number", spec.flags, last)
+		}
+	}
+	return nil
+}
+
+// last is the last argument of the flag name; "" if it has none.
+func (p *parsed) last(name string) string {
+	if v := p.values[name]; len(v) > 0 {
+		return v[len(v)-1]
+	}
+	return ""
+}
+
+// options are the options of the command line.
+func (p *parsed) options() options {
+	o := options{
+		outputFormat:       "text",
+		print:              p.set["--print"],
+		verbose:            p.set["--verbose"],
+		help:               p.set["--help"],
+		skipPermissions:    p.set["--dangerously-skip-permissions"],
+		model:              p.last("--model"),
+		permissionMode:     p.last("--permission-mode"),
+		resume:             p.last("--resume"),
+		sessionID:          p.last("--session-id"),
+		appendSystemPrompt: p.last("--append-system-prompt"),
+	}
+	if v := p.last("--output-format"); v != "" {
 		o.outputFormat = v
 	}
-	o.model = last("--model")
-	o.permissionMode = last("--permission-mode")
-	if v := last("--max-turns"); v != "" {
+	if v := p.last("--max-turns"); v != "" {
 		f, _ := strconv.ParseFloat(v, 64)
 		o.maxTurns = int(f)
 	}
-	o.resume = last("--resume")
-	o.sessionID = last("--session-id")
-	o.appendSystemPrompt = last("--append-system-prompt")
-	for _, v := range values["--allowedTools"] {
+	for _, v := range p.values["--allowedTools"] {
 		o.allowedTools = append(o.allowedTools, strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })...)
 	}
-	if len(positional) > 0 {
-		o.prompt, o.hasPrompt = positional[0], true
+	if len(p.positional) > 0 {
+		o.prompt, o.hasPrompt = p.positional[0], true
 	}
-	return o, nil
+	return o
 }
 
 const helpText = `Usage: claude [options] [command] [prompt]

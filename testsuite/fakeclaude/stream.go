@@ -165,9 +165,8 @@ type rateLimitInfo struct {
 	IsUsingOverage        bool   `json:"isUsingOverage"`
 }
 
-// successResult is a result with subtype "success", which Claude Code
-// also prints, with is_error set, for a failed API request.
-type successResult struct {
+// resultHead is how every result begins.
+type resultHead struct {
 	DurationAPIMS     int64                 `json:"duration_api_ms"`
 	StopReason        *string               `json:"stop_reason"`
 	SessionID         string                `json:"session_id"`
@@ -175,36 +174,39 @@ type successResult struct {
 	Usage             resultUsage           `json:"usage"`
 	ModelUsage        map[string]modelUsage `json:"modelUsage"`
 	PermissionDenials []any                 `json:"permission_denials"`
-	TerminalReason    string                `json:"terminal_reason"`
-	IsError           bool                  `json:"is_error"`
-	NumTurns          int                   `json:"num_turns"`
-	Subtype           string                `json:"subtype"`
-	APIErrorStatus    *int                  `json:"api_error_status"`
-	APIError          string                `json:"api_error,omitempty"`
-	Result            string                `json:"result"`
-	Type              string                `json:"type"`
-	DurationMS        int64                 `json:"duration_ms"`
-	UUID              string                `json:"uuid"`
+}
+
+// resultTail is how every result ends.
+type resultTail struct {
+	Type       string `json:"type"`
+	DurationMS int64  `json:"duration_ms"`
+	UUID       string `json:"uuid"`
+}
+
+// successResult is a result with subtype "success", which Claude Code
+// also prints, with is_error set, for a failed API request.
+type successResult struct {
+	resultHead
+	TerminalReason string `json:"terminal_reason"`
+	IsError        bool   `json:"is_error"`
+	NumTurns       int    `json:"num_turns"`
+	Subtype        string `json:"subtype"`
+	APIErrorStatus *int   `json:"api_error_status"`
+	APIError       string `json:"api_error,omitempty"`
+	Result         string `json:"result"`
+	resultTail
 }
 
 // errorResult is a result with an error subtype: errors instead of a
 // result text.
 type errorResult struct {
-	DurationAPIMS     int64                 `json:"duration_api_ms"`
-	StopReason        *string               `json:"stop_reason"`
-	SessionID         string                `json:"session_id"`
-	TotalCostUSD      float64               `json:"total_cost_usd"`
-	Usage             resultUsage           `json:"usage"`
-	ModelUsage        map[string]modelUsage `json:"modelUsage"`
-	PermissionDenials []any                 `json:"permission_denials"`
-	TerminalReason    string                `json:"terminal_reason,omitempty"`
-	IsError           bool                  `json:"is_error"`
-	NumTurns          int                   `json:"num_turns"`
-	Subtype           string                `json:"subtype"`
-	Errors            []string              `json:"errors"`
-	Type              string                `json:"type"`
-	DurationMS        int64                 `json:"duration_ms"`
-	UUID              string                `json:"uuid"`
+	resultHead
+	TerminalReason string   `json:"terminal_reason,omitempty"`
+	IsError        bool     `json:"is_error"`
+	NumTurns       int      `json:"num_turns"`
+	Subtype        string   `json:"subtype"`
+	Errors         []string `json:"errors"`
+	resultTail
 }
 
 type resultUsage struct {
@@ -393,6 +395,11 @@ func (e *emitter) result(o outcome) {
 	}
 	durationMS := elapsed.Milliseconds()
 	apiMS := durationMS * 4 / 5
+	head := resultHead{
+		DurationAPIMS: apiMS, StopReason: stop, SessionID: e.sessionID, TotalCostUSD: o.costUSD,
+		Usage: u, ModelUsage: models, PermissionDenials: []any{},
+	}
+	tail := resultTail{Type: "result", DurationMS: durationMS, UUID: newUUID()}
 	var v any
 	if o.subtype == "success" {
 		var status *int
@@ -400,17 +407,13 @@ func (e *emitter) result(o outcome) {
 			status = &o.apiErrorStatus
 		}
 		v = successResult{
-			DurationAPIMS: apiMS, StopReason: stop, SessionID: e.sessionID, TotalCostUSD: o.costUSD,
-			Usage: u, ModelUsage: models, PermissionDenials: []any{}, TerminalReason: o.terminalReason,
-			IsError: o.isError, NumTurns: o.numTurns, Subtype: o.subtype, APIErrorStatus: status,
-			APIError: o.apiError, Result: o.text, Type: "result", DurationMS: durationMS, UUID: newUUID(),
+			resultHead: head, TerminalReason: o.terminalReason, IsError: o.isError, NumTurns: o.numTurns,
+			Subtype: o.subtype, APIErrorStatus: status, APIError: o.apiError, Result: o.text, resultTail: tail,
 		}
 	} else {
 		v = errorResult{
-			DurationAPIMS: apiMS, StopReason: stop, SessionID: e.sessionID, TotalCostUSD: o.costUSD,
-			Usage: u, ModelUsage: models, PermissionDenials: []any{}, TerminalReason: o.terminalReason,
-			IsError: o.isError, NumTurns: o.numTurns, Subtype: o.subtype, Errors: o.errors,
-			Type: "result", DurationMS: durationMS, UUID: newUUID(),
+			resultHead: head, TerminalReason: o.terminalReason, IsError: o.isError, NumTurns: o.numTurns,
+			Subtype: o.subtype, Errors: o.errors, resultTail: tail,
 		}
 	}
 	switch e.format {

@@ -41,6 +41,17 @@ func client(t *testing.T, s *fakegithub.Server, tok string) *github.Client {
 	return c
 }
 
+// requireAPIError requires err to be GitHub's error response with status
+// and message, and returns it.
+func requireAPIError(t *testing.T, err error, status int, message string) *github.ErrorResponse {
+	t.Helper()
+	var er *github.ErrorResponse
+	require.ErrorAs(t, err, &er)
+	assert.Equal(t, status, er.Response.StatusCode)
+	assert.Equal(t, message, er.Message)
+	return er
+}
+
 func numbers(issues []*github.Issue) []int {
 	out := make([]int, 0, len(issues))
 	for _, is := range issues {
@@ -103,10 +114,7 @@ func TestAuthorization(t *testing.T) {
 	}
 
 	_, _, err := client(t, s, "bad-token").Issues.ListByRepo(context.Background(), owner, repo, nil)
-	var er *github.ErrorResponse
-	require.ErrorAs(t, err, &er)
-	assert.Equal(t, http.StatusUnauthorized, er.Response.StatusCode)
-	assert.Equal(t, "Bad credentials", er.Message)
+	er := requireAPIError(t, err, http.StatusUnauthorized, "Bad credentials")
 	assert.NotEmpty(t, er.DocumentationURL)
 }
 
@@ -136,10 +144,7 @@ func TestRepository(t *testing.T) {
 	assert.True(t, r.GetPermissions()["pull"])
 
 	_, _, err = c.Repositories.Get(ctx, owner, "other")
-	var er *github.ErrorResponse
-	require.ErrorAs(t, err, &er)
-	assert.Equal(t, http.StatusNotFound, er.Response.StatusCode)
-	assert.Equal(t, "Not Found", er.Message)
+	requireAPIError(t, err, http.StatusNotFound, "Not Found")
 }
 
 func TestUnknownRoute(t *testing.T) {
@@ -150,10 +155,7 @@ func TestUnknownRoute(t *testing.T) {
 			req, err := c.NewRequest(http.MethodGet, path, nil)
 			require.NoError(t, err)
 			_, err = c.Do(context.Background(), req, nil)
-			var er *github.ErrorResponse
-			require.ErrorAs(t, err, &er)
-			assert.Equal(t, http.StatusNotFound, er.Response.StatusCode)
-			assert.Equal(t, "Not Found", er.Message)
+			requireAPIError(t, err, http.StatusNotFound, "Not Found")
 		})
 	}
 }
@@ -749,10 +751,7 @@ func TestFail(t *testing.T) {
 			message: "Server Error",
 			call:    comment,
 			check: func(t *testing.T, err error) {
-				var er *github.ErrorResponse
-				require.ErrorAs(t, err, &er)
-				assert.Equal(t, http.StatusInternalServerError, er.Response.StatusCode)
-				assert.Equal(t, "Server Error", er.Message)
+				requireAPIError(t, err, http.StatusInternalServerError, "Server Error")
 			},
 		},
 	} {

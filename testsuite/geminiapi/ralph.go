@@ -1,27 +1,18 @@
 package geminiapi
 
 import (
-	"fmt"
-	"regexp"
 	"strings"
-	"time"
-)
 
-// Texts of Ralph's iteration prompt (tasks/prompt.go) that
-// RalphPRDScript reads.
-var (
-	ralphPromptRE = regexp.MustCompile(`(?m)^# Ralph loop: iteration \d+`)
-	storyRE       = regexp.MustCompile(`(?m)^## This iteration: (\S+)`)
-	verifyRE      = regexp.MustCompile(`(?m)^## This iteration: verify\s*$`)
+	"github.com/durable-ralph/ralph/testsuite/scripted"
 )
 
 // CompletePromise is what RalphPRDScript answers when every story passes:
 // Ralph's default completion promise for prd.json.
-const CompletePromise = "<promise>COMPLETE</promise>"
+const CompletePromise = scripted.CompletePromise
 
 // RalphPRDScript plays the model in a Ralph loop over a prd.json whose
-// stories each sit on one line. For the story the prompt names under
-// "## This iteration: <id>", it replies in successive turns:
+// stories each sit on one line (scripted.Ralph). For the story the prompt
+// names under "## This iteration: <id>", it replies in successive turns:
 //
 //  1. write_file story-<id>.txt;
 //  2. run_shell_command: sed sets "passes": true on the story's line of
@@ -31,75 +22,46 @@ const CompletePromise = "<promise>COMPLETE</promise>"
 //
 // Which step comes next is read from the conversation (the function calls
 // made so far for that story), so a resumed conversation (gemini --resume)
-// carries on with the steps left. When the prompt says every story is
-// done (the verify section), it answers with the completion promise on
-// its own line. A conversation that is not Ralph's gets a short text.
-//
-// The prompt is the latest user text of the conversation that is a Ralph
-// prompt: a resumed session brings the earlier prompts with it.
+// carries on with the steps left. The prompt is the latest user text of
+// the conversation that is a Ralph prompt: a resumed session brings the
+// earlier prompts with it.
 func RalphPRDScript() Script {
-	return func(req *Request) Reply {
-		prompt := ralphPrompt(req)
-		switch {
-		case prompt == "":
-			return Text("OK")
-		case verifyRE.MatchString(prompt):
-			return Text("Every story in prd.json passes and the checks hold.\n" + CompletePromise)
-		}
-		m := storyRE.FindStringSubmatch(prompt)
-		if m == nil {
-			return Text("I could not find the story to work on.")
-		}
-		return ralphStep(req, m[1])
-	}
+	return scripted.RalphScript[Request, Reply](ralph{})
 }
 
-// ralphPrompt is the latest Ralph iteration prompt of the conversation;
-// "" if there is none.
-func ralphPrompt(req *Request) string {
-	texts := req.UserTexts()
-	for i := len(texts) - 1; i >= 0; i-- {
-		if ralphPromptRE.MatchString(texts[i]) {
-			return texts[i]
-		}
-	}
-	return ""
-}
+// ralph plays RalphPRDScript.
+type ralph struct{}
 
-// Steps of one story, in order.
-const (
-	stepWrite = iota
-	stepPasses
-	stepProgress
-	stepDone
-)
+// Text is a reply of text.
+func (ralph) Text(s string) Reply { return Text(s) }
 
-// ralphStep is the next reply for story id.
-func ralphStep(req *Request, id string) Reply {
-	file := "story-" + id + ".txt"
-	done := map[int]bool{}
+// Prompt is the conversation's Ralph prompt.
+func (ralph) Prompt(req *Request) string { return scripted.LatestRalphPrompt(req.UserTexts()...) }
+
+// Done are the steps of story id the conversation has done.
+func (ralph) Done(req *Request, id string) map[scripted.Step]bool {
+	done := map[scripted.Step]bool{}
 	for _, c := range req.FunctionCalls() {
 		cmd := c.Arg("command")
 		switch {
-		case c.Name == WriteFileTool && strings.HasSuffix(c.Arg("file_path"), file):
-			done[stepWrite] = true
+		case c.Name == WriteFileTool && strings.HasSuffix(c.Arg("file_path"), scripted.StoryFile(id)):
+			done[scripted.StepWrite] = true
 		case c.Name == ShellTool && strings.Contains(cmd, "sed -i") && strings.Contains(cmd, "prd.json") && strings.Contains(cmd, `"`+id+`"`):
-			done[stepPasses] = true
+			done[scripted.StepPasses] = true
 		case c.Name == ShellTool && strings.Contains(cmd, "progress.txt") && strings.Contains(cmd, id):
-			done[stepProgress] = true
+			done[scripted.StepProgress] = true
 		}
 	}
-	next := stepWrite
-	for next < stepDone && done[next] {
-		next++
+	return done
+}
+
+// Play is the reply that takes step of story id.
+func (ralph) Play(_ *Request, id string, step scripted.Step) Reply {
+	switch step {
+	case scripted.StepWrite:
+		return WriteFile(scripted.StoryFile(id), scripted.StoryContent(id)).WithText(scripted.Starting(id))
+	case scripted.StepPasses:
+		return Shell(scripted.PassesCommand(id))
 	}
-	switch next {
-	case stepWrite:
-		return WriteFile(file, fmt.Sprintf("Story %s is implemented.\n", id)).WithText(fmt.Sprintf("I'll implement %s.", id))
-	case stepPasses:
-		return Shell(fmt.Sprintf(`sed -i '/"id": "%s"/ s/"passes": false/"passes": true/' prd.json`, id))
-	case stepProgress:
-		return Shell(fmt.Sprintf(`echo '%s %s: wrote %s and marked it passing' >> progress.txt`, time.Now().UTC().Format("2006-01-02"), id, file))
-	}
-	return Text(fmt.Sprintf("Implemented %s.", id))
+	return Shell(scripted.ProgressCommand(id))
 }

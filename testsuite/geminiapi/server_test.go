@@ -5,9 +5,6 @@ package geminiapi
 // agent/gemini.
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,34 +21,14 @@ import (
 	"github.com/durable-ralph/ralph/testsuite/realcli"
 )
 
-// realGemini returns the path of the real CLI (RALPH_GEMINI_BIN, else the
-// one `make gemini` installs).
-func realGemini(t *testing.T) string {
-	t.Helper()
-	return realcli.Bin(t, "RALPH_GEMINI_BIN", realcli.Gemini, "gemini")
-}
-
 // cliRun is one finished run of the real CLI.
 type cliRun struct {
-	stdout  string
-	stderr  string
-	err     error
+	realcli.Run
 	parser  agent.Parser
 	summary agent.Summary
 	verdict agent.Verdict
 	// events are the parser's events that show something.
 	events []agent.Event
-}
-
-// exitCode is the run's exit status.
-func (r cliRun) exitCode() int {
-	if ee, ok := errors.AsType[*exec.ExitError](r.err); ok {
-		return ee.ExitCode()
-	}
-	if r.err != nil {
-		return -1
-	}
-	return 0
 }
 
 // cliOptions are the options of a run of the real CLI.
@@ -69,26 +46,20 @@ type cliOptions struct {
 // minutes.
 func runCLI(t *testing.T, s *Server, home, dir, prompt string, o cliOptions) cliRun {
 	t.Helper()
-	bin := realGemini(t)
 	env, err := s.CLIEnv(home, o.settings)
 	require.NoError(t, err)
 	b := gemini.Backend{}
+	run := realcli.Command{
+		Bin:   realcli.GeminiBin(t),
+		Args:  b.Args(o.Options, o.resume),
+		Dir:   dir,
+		Env:   append(append([]string{"PATH=" + os.Getenv("PATH")}, b.Env(o.Options)...), env...),
+		Stdin: prompt,
+	}.Run(t)
+	t.Logf("gemini %q in %.1fs: %v", b.Args(o.Options, o.resume), run.Elapsed.Seconds(), run.Err)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, b.Args(o.Options, o.resume)...)
-	cmd.Dir = dir
-	cmd.Env = append(append([]string{"PATH=" + os.Getenv("PATH")}, b.Env(o.Options)...), env...)
-	cmd.Stdin = strings.NewReader(prompt)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	began := time.Now()
-	err = cmd.Run()
-	require.NoError(t, ctx.Err(), "the CLI did not end; stderr:\n%s", stderr.String())
-	t.Logf("gemini %q in %.1fs: %v", b.Args(o.Options, o.resume), time.Since(began).Seconds(), err)
-
-	r := cliRun{stdout: stdout.String(), stderr: stderr.String(), err: err, parser: b.NewParser(o.Options)}
-	for l := range strings.Lines(r.stdout) {
+	r := cliRun{Run: run, parser: b.NewParser(o.Options)}
+	for l := range strings.Lines(r.Stdout) {
 		ev, err := r.parser.Line([]byte(l))
 		require.NoError(t, err, "stdout line %q", l)
 		if ev != (agent.Event{}) {
@@ -96,7 +67,7 @@ func runCLI(t *testing.T, s *Server, home, dir, prompt string, o cliOptions) cli
 		}
 	}
 	r.summary = r.parser.Summary()
-	r.verdict = r.parser.Verdict(err, tail(r.stderr, 4<<10), time.Now())
+	r.verdict = r.parser.Verdict(r.Err, tail(r.Stderr, 4<<10), time.Now())
 	return r
 }
 
@@ -120,7 +91,7 @@ func newRepo(t *testing.T, files map[string]string) string {
 }
 
 func TestRealCLIText(t *testing.T) {
-	realGemini(t)
+	realcli.GeminiBin(t)
 	tests := []struct {
 		name, prompt string
 	}{
@@ -133,7 +104,7 @@ func TestRealCLIText(t *testing.T) {
 			defer s.Close()
 
 			r := runCLI(t, s, t.TempDir(), newRepo(t, nil), tc.prompt, cliOptions{Options: agent.Options{Model: "gemini-2.5-flash"}})
-			require.Equal(t, contract.OutcomeSuccess, r.verdict.Outcome, "%s\nstderr:\n%s", r.verdict.Reason, r.stderr)
+			require.Equal(t, contract.OutcomeSuccess, r.verdict.Outcome, "%s\nstderr:\n%s", r.verdict.Reason, r.Stderr)
 			require.Equal(t, "Hello from the script.\nSecond line.", r.summary.FinalText)
 			require.Equal(t, "gemini-2.5-flash", r.summary.Model)
 			require.NotEmpty(t, r.summary.SessionID)
@@ -160,7 +131,7 @@ func TestRealCLIText(t *testing.T) {
 }
 
 func TestRealCLIAutoModel(t *testing.T) {
-	realGemini(t)
+	realcli.GeminiBin(t)
 	s := New(func(*Request) Reply { return Text("Routed.").WithThought("Which model am I?") })
 	defer s.Close()
 
@@ -181,7 +152,7 @@ func TestRealCLIAutoModel(t *testing.T) {
 }
 
 func TestRealCLITools(t *testing.T) {
-	realGemini(t)
+	realcli.GeminiBin(t)
 	s := New(func(req *Request) Reply {
 		switch len(req.FunctionCalls()) {
 		case 0:
@@ -196,7 +167,7 @@ func TestRealCLITools(t *testing.T) {
 
 	dir := newRepo(t, nil)
 	r := runCLI(t, s, t.TempDir(), dir, "Make two files.", cliOptions{Options: agent.Options{Model: "gemini-2.5-flash"}})
-	require.Equal(t, contract.OutcomeSuccess, r.verdict.Outcome, "%s\nstderr:\n%s", r.verdict.Reason, r.stderr)
+	require.Equal(t, contract.OutcomeSuccess, r.verdict.Outcome, "%s\nstderr:\n%s", r.verdict.Reason, r.Stderr)
 
 	made, err := os.ReadFile(filepath.Join(dir, "made.txt"))
 	require.NoError(t, err)
@@ -224,7 +195,7 @@ func TestRealCLITools(t *testing.T) {
 }
 
 func TestRealCLIAPIErrors(t *testing.T) {
-	realGemini(t)
+	realcli.GeminiBin(t)
 	tests := []struct {
 		name    string
 		reply   Reply
@@ -270,7 +241,7 @@ func TestRealCLIAPIErrors(t *testing.T) {
 
 			began := time.Now()
 			r := runCLI(t, s, t.TempDir(), newRepo(t, nil), "Fail, please.", cliOptions{Options: agent.Options{Model: "gemini-2.5-flash"}})
-			require.Equal(t, tc.exit, r.exitCode(), r.stderr)
+			require.Equal(t, tc.exit, r.ExitCode(), r.Stderr)
 			require.Equal(t, tc.outcome, r.verdict.Outcome, r.verdict.Reason)
 			require.Contains(t, r.verdict.Reason, tc.reason)
 			require.Len(t, s.Conversation(), 1, "general.maxAttempts 1: no retry")
@@ -286,7 +257,7 @@ func TestRealCLIAPIErrors(t *testing.T) {
 }
 
 func TestRealCLIResume(t *testing.T) {
-	realGemini(t)
+	realcli.GeminiBin(t)
 	s := New(func(req *Request) Reply {
 		if req.LastUserText() == "Start." && len(req.FunctionCalls()) == 0 {
 			return Shell("echo first > first.txt")
@@ -316,19 +287,19 @@ func TestRealCLIResume(t *testing.T) {
 
 	o.resume = "0b3c3a52-1111-4222-8333-944444444444"
 	missing := runCLI(t, s, home, dir, "Go on.", o)
-	require.Equal(t, 42, missing.exitCode())
-	require.Empty(t, missing.stdout)
+	require.Equal(t, 42, missing.ExitCode())
+	require.Empty(t, missing.Stdout)
 	require.Equal(t, contract.OutcomeAgentError, missing.verdict.Outcome)
-	require.True(t, missing.parser.ResumeFailed(), missing.stderr)
+	require.True(t, missing.parser.ResumeFailed(), missing.Stderr)
 
 	o.resume = session
 	elsewhere := runCLI(t, s, home, newRepo(t, nil), "Go on.", o)
-	require.Equal(t, 42, elsewhere.exitCode())
-	require.True(t, elsewhere.parser.ResumeFailed(), "sessions are kept per working directory: %s", elsewhere.stderr)
+	require.Equal(t, 42, elsewhere.ExitCode())
+	require.True(t, elsewhere.parser.ResumeFailed(), "sessions are kept per working directory: %s", elsewhere.Stderr)
 }
 
 func TestRealCLITurnLimit(t *testing.T) {
-	realGemini(t)
+	realcli.GeminiBin(t)
 	s := New(func(req *Request) Reply { return Shell(fmt.Sprintf("echo step %d", len(req.FunctionCalls()))) })
 	defer s.Close()
 
@@ -336,7 +307,7 @@ func TestRealCLITurnLimit(t *testing.T) {
 		Options:  agent.Options{Model: "gemini-2.5-flash"},
 		settings: map[string]any{"model": map[string]any{"maxSessionTurns": 2}},
 	})
-	require.Equal(t, 53, r.exitCode())
+	require.Equal(t, 53, r.ExitCode())
 	require.Equal(t, contract.OutcomeAgentError, r.verdict.Outcome)
 	require.Contains(t, r.verdict.Reason, "agent reached its turn limit")
 	require.Equal(t, 2, r.summary.ToolUses)
@@ -360,7 +331,7 @@ func ralphPromptFor(n int, id string) string {
 }
 
 func TestRealCLIRalphPRD(t *testing.T) {
-	realGemini(t)
+	realcli.GeminiBin(t)
 	script := RalphPRDScript()
 	// interrupt fails the first conversation once it has made two calls,
 	// as an API outage would.

@@ -1,29 +1,24 @@
 package modelserver
 
 import (
-	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"time"
+
+	"github.com/durable-ralph/ralph/testsuite/scripted"
 )
 
-// Texts of Ralph's iteration prompt (tasks/prompt.go) that
-// RalphPRDScript reads.
-var (
-	ralphPromptRE = regexp.MustCompile(`(?m)^# Ralph loop: iteration \d+`)
-	storyRE       = regexp.MustCompile(`(?m)^## This iteration: (\S+)`)
-	verifyRE      = regexp.MustCompile(`(?m)^## This iteration: verify\s*$`)
-	cwdRE         = regexp.MustCompile(`(?m)^\s*(?:-\s*)?(?:Primary working directory|Working directory): *(\S.*?)\s*$`)
-)
+// cwdRE is the working directory Claude Code names in the environment it
+// describes.
+var cwdRE = regexp.MustCompile(`(?m)^\s*(?:-\s*)?(?:Primary working directory|Working directory): *(\S.*?)\s*$`)
 
 // CompletePromise is what RalphPRDScript answers when every story passes:
 // Ralph's default completion promise for prd.json.
-const CompletePromise = "<promise>COMPLETE</promise>"
+const CompletePromise = scripted.CompletePromise
 
 // RalphPRDScript plays the model in a Ralph loop over a prd.json whose
-// stories each sit on one line. For the story the prompt names under
-// "## This iteration: <id>", it replies in successive turns:
+// stories each sit on one line (scripted.Ralph). For the story the prompt
+// names under "## This iteration: <id>", it replies in successive turns:
 //
 //  1. Write story-<id>.txt;
 //  2. Bash: sed sets "passes": true on the story's line of prd.json;
@@ -32,75 +27,61 @@ const CompletePromise = "<promise>COMPLETE</promise>"
 //
 // Which step comes next is read from the conversation (the tool calls made
 // so far), so a resumed conversation (claude --resume, "You were
-// interrupted...") carries on with the steps left. When the prompt says
-// every story is done (the verify section), it answers with the completion
-// promise on its own line. Requests that are not a Ralph conversation (the
-// CLI's own side requests) get a short text.
+// interrupted...") carries on with the steps left. The prompt is the
+// conversation's first user text; the CLI's own side requests get a short
+// text.
 func RalphPRDScript() Script {
-	return func(req *Request) Reply {
-		prompt := req.Prompt()
-		if !ralphPromptRE.MatchString(prompt) {
-			return Text("OK")
-		}
-		if verifyRE.MatchString(prompt) {
-			return Text("Every story in prd.json passes and the checks hold.\n" + CompletePromise)
-		}
-		m := storyRE.FindStringSubmatch(prompt)
-		if m == nil {
-			return Text("I could not find the story to work on.")
-		}
-		return ralphStep(req, m[1])
-	}
+	return scripted.RalphScript[Request, Reply](ralph{})
 }
 
-// Steps of one story, in order.
-const (
-	stepWrite = iota
-	stepPasses
-	stepProgress
-	stepDone
-)
+// ralph plays RalphPRDScript.
+type ralph struct{}
 
-// ralphStep is the next reply for story id.
-func ralphStep(req *Request, id string) Reply {
-	done := map[int]bool{}
+// Text is a reply of text.
+func (ralph) Text(s string) Reply { return Text(s) }
+
+// Prompt is the conversation's Ralph prompt.
+func (ralph) Prompt(req *Request) string { return scripted.LatestRalphPrompt(req.Prompt()) }
+
+// Done are the steps of story id the conversation has done.
+func (ralph) Done(req *Request, id string) map[scripted.Step]bool {
+	done := map[scripted.Step]bool{}
 	for _, tu := range req.ToolUses() {
 		in := string(tu.Input)
 		switch {
-		case tu.Name == "Write" && strings.Contains(in, "story-"+id+".txt"):
-			done[stepWrite] = true
+		case tu.Name == "Write" && strings.Contains(in, scripted.StoryFile(id)):
+			done[scripted.StepWrite] = true
 		case tu.Name == "Bash" && strings.Contains(in, "sed -i") && strings.Contains(in, "prd.json"):
-			done[stepPasses] = true
+			done[scripted.StepPasses] = true
 		case tu.Name == "Bash" && strings.Contains(in, "progress.txt"):
-			done[stepProgress] = true
+			done[scripted.StepProgress] = true
 		}
 	}
-	next := stepWrite
-	for next < stepDone && done[next] {
-		next++
-	}
-	switch next {
-	case stepWrite:
-		path := "story-" + id + ".txt"
+	return done
+}
+
+// Play is the reply that takes step of story id.
+func (ralph) Play(req *Request, id string, step scripted.Step) Reply {
+	switch step {
+	case scripted.StepWrite:
+		path := scripted.StoryFile(id)
 		if cwd := workingDir(req); cwd != "" {
 			path = filepath.Join(cwd, path)
 		}
 		return ToolUse("Write", map[string]any{
 			"file_path": path,
-			"content":   fmt.Sprintf("Story %s is implemented.\n", id),
-		}).WithText(fmt.Sprintf("I'll implement %s.", id))
-	case stepPasses:
+			"content":   scripted.StoryContent(id),
+		}).WithText(scripted.Starting(id))
+	case scripted.StepPasses:
 		return ToolUse("Bash", map[string]any{
-			"command":     fmt.Sprintf(`sed -i '/"id": "%s"/ s/"passes": false/"passes": true/' prd.json`, id),
+			"command":     scripted.PassesCommand(id),
 			"description": "Mark " + id + " as passing in prd.json",
 		})
-	case stepProgress:
-		return ToolUse("Bash", map[string]any{
-			"command":     fmt.Sprintf(`echo '%s %s: wrote story-%s.txt and marked it passing' >> progress.txt`, time.Now().UTC().Format("2006-01-02"), id, id),
-			"description": "Record " + id + " in progress.txt",
-		})
 	}
-	return Text(fmt.Sprintf("Implemented %s.", id))
+	return ToolUse("Bash", map[string]any{
+		"command":     scripted.ProgressCommand(id),
+		"description": "Record " + id + " in progress.txt",
+	})
 }
 
 // workingDir is the directory the CLI says it works in ("Primary working

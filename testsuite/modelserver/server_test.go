@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/durable-ralph/ralph/testsuite/scripted"
 	"github.com/stretchr/testify/require"
 )
 
@@ -287,7 +288,7 @@ func TestNonStreamingAndCountTokens(t *testing.T) {
 // context reminder), a system message naming the working directory, then
 // the given assistant tool calls each answered by a tool result.
 func conversation(prompt string, calls ...Block) *Request {
-	r := &Request{Method: http.MethodPost, Path: "/v1/messages"}
+	r := &Request{Record: scripted.Record{Method: http.MethodPost, Path: "/v1/messages"}}
 	r.Messages = append(r.Messages,
 		Message{Role: "user", Content: []Block{{Type: "text", Text: "<system-reminder>\ncontext\n</system-reminder>"}, {Type: "text", Text: prompt}}},
 		Message{Role: "system", Content: []Block{{Type: "text", Text: "# Environment\n - Primary working directory: /work/ws\n - Platform: linux"}}},

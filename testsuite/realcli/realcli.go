@@ -1,5 +1,5 @@
 // Package realcli finds the real agent CLIs that `make agents` installs
-// into .cache/, for the tests that run them.
+// into .cache/, for the tests that run them, and runs them.
 package realcli
 
 import (
@@ -61,4 +61,25 @@ func repoRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// ClaudeBin is the path of the real Claude Code CLI: RALPH_CLAUDE_BIN,
+// else the one `make claude` installs (Bin).
+func ClaudeBin(t testing.TB) string {
+	t.Helper()
+	return Bin(t, "RALPH_CLAUDE_BIN", Claude, "claude")
+}
+
+// CodexBin is the path of the real Codex CLI: RALPH_CODEX_BIN, else the
+// one `make codex` installs (Bin).
+func CodexBin(t testing.TB) string {
+	t.Helper()
+	return Bin(t, "RALPH_CODEX_BIN", Codex, "codex")
+}
+
+// GeminiBin is the path of the real Gemini CLI: RALPH_GEMINI_BIN, else
+// the one `make gemini` installs (Bin).
+func GeminiBin(t testing.TB) string {
+	t.Helper()
+	return Bin(t, "RALPH_GEMINI_BIN", Gemini, "gemini")
 }

@@ -3,9 +3,7 @@ package responsesapi_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,13 +20,6 @@ import (
 	"github.com/durable-ralph/ralph/testsuite/responsesapi"
 )
 
-// realCodex returns the path of the real Codex CLI (RALPH_CODEX_BIN, else
-// the one `make codex` installs).
-func realCodex(t *testing.T) string {
-	t.Helper()
-	return realcli.Bin(t, "RALPH_CODEX_BIN", realcli.Codex, "codex")
-}
-
 // codexCLI is the real CLI set up against a scripted server: a CODEX_HOME of
 // its own (where it keeps its sessions, so a resume must use the same
 // one), a HOME and a temp dir, and a git repository to work in.
@@ -44,7 +35,7 @@ type codexCLI struct {
 // Server.CodexConfig takes them.
 func newCodex(t *testing.T, srv *responsesapi.Server, retries int) *codexCLI {
 	t.Helper()
-	c := &codexCLI{t: t, bin: realCodex(t), home: t.TempDir(), dir: t.TempDir()}
+	c := &codexCLI{t: t, bin: realcli.CodexBin(t), home: t.TempDir(), dir: t.TempDir()}
 	require.NoError(t, os.WriteFile(filepath.Join(c.home, "config.toml"), []byte(srv.CodexConfig(retries)), 0o600))
 	git := exec.Command("git", "init", "-q", c.dir)
 	out, err := git.CombinedOutput()
@@ -59,47 +50,43 @@ func newCodex(t *testing.T, srv *responsesapi.Server, retries int) *codexCLI {
 	return c
 }
 
+// read is the content of the file name of the working directory.
+func (c *codexCLI) read(name string) string {
+	c.t.Helper()
+	data, err := os.ReadFile(filepath.Join(c.dir, name))
+	require.NoError(c.t, err)
+	return string(data)
+}
+
+// write writes content to the file name of the working directory.
+func (c *codexCLI) write(name, content string) {
+	c.t.Helper()
+	require.NoError(c.t, os.WriteFile(filepath.Join(c.dir, name), []byte(content), 0o644))
+}
+
 // run is one codex run.
 type run struct {
-	stdout, stderr string
-	code           int
-	err            error // of cmd.Run
-	events         []map[string]any
-	elapsed        time.Duration
+	realcli.Run
+	code   int
+	events []map[string]any
 }
 
 // verdict is how the codex backend's parser reads the run.
 func (r run) verdict() (agent.Summary, agent.Verdict) {
 	p := codex.Backend{}.NewParser(agent.Options{})
-	for _, l := range strings.Split(r.stdout, "\n") {
+	for _, l := range strings.Split(r.Stdout, "\n") {
 		_, _ = p.Line([]byte(l))
 	}
-	return p.Summary(), p.Verdict(r.err, r.stderr, time.Now())
+	return p.Summary(), p.Verdict(r.Err, r.Stderr, time.Now())
 }
 
 // exec runs codex with args and the prompt on its standard input.
 func (c *codexCLI) exec(prompt string, args ...string) run {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, c.bin, args...)
-	cmd.Dir = c.dir
-	cmd.Env = c.env
-	cmd.Stdin = strings.NewReader(prompt)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	began := time.Now()
-	err := cmd.Run()
-	r := run{stdout: stdout.String(), stderr: stderr.String(), err: err, elapsed: time.Since(began)}
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	case err != nil:
-		c.t.Fatalf("codex %v: %v", args, err)
-	}
-	r.events = events(r.stdout)
-	c.t.Logf("codex %s: exit %d in %s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, r.elapsed.Round(time.Millisecond), r.stdout, tail(r.stderr, 2000))
+	r := run{Run: realcli.Command{Bin: c.bin, Args: args, Dir: c.dir, Env: c.env, Stdin: prompt}.Run(c.t)}
+	r.code = r.ExitCode()
+	r.events = events(r.Stdout)
+	c.t.Logf("codex %s: exit %d in %s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, r.Elapsed.Round(time.Millisecond), r.Stdout, tail(r.Stderr, 2000))
 	return r
 }
 
@@ -174,9 +161,9 @@ func (c *codexCLI) killAfter(prompt string, args []string, cond func() bool) run
 	}
 	require.NoError(c.t, syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL))
 	_ = cmd.Wait()
-	r := run{stdout: stdout.String(), stderr: stderr.String(), code: cmd.ProcessState.ExitCode()}
-	r.events = events(r.stdout)
-	c.t.Logf("codex %s: killed\nstdout:\n%s", strings.Join(args, " "), r.stdout)
+	r := run{Run: realcli.Run{Stdout: stdout.String(), Stderr: stderr.String()}, code: cmd.ProcessState.ExitCode()}
+	r.events = events(r.Stdout)
+	c.t.Logf("codex %s: killed\nstdout:\n%s", strings.Join(args, " "), r.Stdout)
 	return r
 }
 
@@ -202,7 +189,7 @@ func usageOf(t *testing.T, r run) int {
 			return int(ev["usage"].(map[string]any)["input_tokens"].(float64))
 		}
 	}
-	t.Fatalf("no turn.completed in %s", r.stdout)
+	t.Fatalf("no turn.completed in %s", r.Stdout)
 	return 0
 }
 

@@ -4,28 +4,22 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"time"
+
+	"github.com/durable-ralph/ralph/testsuite/scripted"
 )
 
-// Texts of Ralph's iteration prompt (tasks/prompt.go) that
-// RalphPRDScript reads.
-var (
-	ralphPromptRE = regexp.MustCompile(`(?m)^# Ralph loop: iteration \d+`)
-	storyRE       = regexp.MustCompile("(?m)^## This iteration: ([^\\s`]+)")
-	verifyRE      = regexp.MustCompile(`(?m)^## This iteration: verify\s*$`)
-	// storyIDRE is a story id the script puts in file names and commands
-	// as it is.
-	storyIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
-)
+// storyIDRE is a story id the script puts in file names and commands as
+// it is.
+var storyIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
 // CompletePromise is what RalphPRDScript answers when every story passes:
 // Ralph's default completion promise for prd.json.
-const CompletePromise = "<promise>COMPLETE</promise>"
+const CompletePromise = scripted.CompletePromise
 
 // RalphPRDScript plays the model in a Ralph loop over a prd.json whose
-// stories each sit on one line, through Codex's shell. For the story the
-// latest Ralph prompt of the conversation names under "## This iteration:
-// <id>", it replies in successive turns:
+// stories each sit on one line, through Codex's shell (scripted.Ralph).
+// For the story the latest Ralph prompt of the conversation names under
+// "## This iteration: <id>", it replies in successive turns:
 //
 //  1. printf writes story-<id>.txt;
 //  2. sed sets "passes": true on the story's line of prd.json;
@@ -36,86 +30,66 @@ const CompletePromise = "<promise>COMPLETE</promise>"
 // once its command ran (Codex sent back its output, and not "aborted",
 // which is what Codex sends for a call cut off by the end of its
 // process). So a resumed conversation (codex exec resume) carries on with
-// the steps left. When the prompt says every story is done (the verify
-// section), it answers with the completion promise on its own line.
-// Requests that are not a Ralph conversation get a short text, and a
-// request of Codex's to compact the conversation gets a summary.
+// the steps left. A request of Codex's to compact the conversation gets a
+// summary.
 func RalphPRDScript() Script {
+	play := scripted.RalphScript[Request, Reply](ralph{})
 	return func(req *Request) Reply {
 		if req.Kind() == "compaction" {
 			return Text("Summary: a Ralph loop iteration over prd.json is under way.")
 		}
-		prompt := ralphPrompt(req)
-		if prompt == "" {
-			return Text("OK")
-		}
-		if verifyRE.MatchString(prompt) {
-			return Text("Every story in prd.json passes and the checks hold.\n" + CompletePromise)
-		}
-		m := storyRE.FindStringSubmatch(prompt)
-		if m == nil || m[1] == "repair" || !storyIDRE.MatchString(m[1]) {
-			return Text("I could not find the story to work on.")
-		}
-		return ralphStep(req, m[1])
+		return play(req)
 	}
 }
 
-// ralphPrompt is the text of the conversation's latest user message that
+// ralph plays RalphPRDScript.
+type ralph struct{}
+
+// Text is a reply of text.
+func (ralph) Text(s string) Reply { return Text(s) }
+
+// Story accepts the ids that are safe in a shell command as they are.
+func (ralph) Story(id string) bool { return id != "repair" && storyIDRE.MatchString(id) }
+
+// Prompt is the text of the conversation's latest user message that
 // is a Ralph iteration prompt, "" if none is.
-func ralphPrompt(req *Request) string {
-	msgs := req.Messages("user")
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if ralphPromptRE.MatchString(msgs[i].Text) {
-			return msgs[i].Text
-		}
+func (ralph) Prompt(req *Request) string {
+	var texts []string
+	for _, m := range req.Messages("user") {
+		texts = append(texts, m.Text)
 	}
-	return ""
+	return scripted.LatestRalphPrompt(texts...)
 }
 
-// Steps of one story, in order.
-const (
-	stepWrite = iota
-	stepPasses
-	stepProgress
-	stepDone
-)
-
-// ralphStep is the next reply for story id.
-func ralphStep(req *Request, id string) Reply {
-	done := map[int]bool{}
+// Done are the steps of story id whose commands ran.
+func (ralph) Done(req *Request, id string) map[scripted.Step]bool {
+	done := map[scripted.Step]bool{}
 	for _, tc := range req.ToolCalls() {
 		cmd := tc.Command
 		if !tc.HasOutput || strings.TrimSpace(tc.Output) == "aborted" || !strings.Contains(cmd, id) {
 			continue
 		}
 		switch {
-		case strings.Contains(cmd, "printf") && strings.Contains(cmd, "story-"+id+".txt"):
-			done[stepWrite] = true
+		case strings.Contains(cmd, "printf") && strings.Contains(cmd, scripted.StoryFile(id)):
+			done[scripted.StepWrite] = true
 		case strings.Contains(cmd, "sed -i") && strings.Contains(cmd, "prd.json"):
-			done[stepPasses] = true
+			done[scripted.StepPasses] = true
 		case strings.Contains(cmd, ">> progress.txt"):
-			done[stepProgress] = true
+			done[scripted.StepProgress] = true
 		}
 	}
-	next := stepWrite
-	for next < stepDone && done[next] {
-		next++
-	}
-	switch next {
-	case stepWrite:
-		return Shell(fmt.Sprintf(`printf 'Story %s is implemented.\n' > story-%s.txt`, id, id)).
-			WithText(fmt.Sprintf("I'll implement %s.", id))
-	case stepPasses:
-		pattern := fmt.Sprintf(`/"id": "%s"/ s/"passes": false/"passes": true/`, strings.ReplaceAll(id, ".", `\.`))
-		return Shell(fmt.Sprintf("sed -i %s prd.json", shellQuote(pattern)))
-	case stepProgress:
-		line := fmt.Sprintf("%s %s: wrote story-%s.txt and marked it passing", time.Now().UTC().Format("2006-01-02"), id, id)
-		return Shell(fmt.Sprintf("echo %s >> progress.txt", shellQuote(line)))
-	}
-	return Text(fmt.Sprintf("Implemented %s.", id))
+	return done
 }
 
-// shellQuote quotes s for a POSIX shell.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+// Play is the shell command that takes step of story id; the id is
+// safe in a shell command as it is (storyIDRE).
+func (ralph) Play(_ *Request, id string, step scripted.Step) Reply {
+	switch step {
+	case scripted.StepWrite:
+		return Shell(fmt.Sprintf(`printf 'Story %s is implemented.\n' > %s`, id, scripted.StoryFile(id))).
+			WithText(scripted.Starting(id))
+	case scripted.StepPasses:
+		return Shell(scripted.PassesCommand(strings.ReplaceAll(id, ".", `\.`)))
+	}
+	return Shell(scripted.ProgressCommand(id))
 }

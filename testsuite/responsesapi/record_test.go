@@ -148,7 +148,7 @@ func TestRecordCodex(t *testing.T) {
 // garbled is r with lines that are not events mixed into its output, as a
 // wrapper script or a stray print might add them.
 func garbled(r run) run {
-	lines := strings.SplitAfter(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	lines := strings.SplitAfter(strings.TrimSuffix(r.Stdout, "\n"), "\n")
 	junk := []string{
 		"Loading codex...\n",
 		"{\"type\":\"item.completed\",\"item\":{\"id\":\"item_9\",\"type\":\"agent_mess\n",
@@ -166,15 +166,15 @@ func garbled(r run) run {
 		b.WriteString(l)
 	}
 	b.WriteString("\n")
-	r.stdout = b.String()
+	r.Stdout = b.String()
 	return r
 }
 
 func write(t *testing.T, dir, name string, r run) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(dir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".jsonl"), []byte(r.stdout), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".stderr"), []byte(r.stderr), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".jsonl"), []byte(r.Stdout), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".stderr"), []byte(r.Stderr), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".exit"), []byte(fmt.Sprintln(r.code)), 0o644))
 }
 

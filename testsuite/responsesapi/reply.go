@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/durable-ralph/ralph/internal/words"
+	"github.com/durable-ralph/ralph/testsuite/scripted"
 )
 
 // Script chooses the reply to a request. The server calls it for every
@@ -125,23 +128,14 @@ func (r Reply) with(c call) Reply {
 }
 
 // WithText puts an assistant message before the reply's tool calls.
-func (r Reply) WithText(s string) Reply {
-	r.text = s
-	return r
-}
+func (r Reply) WithText(s string) Reply { r.text = s; return r }
 
 // WithReasoning puts a reasoning item with summary s first in the reply;
 // Codex prints it as a reasoning item.
-func (r Reply) WithReasoning(s string) Reply {
-	r.reasoning = s
-	return r
-}
+func (r Reply) WithReasoning(s string) Reply { r.reasoning = s; return r }
 
 // WithUsage sets the reply's token usage instead of the estimate.
-func (r Reply) WithUsage(u Usage) Reply {
-	r.usage = u
-	return r
-}
+func (r Reply) WithUsage(u Usage) Reply { r.usage = u; return r }
 
 // Error is an API error: HTTP status with body as it is, and headers given
 // as "Name: value".
@@ -314,46 +308,28 @@ func jsonString(v any) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
+// describe is r for the log.
 func (r Reply) describe() string {
-	var parts []string
-	if r.hold > 0 {
-		parts = append(parts, fmt.Sprintf("hold %s", r.hold))
-	}
+	var d scripted.Description
+	d.Wait("hold", r.hold)
 	if r.err != nil {
-		parts = append(parts, fmt.Sprintf("error %d %s", r.err.status, clip(r.err.body, 160)))
+		d.Add("error %d %s", r.err.status, words.Clip(r.err.body, 160))
 	}
 	if r.failure != nil {
-		parts = append(parts, fmt.Sprintf("response.failed %s: %s", r.failure.code, clip(r.failure.message, 120)))
+		d.Add("response.failed %s: %s", r.failure.code, words.Clip(r.failure.message, 120))
 	}
-	if r.reasoning != "" {
-		parts = append(parts, fmt.Sprintf("reasoning %q", clip(r.reasoning, 60)))
-	}
-	if r.text != "" {
-		parts = append(parts, fmt.Sprintf("text %q", clip(r.text, 80)))
-	}
+	d.Quote("reasoning", r.reasoning, 60)
+	d.Quote("text", r.text, 80)
 	for _, c := range r.calls {
 		switch {
 		case c.shell != "":
-			parts = append(parts, fmt.Sprintf("shell %q", clip(c.shell, 120)))
+			d.Quote("shell", c.shell, 120)
 		case c.patch != "":
-			parts = append(parts, fmt.Sprintf("apply_patch %q", clip(c.patch, 80)))
+			d.Quote("apply_patch", c.patch, 80)
 		default:
-			parts = append(parts, fmt.Sprintf("%s %s %s", c.typ, c.name, clip(c.input, 120)))
+			d.Add("%s %s %s", c.typ, c.name, words.Clip(c.input, 120))
 		}
 	}
-	if r.held {
-		parts = append(parts, "then cut off")
-	}
-	if len(parts) == 0 {
-		return "empty text"
-	}
-	return strings.Join(parts, ", ")
-}
-
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
+	d.CutOff(r.held)
+	return d.String()
 }

@@ -4,19 +4,15 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"time"
+
+	"github.com/durable-ralph/ralph/testsuite/scripted"
 )
 
 // Request is one HTTP request the server received, with the fields of a
 // Responses API request body decoded.
+// Its Path is such as "/v1/responses".
 type Request struct {
-	Time   time.Time
-	Method string
-	// Path is the URL path, e.g. "/v1/responses"; Query is the raw query.
-	Path   string
-	Query  string
-	Header http.Header
-	Body   []byte
+	scripted.Record
 
 	// Fields of a POST /v1/responses body; zero for other requests.
 	Model        string
@@ -382,22 +378,5 @@ func tools(raw []json.RawMessage, namespace string) []Tool {
 // texts returns a string, or the texts of a list of content parts
 // (input_text, output_text, text).
 func texts(raw json.RawMessage) []string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return []string{s}
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(raw, &parts) != nil {
-		return nil
-	}
-	var out []string
-	for _, p := range parts {
-		if p.Text != "" {
-			out = append(out, p.Text)
-		}
-	}
-	return out
+	return scripted.Texts(raw, func(_, text string) bool { return text != "" })
 }

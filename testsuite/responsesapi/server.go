@@ -16,15 +16,14 @@
 package responsesapi
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/durable-ralph/ralph/internal/words"
+	"github.com/durable-ralph/ralph/testsuite/scripted"
 )
 
 // DefaultModel is the model a response names when the request names none.
@@ -42,20 +41,13 @@ const EnvKey = "RESPONSESAPI_KEY"
 
 // Server is the scripted API on a loopback port.
 type Server struct {
-	srv    *httptest.Server
-	script Script
+	*scripted.Server[Request, Reply]
 
-	scriptMu sync.Mutex // serialises calls of script
-
-	mu       sync.Mutex
-	requests []Request
-	logf     func(format string, args ...any)
+	mu sync.Mutex
 	// cached is, by prompt cache key, the input tokens of the latest
 	// request, which the next request of the conversation reads from
 	// cache.
 	cached map[string]int
-
-	ids atomic.Int64
 }
 
 // New starts a server on 127.0.0.1 that answers with script; a nil script
@@ -64,23 +56,14 @@ func New(script Script) *Server {
 	if script == nil {
 		script = func(*Request) Reply { return Text("OK") }
 	}
-	s := &Server{script: script, cached: map[string]int{}}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))
+	s := &Server{cached: map[string]int{}}
+	s.Server = scripted.Start("responsesapi", script, s.handle)
 	return s
 }
 
-// URL is the server's root URL.
-func (s *Server) URL() string { return s.srv.URL }
-
 // BaseURL is the API's base URL, URL + "/v1": the base_url of a Codex
 // model provider.
-func (s *Server) BaseURL() string { return s.srv.URL + "/v1" }
-
-// Close stops the server, cutting off held streams.
-func (s *Server) Close() {
-	s.srv.CloseClientConnections()
-	s.srv.Close()
-}
+func (s *Server) BaseURL() string { return s.URL() + "/v1" }
 
 // CodexConfig is a Codex config.toml ($CODEX_HOME/config.toml) that makes
 // the server Codex's model provider: provider "responsesapi", its key read
@@ -102,117 +85,51 @@ wire_api = "responses"
 	return conf
 }
 
-// SetLog has every request and reply described to logf (t.Logf, say);
-// nil stops it.
-func (s *Server) SetLog(logf func(format string, args ...any)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.logf = logf
-}
-
-func (s *Server) log(format string, args ...any) {
-	s.mu.Lock()
-	logf := s.logf
-	s.mu.Unlock()
-	if logf != nil {
-		logf(format, args...)
-	}
-}
-
-// Requests lists what the server received so far, oldest first.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
 // Responses lists the POST /v1/responses requests received so far.
-func (s *Server) Responses() []Request {
-	var out []Request
-	for _, r := range s.Requests() {
-		if r.IsResponses() {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+func (s *Server) Responses() []Request { return s.Filter((*Request).IsResponses) }
 
 func (s *Server) handle(w http.ResponseWriter, hr *http.Request) {
-	body, _ := io.ReadAll(hr.Body)
-	req := Request{
-		Time:   time.Now(),
-		Method: hr.Method,
-		Path:   hr.URL.Path,
-		Query:  hr.URL.RawQuery,
-		Header: hr.Header.Clone(),
-		Body:   body,
-	}
+	req := Request{Record: scripted.Read(hr)}
 	if req.IsResponses() {
 		decodeBody(&req)
 	}
-	s.mu.Lock()
-	index := len(s.requests)
-	s.requests = append(s.requests, req)
-	s.mu.Unlock()
+	index := s.Keep(req)
 
-	path := strings.TrimSuffix(req.Path, "/")
 	switch {
 	case req.IsResponses():
-	case hr.Method == http.MethodGet && path == "/v1/models":
-		s.log("responsesapi: %s %s", req.Method, req.Path)
-		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{
+	case hr.Method == http.MethodGet && strings.TrimSuffix(req.Path, "/") == "/v1/models":
+		s.Logf("%s %s", req.Method, req.Path)
+		scripted.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{
 			map[string]any{"id": DefaultModel, "object": "model", "created": 1754425777, "owned_by": "system"},
 		}})
 		return
 	default:
-		s.log("responsesapi: unknown path: %s %s?%s", req.Method, req.Path, req.Query)
+		s.Logf("unknown path: %s %s?%s", req.Method, req.Path, req.Query)
 		s.writeError(w, &httpError{status: http.StatusNotFound,
 			body: errorBody("invalid_request_error", "", fmt.Sprintf("Invalid URL (%s %s)", req.Method, req.Path))})
 		return
 	}
-	s.log("responsesapi: %s %s model=%q stream=%v input=%d turn=%d tools=%d last user: %q",
-		req.Method, req.Path, req.Model, req.Stream, len(req.Input), req.Turn(), len(req.Tools), clip(req.LastUserText(), 120))
+	s.Logf("%s %s model=%q stream=%v input=%d turn=%d tools=%d last user: %q",
+		req.Method, req.Path, req.Model, req.Stream, len(req.Input), req.Turn(), len(req.Tools), words.Clip(req.LastUserText(), 120))
 
-	s.scriptMu.Lock()
-	reply := s.script(&req)
-	s.scriptMu.Unlock()
-	s.log("responsesapi: reply %s", reply.describe())
-
+	reply := s.Ask(&req)
+	s.Logf("reply %s", reply.describe())
 	if reply.err != nil {
 		s.writeError(w, reply.err)
 		return
 	}
 	resp := s.response(&req, reply)
 	if resp.failure == nil && !reply.held {
-		s.mu.Lock()
-		s.requests[index].Replied = resp.usage
-		s.mu.Unlock()
+		s.Update(index, func(r *Request) { r.Replied = resp.usage })
 	}
-	if !req.Stream {
-		if !wait(hr, reply.hold) {
-			return
-		}
-		if reply.held {
-			panic(http.ErrAbortHandler)
-		}
-		writeJSON(w, http.StatusOK, resp.json("completed"))
-		return
-	}
-	s.stream(w, hr, resp, reply)
-}
-
-// wait waits for d, or until the client goes away (false).
-func wait(hr *http.Request, d time.Duration) bool {
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-hr.Context().Done():
-		return false
+	switch {
+	case req.Stream:
+		s.stream(w, hr, resp, reply)
+	case !scripted.Wait(hr.Context(), reply.hold):
+	case reply.held:
+		scripted.CutOff()
+	default:
+		scripted.WriteJSON(w, http.StatusOK, resp.json("completed"))
 	}
 }
 
@@ -248,7 +165,7 @@ func (it outItem) json(status string) map[string]any {
 	case "message":
 		content := []any{}
 		if status == "completed" {
-			content = append(content, map[string]any{"type": "output_text", "annotations": []any{}, "logprobs": []any{}, "text": it.text})
+			content = append(content, outputText(it.text))
 		}
 		return map[string]any{"id": it.id, "type": "message", "status": status, "content": content, "role": "assistant"}
 	case "function_call":
@@ -302,7 +219,7 @@ func (r response) json(status string) map[string]any {
 
 func (s *Server) response(req *Request, r Reply) response {
 	resp := response{
-		id:      fmt.Sprintf("resp_%040x", s.ids.Add(1)),
+		id:      fmt.Sprintf("resp_%040x", s.NextID()),
 		created: time.Now().Unix(),
 		model:   req.Model,
 		failure: r.failure,
@@ -336,9 +253,9 @@ func (s *Server) response(req *Request, r Reply) response {
 // previous request with the same prompt_cache_key sent, in steps of 128
 // tokens once there are at least 1024.
 func (s *Server) estimate(req *Request, items []outItem) Usage {
-	u := Usage{InputTokens: estimateTokens(len(req.Body))}
+	u := Usage{InputTokens: scripted.EstimateTokens(len(req.Body))}
 	for _, it := range items {
-		n := estimateTokens(len(it.text) + len(it.input) + len(it.name))
+		n := scripted.EstimateTokens(len(it.text) + len(it.input) + len(it.name))
 		u.OutputTokens += n
 		if it.typ == "reasoning" {
 			u.ReasoningTokens += n
@@ -357,79 +274,91 @@ func (s *Server) estimate(req *Request, items []outItem) Usage {
 }
 
 func (s *Server) id(prefix string) string {
-	return fmt.Sprintf("%s_%040x", prefix, s.ids.Add(1))
+	return fmt.Sprintf("%s_%040x", prefix, s.NextID())
 }
 
 // stream writes resp as the Responses API's server-sent events.
 func (s *Server) stream(w http.ResponseWriter, hr *http.Request, resp response, r Reply) {
-	fl, _ := w.(http.Flusher)
 	h := w.Header()
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Content-Type", scripted.EventStream)
 	h.Set("Cache-Control", "no-cache")
 	h.Set("x-request-id", s.id("req"))
 	h.Set("openai-processing-ms", "42")
-	w.WriteHeader(http.StatusOK)
-	seq := 0
-	send := func(event string, data map[string]any) {
-		data["type"] = event
-		data["sequence_number"] = seq
-		seq++
-		b, _ := json.Marshal(data)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
-		if fl != nil {
-			fl.Flush()
-		}
-	}
+	ev := &events{Events: scripted.StartEvents(w)}
 
-	send("response.created", map[string]any{"response": resp.json("in_progress")})
-	send("response.in_progress", map[string]any{"response": resp.json("in_progress")})
-	if !wait(hr, r.hold) {
+	ev.send("response.created", map[string]any{"response": resp.json("in_progress")})
+	ev.send("response.in_progress", map[string]any{"response": resp.json("in_progress")})
+	if !scripted.Wait(hr.Context(), r.hold) {
 		return
 	}
 	if r.held {
 		// Cut the stream off without finishing the response.
-		panic(http.ErrAbortHandler)
+		scripted.CutOff()
 	}
 	if resp.failure != nil {
-		send("response.failed", map[string]any{"response": resp.json("failed")})
+		ev.send("response.failed", map[string]any{"response": resp.json("failed")})
 		return
 	}
-
 	for i, it := range resp.items {
-		send("response.output_item.added", map[string]any{"output_index": i, "item": it.json("in_progress")})
-		switch it.typ {
-		case "reasoning":
-			part := map[string]any{"type": "summary_text", "text": ""}
-			send("response.reasoning_summary_part.added", map[string]any{"item_id": it.id, "output_index": i, "summary_index": 0, "part": part})
-			for _, c := range chunks(it.text, 40) {
-				send("response.reasoning_summary_text.delta", map[string]any{"item_id": it.id, "output_index": i, "summary_index": 0, "delta": c})
-			}
-			send("response.reasoning_summary_text.done", map[string]any{"item_id": it.id, "output_index": i, "summary_index": 0, "text": it.text})
-			send("response.reasoning_summary_part.done", map[string]any{"item_id": it.id, "output_index": i, "summary_index": 0,
-				"part": map[string]any{"type": "summary_text", "text": it.text}})
-		case "message":
-			part := map[string]any{"type": "output_text", "annotations": []any{}, "logprobs": []any{}, "text": ""}
-			send("response.content_part.added", map[string]any{"item_id": it.id, "output_index": i, "content_index": 0, "part": part})
-			for _, c := range chunks(it.text, 40) {
-				send("response.output_text.delta", map[string]any{"item_id": it.id, "output_index": i, "content_index": 0, "delta": c, "logprobs": []any{}})
-			}
-			send("response.output_text.done", map[string]any{"item_id": it.id, "output_index": i, "content_index": 0, "text": it.text, "logprobs": []any{}})
-			send("response.content_part.done", map[string]any{"item_id": it.id, "output_index": i, "content_index": 0,
-				"part": map[string]any{"type": "output_text", "annotations": []any{}, "logprobs": []any{}, "text": it.text}})
-		case "function_call":
-			for _, c := range chunks(it.input, 40) {
-				send("response.function_call_arguments.delta", map[string]any{"item_id": it.id, "output_index": i, "delta": c})
-			}
-			send("response.function_call_arguments.done", map[string]any{"item_id": it.id, "output_index": i, "arguments": it.input})
-		case "custom_tool_call":
-			for _, c := range chunks(it.input, 40) {
-				send("response.custom_tool_call_input.delta", map[string]any{"item_id": it.id, "output_index": i, "delta": c})
-			}
-			send("response.custom_tool_call_input.done", map[string]any{"item_id": it.id, "output_index": i, "input": it.input})
-		}
-		send("response.output_item.done", map[string]any{"output_index": i, "item": it.json("completed")})
+		ev.send("response.output_item.added", map[string]any{"output_index": i, "item": it.json("in_progress")})
+		ev.item(i, it)
+		ev.send("response.output_item.done", map[string]any{"output_index": i, "item": it.json("completed")})
 	}
-	send("response.completed", map[string]any{"response": resp.json("completed")})
+	ev.send("response.completed", map[string]any{"response": resp.json("completed")})
+}
+
+// events is a stream of the Responses API's events, numbered in order.
+type events struct {
+	*scripted.Events
+	seq int
+}
+
+// send writes the event with its type and sequence number in data.
+func (ev *events) send(event string, data map[string]any) {
+	data["type"] = event
+	data["sequence_number"] = ev.seq
+	ev.seq++
+	ev.Send(event, data)
+}
+
+// item streams the content of output item i: its text or input in
+// deltas, then all of it.
+func (ev *events) item(i int, it outItem) {
+	at := func(m map[string]any) map[string]any {
+		m["item_id"], m["output_index"] = it.id, i
+		return m
+	}
+	switch it.typ {
+	case "reasoning":
+		ev.send("response.reasoning_summary_part.added", at(map[string]any{"summary_index": 0, "part": map[string]any{"type": "summary_text", "text": ""}}))
+		for _, c := range chunks(it.text, 40) {
+			ev.send("response.reasoning_summary_text.delta", at(map[string]any{"summary_index": 0, "delta": c}))
+		}
+		ev.send("response.reasoning_summary_text.done", at(map[string]any{"summary_index": 0, "text": it.text}))
+		ev.send("response.reasoning_summary_part.done", at(map[string]any{"summary_index": 0, "part": map[string]any{"type": "summary_text", "text": it.text}}))
+	case "message":
+		ev.send("response.content_part.added", at(map[string]any{"content_index": 0, "part": outputText("")}))
+		for _, c := range chunks(it.text, 40) {
+			ev.send("response.output_text.delta", at(map[string]any{"content_index": 0, "delta": c, "logprobs": []any{}}))
+		}
+		ev.send("response.output_text.done", at(map[string]any{"content_index": 0, "text": it.text, "logprobs": []any{}}))
+		ev.send("response.content_part.done", at(map[string]any{"content_index": 0, "part": outputText(it.text)}))
+	case "function_call":
+		for _, c := range chunks(it.input, 40) {
+			ev.send("response.function_call_arguments.delta", at(map[string]any{"delta": c}))
+		}
+		ev.send("response.function_call_arguments.done", at(map[string]any{"arguments": it.input}))
+	case "custom_tool_call":
+		for _, c := range chunks(it.input, 40) {
+			ev.send("response.custom_tool_call_input.delta", at(map[string]any{"delta": c}))
+		}
+		ev.send("response.custom_tool_call_input.done", at(map[string]any{"input": it.input}))
+	}
+}
+
+// outputText is an output_text content part.
+func outputText(text string) map[string]any {
+	return map[string]any{"type": "output_text", "annotations": []any{}, "logprobs": []any{}, "text": text}
 }
 
 // writeError writes an API error the way the real API does.
@@ -439,22 +368,8 @@ func (s *Server) writeError(w http.ResponseWriter, e *httpError) {
 		k, v, _ := strings.Cut(h, ":")
 		w.Header().Set(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", fmt.Sprint(len(e.body)))
-	w.WriteHeader(e.status)
-	_, _ = io.WriteString(w, e.body)
+	scripted.WriteBody(w, e.status, "application/json", []byte(e.body))
 }
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, _ := json.Marshal(v)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", fmt.Sprint(len(b)))
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-}
-
-// estimateTokens is a rough token count for n bytes of text.
-func estimateTokens(n int) int { return n/4 + 1 }
 
 // chunks splits s into pieces of about n bytes, between runes, as the
 // API streams text in deltas.

@@ -3,7 +3,6 @@ package responsesapi_test
 import (
 	"cmp"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,7 +26,7 @@ func TestCodexText(t *testing.T) {
 	c := newCodex(t, srv, 0)
 
 	r := c.exec("Say hello.\n", fresh()...)
-	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, 0, r.code, r.Stderr)
 	require.Equal(t, []string{"thread.started", "turn.started", "item.completed:agent_message", "turn.completed"}, r.types())
 	require.NotEmpty(t, r.threadID())
 	require.Equal(t, "Hello from the scripted model.", r.items("agent_message")[0]["text"])
@@ -73,10 +72,9 @@ func TestCodexShell(t *testing.T) {
 			}
 
 			r := c.exec("Make a file.", args...)
-			require.Equal(t, 0, r.code, r.stderr)
-			got, err := os.ReadFile(filepath.Join(c.dir, "made.txt"))
-			require.NoError(t, err)
-			require.Equal(t, "made by codex\n", string(got))
+			require.Equal(t, 0, r.code, r.Stderr)
+			got := c.read("made.txt")
+			require.Equal(t, "made by codex\n", got)
 
 			cmds := r.items("command_execution")
 			require.Len(t, cmds, 1)
@@ -108,10 +106,9 @@ func TestCodexApplyPatch(t *testing.T) {
 	c := newCodex(t, srv, 0)
 
 	r := c.exec("Add notes.", codex.Backend{}.Args(agent.Options{Model: "gpt-5.5"}, "")...)
-	require.Equal(t, 0, r.code, r.stderr)
-	got, err := os.ReadFile(filepath.Join(c.dir, "notes.txt"))
-	require.NoError(t, err)
-	require.Equal(t, "first line\n", string(got))
+	require.Equal(t, 0, r.code, r.Stderr)
+	got := c.read("notes.txt")
+	require.Equal(t, "first line\n", got)
 	changes := r.items("file_change")
 	require.Len(t, changes, 1)
 	require.Equal(t, "completed", changes[0]["status"])
@@ -132,7 +129,7 @@ func TestCodexResume(t *testing.T) {
 	c := newCodex(t, srv, 0)
 
 	first := c.exec("Write first.txt.", fresh()...)
-	require.Equal(t, 0, first.code, first.stderr)
+	require.Equal(t, 0, first.code, first.Stderr)
 	id := first.threadID()
 	require.NotEmpty(t, id)
 	sessions, err := filepath.Glob(filepath.Join(c.home, "sessions", "*", "*", "*", "rollout-*-"+id+".jsonl"))
@@ -141,7 +138,7 @@ func TestCodexResume(t *testing.T) {
 
 	n := len(srv.Responses())
 	second := c.exec("Now check it.", resume(id)...)
-	require.Equal(t, 0, second.code, second.stderr)
+	require.Equal(t, 0, second.code, second.Stderr)
 	require.Equal(t, id, second.threadID(), "a resumed run prints the thread it resumed")
 	require.Equal(t, "one\n", second.items("command_execution")[0]["aggregated_output"])
 
@@ -174,11 +171,11 @@ func TestCodexResumeMissingThread(t *testing.T) {
 
 	r := c.exec("Carry on.", resume("01a205eb-d8ca-79c1-8c81-7ada326ad680")...)
 	require.Equal(t, 1, r.code)
-	require.Empty(t, r.stdout)
-	require.Contains(t, r.stderr, "no rollout found for thread id 01a205eb-d8ca-79c1-8c81-7ada326ad680")
+	require.Empty(t, r.Stdout)
+	require.Contains(t, r.Stderr, "no rollout found for thread id 01a205eb-d8ca-79c1-8c81-7ada326ad680")
 	require.Empty(t, srv.Requests())
 	p := codex.Backend{}.NewParser(agent.Options{})
-	v := p.Verdict(r.err, r.stderr, time.Now())
+	v := p.Verdict(r.Err, r.Stderr, time.Now())
 	require.Equal(t, contract.OutcomeAgentError, v.Outcome)
 	require.True(t, p.ResumeFailed())
 }
@@ -231,7 +228,7 @@ func TestCodexRetries(t *testing.T) {
 	c := newCodex(t, srv, 2)
 
 	r := c.exec("Hi.", fresh()...)
-	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, 0, r.code, r.Stderr)
 	require.Len(t, srv.Requests(), 3)
 	require.Equal(t, "Third time lucky.", r.items("agent_message")[0]["text"])
 }
@@ -245,29 +242,26 @@ func TestRalphPRDScript(t *testing.T) {
   {"id": "US-002", "title": "Two", "passes": false}
 ]}
 `
-	require.NoError(t, os.WriteFile(filepath.Join(c.dir, "prd.json"), []byte(prd), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(c.dir, "progress.txt"), []byte("# Progress\n"), 0o644))
+	c.write("prd.json", prd)
+	c.write("progress.txt", "# Progress\n")
 
 	prompt := "# Ralph loop: iteration 1\n\n## This iteration: US-002 Two\n\nImplement it.\n"
 	r := c.exec(prompt, fresh()...)
-	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, 0, r.code, r.Stderr)
 	msgs := r.items("agent_message")
 	require.Equal(t, "Implemented US-002.", msgs[len(msgs)-1]["text"])
 	require.Len(t, r.items("command_execution"), 3)
 
-	story, err := os.ReadFile(filepath.Join(c.dir, "story-US-002.txt"))
-	require.NoError(t, err)
-	require.Equal(t, "Story US-002 is implemented.\n", string(story))
-	got, err := os.ReadFile(filepath.Join(c.dir, "prd.json"))
-	require.NoError(t, err)
-	require.Contains(t, string(got), `{"id": "US-001", "title": "One", "passes": false}`)
-	require.Contains(t, string(got), `{"id": "US-002", "title": "Two", "passes": true}`)
-	progress, err := os.ReadFile(filepath.Join(c.dir, "progress.txt"))
-	require.NoError(t, err)
-	require.Contains(t, string(progress), "US-002: wrote story-US-002.txt and marked it passing")
+	story := c.read("story-US-002.txt")
+	require.Equal(t, "Story US-002 is implemented.\n", story)
+	got := c.read("prd.json")
+	require.Contains(t, got, `{"id": "US-001", "title": "One", "passes": false}`)
+	require.Contains(t, got, `{"id": "US-002", "title": "Two", "passes": true}`)
+	progress := c.read("progress.txt")
+	require.Contains(t, progress, "US-002: wrote story-US-002.txt and marked it passing")
 
 	verify := c.exec("# Ralph loop: iteration 2\n\n## This iteration: verify\n\nCheck everything.\n", fresh()...)
-	require.Equal(t, 0, verify.code, verify.stderr)
+	require.Equal(t, 0, verify.code, verify.Stderr)
 	require.Contains(t, verify.items("agent_message")[0]["text"], responsesapi.CompletePromise)
 }
 
@@ -285,19 +279,19 @@ func TestRalphPRDScriptResume(t *testing.T) {
 	})
 	defer srv.Close()
 	c := newCodex(t, srv, 0)
-	require.NoError(t, os.WriteFile(filepath.Join(c.dir, "prd.json"), []byte(`{"userStories": [{"id": "US-001", "passes": false}]}`+"\n"), 0o644))
+	c.write("prd.json", `{"userStories": [{"id": "US-001", "passes": false}]}`+"\n")
 	prompt := "# Ralph loop: iteration 1\n\n## This iteration: US-001 One\n"
 
 	hold = true
 	killed := c.killAfter(prompt, fresh(), func() bool { return len(srv.Responses()) == 2 })
 	id := killed.threadID()
-	require.NotEmpty(t, id, "the thread id comes first: %s", killed.stdout)
+	require.NotEmpty(t, id, "the thread id comes first: %s", killed.Stdout)
 	require.FileExists(t, filepath.Join(c.dir, "story-US-001.txt"))
 
 	hold = false
 	n := len(srv.Responses())
 	r := c.exec(prompt, resume(id)...)
-	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, 0, r.code, r.Stderr)
 	require.Equal(t, id, r.threadID())
 	cmds := r.items("command_execution")
 	require.Len(t, cmds, 2, "the story file is not written again")
