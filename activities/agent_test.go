@@ -535,3 +535,37 @@ func TestRetryKeepsOneCommitPerStory(t *testing.T) {
 	second := gitRun(t, dir, "show", "--name-only", "--format=", res.Commit)
 	require.NotContains(t, second, "story-US-001.txt")
 }
+
+// TestResumeCommitsTheDeadAttemptsEditsFirst: the edits a dead attempt
+// left become their own commit before the agent's session is resumed,
+// and the resumed agent is told where they are.
+func TestResumeCommitsTheDeadAttemptsEditsFirst(t *testing.T) {
+	dir := newRepo(t, map[string]string{"prd.json": prd, "progress.txt": ""})
+	env, state := scenarioEnv(t, map[string]any{"hang": true}, map[string]any{"auto": true})
+	ag := &activities.Agent{Env: env, HeartbeatInterval: 100 * time.Millisecond}
+	in := iterationInput(dir, 1)
+	var last contract.Progress
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := ag.Iterate(ctx, in, 1, nil, func(p contract.Progress) {
+		last = p
+		if p.AgentSessionID != "" {
+			cancel()
+		}
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotEmpty(t, last.AgentSessionID)
+	// What the dead attempt had written when its worker died.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "half.go"), []byte("package x\n"), 0o644))
+
+	res, err := ag.Iterate(context.Background(), in, 2, &last, nil)
+	require.NoError(t, err)
+	require.True(t, res.Resumed)
+	require.NotEmpty(t, res.InterruptedCommit)
+	require.Equal(t, "half.go", strings.TrimSpace(gitRun(t, dir, "show", "--name-only", "--format=", res.InterruptedCommit)))
+	require.Contains(t, gitRun(t, dir, "log", "-1", "--format=%s", res.InterruptedCommit), "ralph: iteration 1 (interrupted): US-001")
+	require.NotContains(t, res.FilesChanged, "half.go")
+
+	data, err := os.ReadFile(filepath.Join(state, "calls.jsonl"))
+	require.NoError(t, err)
+	require.Contains(t, string(data), "Ralph committed the edits you had made as "+contract.ShortSHA(res.InterruptedCommit))
+}

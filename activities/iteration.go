@@ -207,7 +207,7 @@ func (a *Agent) start(ctx context.Context, it *iteration) error {
 			return fmt.Errorf("reset the interrupted iteration: %w", err)
 		}
 	}
-	if fresh && !in.Agent.ResetInterrupted {
+	if it.interrupted && !(fresh && in.Agent.ResetInterrupted) {
 		if err := a.commitInterrupted(ctx, it); err != nil {
 			return err
 		}
@@ -216,7 +216,8 @@ func (a *Agent) start(ctx context.Context, it *iteration) error {
 		return err
 	}
 	it.before, it.beforeErr = tasks.Load(in.Workspace, it.mode)
-	if it.interrupted && prev.StoryID != "" && it.saved == "" {
+	if it.interrupted && prev.StoryID != "" && (it.saved == "" || !fresh) {
+		// The dead attempt's story, which a resumed agent goes on with.
 		it.progress.StoryID, it.progress.StoryTitle = prev.StoryID, prev.StoryTitle
 	} else if next, ok := it.before.Next(); ok {
 		it.progress.StoryID, it.progress.StoryTitle = next.ID, next.Title
@@ -306,7 +307,7 @@ func (a *Agent) openLog(it *iteration, prompt string) (io.Writer, func()) {
 func (a *Agent) runOrResume(ctx context.Context, it *iteration, prompt string, logw io.Writer) (agentRun, bool, error) {
 	if it.interrupted && it.prev.AgentSessionID != "" {
 		it.progress.AgentSessionID = it.prev.AgentSessionID
-		run, err := a.runAgent(ctx, it.in, it.backend, resumePrompt, it.prev.AgentSessionID, logw, it.progress, it.beat)
+		run, err := a.runAgent(ctx, it.in, it.backend, resumePrompt(it.saved), it.prev.AgentSessionID, logw, it.progress, it.beat)
 		if err != nil {
 			return agentRun{}, false, err
 		}
@@ -366,7 +367,7 @@ func (a *Agent) examine(ctx context.Context, it *iteration, run agentRun, res *c
 	case contract.RolePlanner:
 		err = a.checkPlan(ctx, repo, in, start, res)
 	default:
-		err = a.inspect(ctx, repo, in, it.mode, it.promise, it.before, start, run.summary.FinalText, res)
+		err = a.inspect(ctx, it, run.summary.FinalText, res)
 	}
 	if err != nil {
 		return err
@@ -397,10 +398,16 @@ func createLog(dir, promptName, logName, prompt string) (io.Writer, func(), erro
 	return f, func() { f.Close() }, nil
 }
 
-// resumePrompt continues an agent session whose worker died mid-iteration.
-const resumePrompt = "You were interrupted: the process running you stopped before you finished. " +
-	"Continue the task from where you left off, following the instructions you were given at the start of this conversation. " +
-	"Check the working tree first (git status, git diff): some of your edits may already be on disk."
+// resumePrompt continues an agent session whose worker died
+// mid-iteration; saved is the commit Ralph made of what it left, if any.
+func resumePrompt(saved string) string {
+	p := "You were interrupted: the process running you stopped before you finished. " +
+		"Continue the task from where you left off, following the instructions you were given at the start of this conversation. "
+	if saved != "" {
+		return p + fmt.Sprintf("Ralph committed the edits you had made as %s: check them first (git show %s).", contract.ShortSHA(saved), contract.ShortSHA(saved))
+	}
+	return p + "Check the working tree first (git status, git diff): some of your edits may already be on disk."
+}
 
 // interruptedNote tells a fresh agent what the dead attempt of its
 // iteration left in the working tree, or committed as saved.
@@ -495,8 +502,9 @@ func truncate(s string, n int) string {
 }
 
 // inspect fills in what the iteration changed in the workspace.
-func (a *Agent) inspect(ctx context.Context, repo *git.Repo, in contract.IterationInput, mode contract.Mode, promise string, before tasks.State, startHead, finalText string, res *contract.IterationResult) error {
-	after, err := tasks.Load(in.Workspace, mode)
+func (a *Agent) inspect(ctx context.Context, it *iteration, finalText string, res *contract.IterationResult) error {
+	repo, in, promise, before, startHead := it.repo, it.in, it.promise, it.before, it.progress.StartHead
+	after, err := tasks.Load(in.Workspace, it.mode)
 	switch {
 	case err != nil:
 		// The agent broke the task file. The iteration failed; the next
@@ -509,7 +517,7 @@ func (a *Agent) inspect(ctx context.Context, repo *git.Repo, in contract.Iterati
 		res.Task = taskState(before)
 	default:
 		res.Task = taskState(after)
-		res.StoryID, res.StoryTitle = workedOn(before, after)
+		res.StoryID, res.StoryTitle = workedOn(before, after, it.progress.StoryID, it.progress.StoryTitle)
 	}
 	if res.Outcome == contract.OutcomeSuccess && !res.Repair {
 		res.CompletionClaimed = tasks.ClaimsCompletion(finalText, promise)

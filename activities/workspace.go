@@ -211,9 +211,9 @@ func taskState(st tasks.State) contract.TaskState {
 	return ts
 }
 
-// workedOn names the story or task an iteration finished, or else the one
-// it was asked to do.
-func workedOn(before, after tasks.State) (id, title string) {
+// workedOn names the story or task an iteration finished, or else the
+// one it was asked to do (id, title).
+func workedOn(before, after tasks.State, id, title string) (string, string) {
 	was := map[string]bool{}
 	for _, it := range before.Items {
 		was[it.ID+"\x00"+it.Title] = it.Done
@@ -223,8 +223,5 @@ func workedOn(before, after tasks.State) (id, title string) {
 			return it.ID, it.Title
 		}
 	}
-	if next, ok := before.Next(); ok {
-		return next.ID, next.Title
-	}
-	return "", ""
+	return id, title
 }

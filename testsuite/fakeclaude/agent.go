@@ -147,6 +147,9 @@ func (a *invocation) work(w work) (status int, ended bool) {
 	if s.SleepMS > 0 {
 		w.actions = append([]action{{sleep: time.Duration(s.SleepMS) * time.Millisecond}}, w.actions...)
 	}
+	if s.SleepAfter > 0 {
+		w.actions = append(w.actions, action{sleep: time.Duration(s.SleepAfter) * time.Millisecond})
+	}
 	if s.Commit.On {
 		msg := s.Commit.Text
 		if msg == "" {

@@ -70,6 +70,8 @@
 //	stderr        text to print on stderr.
 //	sleep_ms      run a Bash tool call that takes this long, printing
 //	              tool_progress events every second meanwhile.
+//	sleep_after_ms  the same, after the step's work is on disk (before its
+//	              commit and result): a kill then leaves the work uncommitted.
 //	hang          true: print system/init, start a child "sleep 300" (so that
 //	              killing the process group is exercised) and never finish.
 //	garbage       true or N: print N (default 12) lines that are not JSON

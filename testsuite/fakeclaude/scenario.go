@@ -45,6 +45,7 @@ type step struct {
 	ErrorText   string            `json:"error_text"`
 	Stderr      string            `json:"stderr"`
 	SleepMS     int               `json:"sleep_ms"`
+	SleepAfter  int               `json:"sleep_after_ms"`
 	Hang        bool              `json:"hang"`
 	Garbage     amount            `json:"garbage"`
 	Crash       amount            `json:"crash"`

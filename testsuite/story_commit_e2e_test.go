@@ -1,0 +1,75 @@
+package testsuite_test
+
+import (
+	"context"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/durable-ralph/ralph/contract"
+)
+
+// TestWorkerKilledMidStoryKeepsOneCommitPerStory kills the worker after
+// the agent wrote story US-001 but before the iteration committed it. The
+// retry (which resumes the agent's session, and which goes on to US-002)
+// must not fold that work into its own commit: every story ends in a
+// commit of its own that names it, and no commit holds two stories.
+func TestWorkerKilledMidStoryKeepsOneCommitPerStory(t *testing.T) {
+	srv := startServer(t, t.TempDir())
+	defer srv.Stop()
+
+	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
+	se := newStarterEnv(t, rawScenario(t, map[string]any{
+		"steps":  []any{map[string]any{"auto": true, "sleep_after_ms": 8000}},
+		"repeat": "auto",
+	}))
+	env := append(se.env, "TEMPORAL_ADDRESS="+srv.Address())
+	id := sessionIDOf(r.Dir)
+
+	w1 := startProc(t, env, bins.worker)
+	p := startProc(t, env, bins.starter, "run", r.Dir)
+	require.Equal(t, 0, p.wait(t, time.Minute), p.Output())
+	waitFor(t, time.Minute, "the agent to write US-001", func() bool {
+		cs := calls(t, env)
+		return len(cs) == 1 && time.Since(cs[0].Time) > 3*time.Second
+	})
+	require.NoError(t, w1.cmd.Process.Signal(syscall.SIGKILL))
+	w1.wait(t, time.Minute)
+	require.NotEmpty(t, strings.TrimSpace(r.git("status", "--porcelain")), "the dead attempt left its work uncommitted")
+	startProc(t, env, bins.worker)
+
+	c := dial(t, srv.Address(), "")
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var res contract.SessionResult
+	require.NoError(t, c.GetWorkflow(ctx, id, "").Get(ctx, &res))
+	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
+
+	// Every commit after the first: its subject and the story files it holds.
+	first := strings.TrimSpace(r.git("rev-list", "--max-parents=0", "HEAD"))
+	stories := map[string]string{} // story file -> subject of its commit
+	for _, entry := range strings.Split(r.git("log", "--reverse", "--format=%x00%s", "--name-only", first+"..HEAD"), "\x00")[1:] {
+		subject, files, _ := strings.Cut(entry, "\n")
+		var held []string
+		for _, f := range strings.Fields(files) {
+			if strings.HasPrefix(f, "story-") {
+				held = append(held, f)
+			}
+		}
+		require.LessOrEqual(t, len(held), 1, "commit %q holds two stories: %v", subject, held)
+		for _, f := range held {
+			require.NotContains(t, stories, f, "%s is in two commits", f)
+			stories[f] = subject
+			story := strings.TrimSuffix(strings.TrimPrefix(f, "story-"), ".txt")
+			require.Contains(t, subject, story, "the commit of %s names it", f)
+		}
+	}
+	require.Len(t, stories, 3, "one commit per story: %v", stories)
+	require.Contains(t, stories["story-US-001.txt"], "(interrupted)", "the dead attempt's work is committed apart")
+	require.Equal(t, 3, res.Totals.Commits, "the interrupted commit counts, once")
+	replay(t, c, id)
+}
