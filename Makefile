@@ -7,9 +7,23 @@ SHELL := /bin/bash
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 
-.PHONY: test deps lint unit race e2e bench
+.PHONY: test deps lint unit race e2e bench install
 
 test: deps lint unit race e2e bench
+
+# The two commands, starter and worker, into `go env GOBIN` (or
+# $GOPATH/bin), as the README's first section says. Both embed a Temporal
+# server, so the first build downloads its modules and compiles it: several
+# minutes during which go prints nothing but "go: downloading" lines.
+install:
+	@bin="$$(go env GOBIN)"; [ -n "$$bin" ] || bin="$$(go env GOPATH)/bin"; \
+	echo "Building starter and worker into $$bin: go install ./cmd/starter ./cmd/worker"; \
+	echo "Both have a Temporal server built in: the first build downloads its modules and compiles it, which takes"; \
+	echo "several minutes with nothing but 'go: downloading' lines meanwhile. Later builds take seconds."
+	go install ./cmd/starter ./cmd/worker
+	@bin="$$(go env GOBIN)"; [ -n "$$bin" ] || bin="$$(go env GOPATH)/bin"; \
+	echo "Installed $$bin/starter and $$bin/worker."; \
+	case ":$$PATH:" in *":$$bin:"*) ;; *) echo "$$bin is not on your PATH: add it (export PATH=\"$$bin:\$$PATH\") to run starter and worker by name.";; esac
 
 # Tools the tests need beyond Go and git, from Debian: docker-compose
 # validates docker-compose.yml offline; chromium runs the browser test

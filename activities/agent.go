@@ -46,6 +46,9 @@ type Agent struct {
 	// MaxLineBytes is the longest stream line parsed; longer lines are
 	// counted as invalid and skipped. Default DefaultMaxLineBytes.
 	MaxLineBytes int
+	// PreflightTimeout bounds an agent's `--version` in CheckAgents;
+	// default contract.PreflightVersionTimeout.
+	PreflightTimeout time.Duration
 	// Host is the host ID of the worker's machine (HostReady says it).
 	Host string
 	// Slots caps the agents the worker runs at once; nil is no cap.

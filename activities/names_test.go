@@ -23,6 +23,7 @@ func TestActivityNames(t *testing.T) {
 		{contract.ActivityRunIteration, &activities.Agent{}},
 		{contract.ActivityPrepareIssueWorktree, &activities.Agent{}},
 		{contract.ActivityPushBranch, &activities.Agent{}},
+		{contract.ActivityCheckAgents, &activities.Agent{}},
 		{contract.ActivityPreflight, &github.Activities{}},
 		{contract.ActivityPickIssue, &github.Activities{}},
 		{contract.ActivityReadIssue, &github.Activities{}},

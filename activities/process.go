@@ -42,7 +42,8 @@ func (a *Agent) runAgent(ctx context.Context, in contract.IterationInput, backen
 	bin, err := exec.LookPath(in.Agent.Command[0])
 	if err != nil {
 		return agentRun{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("agent binary %q not found on the worker's PATH: %v", in.Agent.Command[0], err), contract.ErrTypeAgentNotFound, err)
+			fmt.Sprintf("agent binary %q not found on the worker's PATH: %v", in.Agent.Command[0], err), contract.ErrTypeAgentNotFound, err,
+			contract.AgentProblem{Backend: backend.Name(), Binary: in.Agent.Command[0]})
 	}
 	timeout := in.Agent.Timeout
 	if timeout <= 0 {
@@ -73,7 +74,8 @@ func (a *Agent) runAgent(ctx context.Context, in contract.IterationInput, backen
 	stopBeats()
 	if err != nil {
 		return agentRun{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("start agent %q: %v", bin, err), contract.ErrTypeAgentNotFound, err)
+			fmt.Sprintf("start agent %q: %v", bin, err), contract.ErrTypeAgentNotFound, err,
+			contract.AgentProblem{Backend: backend.Name(), Binary: in.Agent.Command[0]})
 	}
 	// Cancellation of the activity (heartbeat timeout, session runtime
 	// limit, a stop by hand) is an error for Temporal; the end of the

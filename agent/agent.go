@@ -37,6 +37,13 @@ type Backend interface {
 	NewParser(o Options) Parser
 }
 
+// Installer is implemented by a Backend whose CLI installs the same way
+// everywhere: Install names the CLI and says how to install it, for a
+// person whose worker lacks it ("Codex: npm install -g @openai/codex").
+type Installer interface {
+	Install() string
+}
+
 // SessionUsage is implemented by a Backend whose resumed run reports the
 // usage of the agent's whole session, the runs it continues included
 // (Codex reports the thread's running total). A resumed run's usage then

@@ -5,8 +5,9 @@ import (
 
 	"github.com/durable-ralph/ralph/internal/words"
 
-	"github.com/durable-ralph/ralph/contract"
 	"github.com/stretchr/testify/require"
+
+	"github.com/durable-ralph/ralph/contract"
 )
 
 func TestPricesCost(t *testing.T) {

@@ -258,7 +258,8 @@ type QueueConfig struct {
 
 // DevConfig configures the embedded Temporal dev server.
 type DevConfig struct {
-	// Enabled runs the dev server in the process.
+	// Enabled uses the dev server of StateDir, started in the background
+	// when none runs there.
 	Enabled bool `mapstructure:"enabled"`
 	// StateDir holds the dev server's database. It is absolute unless set
 	// to a relative path, and "" only if it was not set, the dev server is

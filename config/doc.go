@@ -149,7 +149,9 @@
 //   - RALPH_QUEUE_BASE_BRANCH: branch the pull requests are based on
 //     (--base-branch, the repository's default branch).
 //   - RALPH_QUEUE_DRAFT: open the pull requests as drafts (--draft, false).
-//   - RALPH_DEV_ENABLED: run an embedded Temporal dev server (--dev, false).
+//   - RALPH_DEV_ENABLED: use the Temporal dev server of the state
+//     directory, starting it in the background when none runs; without it
+//     the commands still find a running one (--dev, false).
 //   - RALPH_DEV_STATE_DIR: directory of the dev server's database; a leading
 //     ~ is expanded (--state-dir, $XDG_STATE_HOME/durable-ralph or else
 //     ~/.local/state/durable-ralph).

@@ -355,7 +355,7 @@ var specs = []spec{
 		usage: "open the pull requests as drafts"},
 
 	{key: "dev.enabled", flag: "dev", kind: kindBool, def: false, trusted: true,
-		usage: "run an embedded Temporal dev server"},
+		usage: "use the Temporal dev server of the state directory, starting it in the background when none runs"},
 	{key: "dev.state-dir", flag: "state-dir", kind: kindString, def: "", trusted: true,
 		text:  "$XDG_STATE_HOME/durable-ralph or ~/.local/state/durable-ralph",
 		usage: "directory of the dev server's database (default: $XDG_STATE_HOME/durable-ralph or ~/.local/state/durable-ralph)"},

@@ -57,6 +57,10 @@ func (c *Config) resolveStateDir() error {
 	return nil
 }
 
+// DefaultStateDir is the state directory of the dev server when
+// dev.state-dir is not set.
+func DefaultStateDir() (string, error) { return defaultStateDir() }
+
 // defaultStateDir returns $XDG_STATE_HOME/durable-ralph, or
 // ~/.local/state/durable-ralph if XDG_STATE_HOME is unset or, against the
 // XDG Base Directory Specification, relative.

@@ -44,5 +44,6 @@
 //	                                         session already runs instead of attaching
 //
 // testsuite/replay_test.go replays a recorded history of every workflow
-// shape against the current code.
+// shape against the current code (the AgentPreflight workflow's are
+// replayed by testsuite/preflight_e2e_test.go).
 package contract

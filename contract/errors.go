@@ -30,6 +30,9 @@ const (
 	ErrTypeDirtyWorkspace     = "DirtyWorkspace"
 	ErrTypeInvalidTaskFile    = "InvalidTaskFile"
 	ErrTypeInvalidAgentConfig = "InvalidAgentConfig"
+	// ErrTypeAgentUnusable: the agent's binary is there but does not
+	// answer --version (it fails, or hangs).
+	ErrTypeAgentUnusable = "AgentUnusable"
 	// ErrTypeAgentSlotBusy: every agent slot of the worker stayed taken
 	// for as long as one attempt may wait. Not a failure: the session
 	// runs the same iteration again (its details carry the Progress to

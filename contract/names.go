@@ -67,6 +67,9 @@ const ActivityAwaitSession = "AwaitSession"
 const (
 	WorkflowSession    = "Session"
 	WorkflowIssueQueue = "IssueQueue"
+	// WorkflowAgentPreflight checks, on the worker of a session's host,
+	// the agents of a session about to start (see PreflightInput).
+	WorkflowAgentPreflight = "AgentPreflight"
 )
 
 // Activity type names, as the worker registers them (the names of the
@@ -80,6 +83,7 @@ const (
 	ActivityRunIteration         = "RunIteration"
 	ActivityPrepareIssueWorktree = "PrepareIssueWorktree"
 	ActivityPushBranch           = "PushBranch"
+	ActivityCheckAgents          = "CheckAgents"
 	// GitHub activities, on the shared task queue.
 	ActivityPreflight = "Preflight"
 	ActivityPickIssue = "PickIssue"

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/durable-ralph/ralph/contract"
 	"github.com/stretchr/testify/require"
+
+	"github.com/durable-ralph/ralph/contract"
 )
 
 func TestParseVerdict(t *testing.T) {

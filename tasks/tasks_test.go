@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/durable-ralph/ralph/contract"
 	"github.com/stretchr/testify/require"
+
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // writeFiles creates the files in a new temporary directory and returns it.

@@ -79,7 +79,7 @@ func TestCheckpointSurvivesWorkerAndServerRestart(t *testing.T) {
 	require.Contains(t, out, "Waiting for a human: checkpoint cp-2 (decision, asked in iteration 2")
 	require.Contains(t, out, "Which database should widgets live in?")
 	require.Contains(t, out, "1. postgres")
-	require.Contains(t, out, "\n  starter respond --dev "+id+" --checkpoint cp-2 --approve\n", "a command that runs as printed")
+	require.Contains(t, out, "\n  starter respond --state-dir "+se.stateDir+" "+id+" --checkpoint cp-2 --approve\n", "a command that runs as printed")
 
 	// `temporal workflow list --query` sends exactly this visibility query.
 	c := se.dial(t)

@@ -167,6 +167,7 @@ func (se *starterEnv) dial(t *testing.T) client.Client {
 func newStarterEnv(t *testing.T, scenarioPath string) *starterEnv {
 	t.Helper()
 	se := &starterEnv{stateDir: t.TempDir(), port: fixedPort(t)}
+	t.Cleanup(func() { stopDevServer(t, se.stateDir) }) // --dev leaves it running
 	se.env = append(fakeEnv(t, scenarioPath),
 		"PATH="+bins.dir+":"+getenv("PATH"),
 		"RALPH_DEV_STATE_DIR="+se.stateDir,

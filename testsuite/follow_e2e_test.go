@@ -69,7 +69,7 @@ func TestFollowShowsTheRunningAgent(t *testing.T) {
 	require.Equal(t, 2, raw.wait(t, time.Minute), raw.Output())
 	require.Contains(t, raw.Output(), "Attached to running session")
 	require.Contains(t, raw.Output(), "The session is already running with its own settings: --max-cost is ignored.\n"+
-		"Change its limits with: starter set-limits --dev ralph-")
+		"Change its limits with: starter set-limits --state-dir "+se.stateDir+" ralph-")
 	require.Contains(t, raw.Output(), `"type":"system","subtype":"init"`)
 	require.Contains(t, raw.Output(), `"type":"result"`, "to the end of the attempt's stream")
 	require.Less(t, strings.Index(raw.Output(), `"type":"result"`), strings.Index(raw.Output(), "iteration 1: success"))

@@ -110,13 +110,11 @@ exit 1
 	require.NotEmpty(t, logs)
 }
 
-// exportHistory opens the saved state of a stopped session and returns its
-// whole history as JSON.
+// exportHistory reads the whole history of a session from the dev server
+// of se and returns it as JSON.
 func exportHistory(t *testing.T, se *starterEnv, id string) string {
 	t.Helper()
-	srv := startServer(t, se.stateDir)
-	defer srv.Stop()
-	c := dial(t, srv.Address(), srv.Namespace())
+	c := se.dial(t) // the dev server that ran the session runs on
 	defer c.Close()
 	return historyJSON(t, c, id, "")
 }

@@ -136,7 +136,7 @@ func TestStartupErrorsSaidOnce(t *testing.T) {
 	code, out = starter(t, se, "status", "--dev", good.Dir)
 	require.Equal(t, 1, code, out)
 	require.Contains(t, out, "starter: no session ralph-")
-	require.Contains(t, out, "here: start one with starter run --dev "+good.Dir+"\n")
+	require.Contains(t, out, "here: start one with starter run --dev --state-dir "+se.stateDir+" "+good.Dir+"\n")
 	require.NotContains(t, out, "level=", "status --dev logs to its file, not here")
 }
 

@@ -69,7 +69,7 @@ func (s *session) details() string {
 			// On a paragraph of its own: a plan's lines are a list.
 			b.WriteString("\n\nContext:\n\n" + cp.Context)
 		}
-		b.WriteString(fmt.Sprintf("\n\nAnswer with the `%s` signal, input `{\"id\": \"%s\", \"approve\": true}`, `{\"id\": \"%s\", \"reject\": true, \"reason\": \"…\"}` or `{\"id\": \"%s\", \"answer\": \"…\"}`; or run `starter respond %s --checkpoint %s --approve` (or `--reject --reason …`, `--answer …`).", contract.SignalCheckpoint, cp.ID, cp.ID, cp.ID, st.SessionID, cp.ID))
+		b.WriteString(fmt.Sprintf("\n\nAnswer with the `%s` signal, input `{\"id\": \"%s\", \"approve\": true}`, `{\"id\": \"%s\", \"reject\": true, \"reason\": \"…\"}` or `{\"id\": \"%s\", \"answer\": \"…\"}`; or run `starter respond %s --checkpoint %s --approve` (or `--reject --reason …`, `--answer …`) on a machine that reaches this server: the starter finds the dev server of its state directory itself, else set `TEMPORAL_ADDRESS`.", contract.SignalCheckpoint, cp.ID, cp.ID, cp.ID, st.SessionID, cp.ID))
 		if !cp.Deadline.IsZero() {
 			b.WriteString(fmt.Sprintf(" Times out at %s.", cp.Deadline.UTC().Format(time.RFC3339)))
 		}
@@ -82,7 +82,7 @@ func (s *session) details() string {
 		b.WriteString(fmt.Sprintf("\n\nWaiting for an agent slot: the worker on `%s` already runs as many agents as its `worker.max-agents` allows.", st.Host))
 	}
 	if st.State == contract.StatePaused {
-		b.WriteString(fmt.Sprintf("\n\nPaused: send the `%s` signal to continue.", contract.SignalResume))
+		b.WriteString(fmt.Sprintf("\n\nPaused: send the `%s` signal, or run `starter resume %s`, to continue.", contract.SignalResume, st.SessionID))
 	}
 	return b.String()
 }

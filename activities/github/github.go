@@ -20,9 +20,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/durable-ralph/ralph/contract"
 	gh "github.com/google/go-github/v62/github"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // DefaultAPIURL is the public GitHub API.

@@ -9,9 +9,10 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/durable-ralph/ralph/contract"
 	gh "github.com/google/go-github/v62/github"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // Preflight checks, before a queue takes its first issue, that the token

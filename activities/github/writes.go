@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/durable-ralph/ralph/contract"
 	gh "github.com/google/go-github/v62/github"
+
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // SetLabels adds and removes labels of an issue. Both are idempotent, so

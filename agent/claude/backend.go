@@ -16,6 +16,9 @@ type Backend struct{}
 // Name is "claude".
 func (Backend) Name() string { return "claude" }
 
+// Install says how to install Claude Code (its npm package).
+func (Backend) Install() string { return "Claude Code: npm install -g @anthropic-ai/claude-code" }
+
 // Args is the command line of one run.
 func (Backend) Args(o agent.Options, resume string) []string {
 	args := []string{"-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"}

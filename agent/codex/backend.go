@@ -57,6 +57,9 @@ type Backend struct{}
 // Name is "codex".
 func (Backend) Name() string { return "codex" }
 
+// Install says how to install the Codex CLI (its npm package).
+func (Backend) Install() string { return "Codex: npm install -g @openai/codex" }
+
 // Args is the command line of one run: codex exec with JSONL output
 // (--json), every command run without asking and without a sandbox, the
 // prompt read from stdin ("-"), and for a resumed run the subcommand

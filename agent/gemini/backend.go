@@ -28,6 +28,9 @@ type Backend struct{}
 // Name is "gemini".
 func (Backend) Name() string { return "gemini" }
 
+// Install says how to install the Gemini CLI (its npm package).
+func (Backend) Install() string { return "Gemini CLI: npm install -g @google/gemini-cli" }
+
 // Args is the command line of one run: headless (--prompt "", the prompt
 // itself on stdin), stream-json output, every tool call approved
 // (--approval-mode yolo), and --resume with the session id of the run to

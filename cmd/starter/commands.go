@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -71,10 +73,35 @@ func newRootCmd(cctx *commandContext) *cobra.Command {
 	root.PersistentFlags().BoolVarP(&cctx.verbose, "verbose", "v", false, "print a failure's whole chain of workflow and activity errors, not only its cause")
 	root.SetOut(cctx.stdout)
 	root.SetErr(cctx.stderr)
+	root.SetFlagErrorFunc(flagError)
 	for _, s := range commands() {
 		root.AddCommand(s.build(cctx))
 	}
+	root.AddCommand(newDevCmd(cctx))
 	return root
+}
+
+// flagError rewords pflag's error for a flag value of the wrong type
+// (`invalid argument "abc" for "--max-iterations" flag: strconv.ParseInt:
+// parsing "abc": invalid syntax`) to name the flag and what it takes.
+// Other errors, and flags with values of their own (-o), keep their words.
+func flagError(_ *cobra.Command, err error) error {
+	ive, ok := errors.AsType[*pflag.InvalidValueError](err)
+	if !ok {
+		return err
+	}
+	want := map[string]string{
+		"int":      "a whole number, such as 10",
+		"int64":    "a whole number, such as 10",
+		"uint":     "a whole number of 0 or more, such as 10",
+		"float64":  "a number, such as 2.5",
+		"duration": "a duration, such as 90s, 30m or 4h",
+		"bool":     "true or false",
+	}[ive.GetFlag().Value.Type()]
+	if want == "" {
+		return err
+	}
+	return fmt.Errorf("invalid --%s %q: must be %s", ive.GetFlag().Name, ive.GetValue(), want)
 }
 
 // build makes the cobra command of s and wires it to cctx: cobra parses
@@ -121,8 +148,9 @@ if the last one has ended, run starts a new one with records of its own and says
 --follow prints what the agent does as it happens (a line per tool call and message, read
 from the iteration's heartbeat, so it works from any machine), one line per iteration, and
 exits with the session's termination code; -q keeps only the iteration lines.
-With --dev and no server answering, run starts the embedded server and a worker in this
-process for the life of the session (and so follows it); run it again to resume.
+With --dev and no dev server running, run starts one in the background (it outlives run;
+starter dev stop stops it). When no worker runs for this host on the dev server, run is the
+worker for the life of the session (and so follows it); run it again to resume.
 --worktree NAME runs the session in a git work tree of the clone DIR, .ralph/worktrees/NAME
 on branch ralph/NAME (made from the clone's HEAD, or continued when it exists), with a
 workflow ID of its own: several sessions work on one clone at once. The work tree stays

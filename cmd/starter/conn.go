@@ -5,15 +5,18 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	sdklog "go.temporal.io/sdk/log"
 
-	"github.com/durable-ralph/ralph/activities/github"
 	"github.com/durable-ralph/ralph/config"
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/codec"
+	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/ralph"
 )
 
@@ -23,14 +26,23 @@ type connection struct {
 	client    client.Client
 	cfg       config.Config
 	namespace string
-	uiURL     string
-	codec     *codec.Codec
+	// address is the server's host:port.
+	address string
+	uiURL   string
+	codec   *codec.Codec
 	// dataConverter decodes payloads the client does not decode itself
 	// (heartbeat details of a pending activity).
 	dataConverter converter.DataConverter
-	// started says this process started the embedded server (--dev with
-	// none answering): it is gone when the command exits.
+	// dev is the dev server of the state directory that this connection
+	// reaches, found or started; nil for another server.
+	dev *devserver.Record
+	// started says this process is the worker of the sessions it starts
+	// (run, plan, queue on a dev server that no standing worker serves):
+	// it follows them to their end, and they wait for a worker when it
+	// exits.
 	started bool
+	// watch says when the server is lost and back, once each time.
+	watch serverWatch
 	// closers undo what connecting did, last first.
 	closers []func()
 }
@@ -38,7 +50,7 @@ type connection struct {
 // onClose makes close call f, before what was there to close already.
 func (c *connection) onClose(f func()) { c.closers = append(c.closers, f) }
 
-// close undoes the connection: workers, client, log and server.
+// close undoes the connection: workers, client and log.
 func (c *connection) close() {
 	for i := len(c.closers) - 1; i >= 0; i-- {
 		c.closers[i]()
@@ -46,84 +58,132 @@ func (c *connection) close() {
 	c.closers = nil
 }
 
-// connect dials the server cfg names. With --dev it uses the embedded
-// server's address and, when nothing answers there, starts the server in
-// this process (conn.started).
-func (cctx *commandContext) connect(cfg config.Config) (conn *connection, err error) {
+// connect dials the server cfg names: TEMPORAL_ADDRESS or the temporal
+// CLI's profile when one is set (and --dev is not), else the dev server
+// of the state directory, whatever port it runs on. With --dev and no dev
+// server running, it starts one in the background, which outlives this
+// command.
+func (cctx *commandContext) connect(cfg config.Config) (_ *connection, err error) {
 	cdc, err := ralph.LoadCodec(cfg)
 	if err != nil {
 		return nil, err
 	}
-	conn = &connection{cfg: cfg, codec: cdc}
+	// Not the named result: a failure returns nil, and the deferred close
+	// must still undo what was done.
+	conn := &connection{cfg: cfg, codec: cdc, watch: serverWatch{out: cctx.stderr}}
 	defer func() {
 		if err != nil {
 			conn.close()
 		}
 	}()
-	hostPort, namespace := serverOf(cfg)
-	if cfg.Dev.Enabled {
-		if !ralph.Reachable(hostPort) {
-			srv, err := ralph.StartDevServer(cctx, cfg.Dev, cfg.Codec.Server)
-			if err != nil {
-				return nil, err
-			}
-			conn.onClose(srv.Stop)
-			conn.started = true
-		}
-		conn.uiURL = ralph.DevUIURL(cfg.Dev)
+	rec, err := cctx.devServer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	hostPort, namespace := "", ""
+	if rec != nil {
+		conn.dev, conn.uiURL = rec, rec.UIURL
+		hostPort, namespace = rec.Address, rec.Namespace
 	}
 	opts, err := ralph.ClientOptions(hostPort, namespace, cdc)
 	if err != nil {
 		return nil, err
 	}
-	if conn.started {
-		if err := cctx.logToFile(conn, &opts, hostPort); err != nil {
+	if rec != nil {
+		// What the client and a worker of this process log has no place
+		// between the lines the command prints.
+		if err := cctx.logToFile(conn, &opts); err != nil {
 			return nil, err
 		}
 	}
-	if !cfg.Dev.Enabled && !ralph.Reachable(opts.HostPort) {
-		return nil, fmt.Errorf("%w at %s: start a server (`worker --dev`), set TEMPORAL_ADDRESS, or use --dev", ralph.ErrNoServer, opts.HostPort)
+	if rec == nil && !ralph.Reachable(opts.HostPort) {
+		return nil, fmt.Errorf("%w at %s, and no dev server runs on %s: start one with `%s` (or give --dev to any command), or set TEMPORAL_ADDRESS",
+			ralph.ErrNoServer, opts.HostPort, cfg.Dev.StateDir, commandLine("dev start"))
 	}
 	c, err := ralph.Dial(cctx, opts)
 	if err != nil {
-		return nil, err
+		return nil, dialFailed(opts.HostPort, rec != nil, err)
 	}
 	conn.onClose(c.Close)
 	conn.client, conn.namespace, conn.dataConverter = c, opts.Namespace, opts.DataConverter
+	conn.address, conn.watch.address = opts.HostPort, opts.HostPort
 	if conn.dataConverter == nil {
 		conn.dataConverter = converter.GetDefaultDataConverter()
 	}
 	return conn, nil
 }
 
-// logToFile sends the log of the worker this process runs for the
-// embedded server it started to a file: its lines have no place between
-// the ones this command prints.
-func (cctx *commandContext) logToFile(conn *connection, opts *client.Options, hostPort string) error {
-	dev := conn.cfg.Dev
-	path := filepath.Join(dev.StateDir, "starter.log")
+// devServer is the dev server a command of cfg talks to: none when
+// TEMPORAL_ADDRESS (or a profile) names a server and --dev is not given;
+// else the one running on the state directory; with --dev and none
+// running, one started now.
+func (cctx *commandContext) devServer(cfg config.Config) (*devserver.Record, error) {
+	if !cfg.Dev.Enabled {
+		if addr, err := ralph.ConfiguredAddress(); err != nil || addr != "" {
+			return nil, err
+		}
+		rec, ok, err := ralph.FindDevServer(cctx, cfg.Dev.StateDir)
+		if err != nil || !ok {
+			return nil, err
+		}
+		return &rec, nil
+	}
+	serve, err := devServeLine(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rec, started, err := ralph.EnsureDevServer(cctx, cfg, serve)
+	if err != nil {
+		return nil, err
+	}
+	if started {
+		fmt.Fprintf(cctx.stderr, "Started the Temporal dev server on %s (PID %d, state in %s): it runs on after this command; `%s` stops it\n",
+			rec.Address, rec.PID, rec.StateDir, commandLine("dev stop"))
+	}
+	return &rec, nil
+}
+
+// devServeLine is the command line that serves cfg's dev server: this
+// program's dev serve.
+func devServeLine(cfg config.Config) ([]string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find this program to start the dev server with: %w", err)
+	}
+	return append([]string{exe, "dev", "serve"}, ralph.DevServeArgs(cfg)...), nil
+}
+
+// logToFile sends the log of this process's client and workers to
+// starter.log in the state directory.
+func (cctx *commandContext) logToFile(conn *connection, opts *client.Options) error {
+	path := conn.logPath()
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
-		return fmt.Errorf("open the worker's log: %w", err)
+		return fmt.Errorf("open the starter's log: %w", err)
 	}
 	conn.onClose(func() { f.Close() })
 	opts.Logger = sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo})))
-	fmt.Fprintf(cctx.stderr, "Started embedded Temporal server on %s (state in %s, log in %s)\n", hostPort, dev.StateDir, path)
 	return nil
 }
 
-// dial loads the configuration of cmd's flags and connects. With --dev
-// and no server running, it opens the saved state in this process, with a
-// worker that runs workflow code only: queries and updates need a worker,
-// and no agent may start here. conn.close undoes it all.
+// logPath is the starter's log in the dev server's state directory.
+func (c *connection) logPath() string { return filepath.Join(c.dev.StateDir, "starter.log") }
+
+// dial loads the configuration of cmd's flags and connects. On a dev
+// server with no worker, it runs a worker of workflow code only in this
+// process: queries and updates need a worker, and no agent may start
+// here. conn.close undoes it all.
 func (cctx *commandContext) dial(cmd *cobra.Command) (*connection, error) {
 	cfg, err := config.Load(cmd.Flags(), "")
 	if err != nil {
 		return nil, err
 	}
 	conn, err := cctx.connect(cfg)
-	if err != nil || !conn.started {
+	if err != nil || conn.dev == nil {
 		return conn, err
+	}
+	if has, err := ralph.HasWorker(cctx, conn.client, cfg.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW, false); err == nil && has {
+		return conn, nil
 	}
 	w := ralph.NewWorkflowWorker(conn.client, cfg.TaskQueue)
 	if err := w.Start(); err != nil {
@@ -135,40 +195,49 @@ func (cctx *commandContext) dial(cmd *cobra.Command) (*connection, error) {
 }
 
 // connectToRun connects for the commands that start workflows (run, plan,
-// queue), after printing cfg's notices. When it starts the embedded
-// server, nobody else serves it, so this process is the worker too (with
-// agents and GitHub activities), for as long as the command runs.
+// queue), after printing cfg's notices. On a dev server that no standing
+// worker (worker, not a starter) serves for this host, this process is
+// the worker too (with agents and GitHub activities), for as long as the
+// command runs (conn.started).
 func (cctx *commandContext) connectToRun(cfg config.Config) (*connection, error) {
 	for _, n := range cfg.Notices() {
 		fmt.Fprintln(cctx.stderr, n)
 	}
 	conn, err := cctx.connect(cfg)
-	if err != nil || !conn.started {
+	if err != nil || conn.dev == nil {
 		return conn, err
 	}
-	w := ralph.NewWorker(conn.client, ralph.WorkerOptionsOf(cfg), ralph.NewAgent(cfg), ralph.NewGitHub(cfg))
+	q := contract.HostTaskQueue(cfg.TaskQueue, cfg.Worker.HostID)
+	if has, err := ralph.HasWorker(cctx, conn.client, q, enumspb.TASK_QUEUE_TYPE_ACTIVITY, true); err == nil && has {
+		return conn, nil
+	}
+	wopts := ralph.WorkerOptionsOf(cfg)
+	wopts.Identity = ralph.StarterWorkerIdentity()
+	w := ralph.NewWorker(conn.client, wopts, ralph.NewAgent(cfg), ralph.NewGitHub(cfg))
 	if err := w.Start(); err != nil {
 		conn.close()
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
 	conn.onClose(w.Stop)
+	conn.started = true
+	fmt.Fprintf(cctx.stderr, "No worker runs for this host: this process is the worker until the session ends (log in %s)\n", conn.logPath())
 	return conn, nil
 }
 
-// warnNoToken says so when this process is the worker of a queue and has
-// no GitHub token.
-func (cctx *commandContext) warnNoToken(conn *connection) {
-	if !conn.started {
-		return
-	}
-	if name, token := github.Token(os.Getenv, conn.cfg.GitHub.TokenEnv); token == "" {
-		fmt.Fprintf(cctx.stderr, "warning: $%s is empty here, and this process is the worker: the queue will fail its preflight\n", name)
-	}
-}
-
-// serverOf is the address and namespace cfg points at: the embedded
-// server's with --dev, else "" for the temporal CLI's settings.
+// serverOf is the address and namespace cfg points at: the dev server's
+// when one runs on the state directory and no TEMPORAL_ADDRESS (or
+// profile) names another, or --dev is given; else "" for the temporal
+// CLI's settings. It starts no server.
 func serverOf(cfg config.Config) (hostPort, namespace string) {
+	if !cfg.Dev.Enabled {
+		if addr, err := ralph.ConfiguredAddress(); err != nil || addr != "" {
+			return "", ""
+		}
+	}
+	rec, st, err := devserver.Find(cfg.Dev.StateDir)
+	if err == nil && st == devserver.Running {
+		return rec.Address, rec.Namespace
+	}
 	if !cfg.Dev.Enabled {
 		return "", ""
 	}
@@ -185,20 +254,36 @@ func (c *connection) workflowURL(id string) string {
 }
 
 // lastingURL is workflowURL for what a command prints before it exits:
-// "" when the server this command started is gone by then.
-func (c *connection) lastingURL(id string) string {
-	if c.started {
-		return ""
+// the dev server outlives the command, so the link stays good.
+func (c *connection) lastingURL(id string) string { return c.workflowURL(id) }
+
+// suggest is a command line to print: this program, the subcommand, then
+// args, in a form that reaches the same server from any terminal. A dev
+// server is found by its state directory, so --dev is not needed, except
+// where this terminal names another server (TEMPORAL_ADDRESS) and for run,
+// which starts the dev server when it is gone; --state-dir is given when
+// the state directory is not the default one.
+func (c *connection) suggest(sub string, args ...string) string {
+	if c == nil || c.dev == nil {
+		return commandLine(sub, args...)
 	}
-	return c.workflowURL(id)
+	var flags []string
+	if addr, err := ralph.ConfiguredAddress(); sub == "run" || err != nil || addr != "" {
+		flags = append(flags, "--dev")
+	}
+	if def, err := config.DefaultStateDir(); err != nil || (filepath.Clean(def) != filepath.Clean(c.dev.StateDir) && !sameDir(def, c.dev.StateDir)) {
+		flags = append(flags, "--state-dir", shellQuote(c.dev.StateDir))
+	}
+	return commandLine(sub, append(flags, args...)...)
 }
 
-// suggest is a command line to print: this program, the subcommand
-// (with --dev when this connection is to the embedded server, so that the
-// command reaches the same server), then args.
-func (c *connection) suggest(sub string, args ...string) string {
-	if c != nil && c.cfg.Dev.Enabled {
-		sub += " --dev"
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == '~' || r == '+' || r == ',' || r == ':' || r == '@' ||
+			(r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9'))
+	}) < 0 {
+		return s
 	}
-	return commandLine(sub, args...)
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"strconv"
 	"strings"
 	"time"
 
@@ -203,7 +204,7 @@ func (s *setLimitsCommand) run(cctx *commandContext, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(cctx.stdout, "%s: max iterations %d, max runtime %s, max cost $%.2f\n", id, l.MaxIterations, orNone(l.MaxRuntime), l.MaxCostUSD)
+		fmt.Fprintf(cctx.stdout, "%s: max iterations %d, max runtime %s, max cost %s\n", id, l.MaxIterations, orNone(l.MaxRuntime), dollars(l.MaxCostUSD))
 		return nil
 	})
 }
@@ -234,6 +235,19 @@ func (s *setLimitsCommand) request() (contract.SetLimitsRequest, error) {
 		return req, errors.New("give at least one of --max-iterations, --max-runtime, --max-cost")
 	}
 	return req, nil
+}
+
+// dollars is a cost limit as set: cents at least ($80.00), every digit
+// given below them ($0.0001); none for 0.
+func dollars(v float64) string {
+	if v == 0 {
+		return "none"
+	}
+	whole, frac, _ := strings.Cut(strconv.FormatFloat(v, 'f', -1, 64), ".")
+	if len(frac) < 2 {
+		frac += strings.Repeat("0", 2-len(frac))
+	}
+	return "$" + whole + "." + frac
 }
 
 func orNone(d time.Duration) string {

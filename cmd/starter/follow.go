@@ -2,15 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-ralph/ralph/contract"
 )
@@ -49,6 +53,9 @@ type follower struct {
 	printed   int    // the last iteration printed
 	started   bool
 	lastState contract.State
+	// lastPending is the checkpoint pending at the last poll: a new one
+	// asked between two polls keeps the state awaiting_human.
+	lastPending string
 	// asked are the checkpoints seen pending, whose answers are told.
 	asked map[string]bool
 	noLog bool // the iterations query is unknown to the worker
@@ -81,8 +88,12 @@ func (f *follower) poll(ctx context.Context) {
 	defer cancel()
 	desc, err := f.c.DescribeWorkflowExecution(qctx, f.id, f.run)
 	if err != nil {
+		if lostServer(err) && !f.conn.answers(ctx) {
+			f.conn.watch.down()
+		}
 		return
 	}
+	f.conn.watch.up()
 	if f.run == "" {
 		f.run = desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 	}
@@ -102,9 +113,13 @@ func (f *follower) poll(ctx context.Context) {
 	if desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		f.iterations(qctx)
 		f.flushRaw()
-		if f.noLog {
+		if f.noLog || f.untold() {
+			// The last answers too: a session may end right after one.
 			if st, err := query[contract.Status](qctx, f.c, f.id); err == nil {
-				f.print(st.Recent)
+				if f.noLog {
+					f.print(st.Recent)
+				}
+				f.answers(st)
 			}
 		}
 		return
@@ -167,6 +182,16 @@ func (f *follower) print(its []contract.IterationSummary) {
 	f.started = true
 }
 
+// untold reports a checkpoint seen pending whose answer is not told yet.
+func (f *follower) untold() bool {
+	for _, told := range f.asked {
+		if !told {
+			return true
+		}
+	}
+	return false
+}
+
 // answers tells how the checkpoints seen pending were answered: by whom
 // and through what, or that nobody answered in time.
 func (f *follower) answers(st contract.Status) {
@@ -194,10 +219,14 @@ func (f *follower) answers(st contract.Status) {
 
 // state says what a change of the session's state asks of a person.
 func (f *follower) state(st contract.Status) {
-	if st.State == f.lastState {
+	pending := ""
+	if st.Pending != nil {
+		pending = st.Pending.ID
+	}
+	if st.State == f.lastState && pending == f.lastPending {
 		return
 	}
-	f.lastState = st.State
+	f.lastState, f.lastPending = st.State, pending
 	switch st.State {
 	case contract.StatePaused:
 		fmt.Fprintf(f.out, "session is paused: %s\n", f.conn.suggest("resume", f.id))
@@ -291,4 +320,110 @@ func nextRun(ctx context.Context, c client.Client, id, run string) (string, erro
 		}
 	}
 	return "", fmt.Errorf("run %s of %s did not continue as new", run, id)
+}
+
+// serverWatch says when the server of a connection is lost and when it is
+// back, one line each time.
+type serverWatch struct {
+	mu      sync.Mutex
+	out     io.Writer
+	address string
+	lost    bool
+}
+
+// down says the server is lost, unless it said so already.
+func (w *serverWatch) down() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.lost && w.out != nil {
+		fmt.Fprintf(w.out, "lost the Temporal server at %s: waiting for it\n", w.address)
+	}
+	w.lost = true
+}
+
+// up says the server is back, when it was lost.
+func (w *serverWatch) up() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.lost && w.out != nil {
+		fmt.Fprintln(w.out, "the Temporal server is back")
+	}
+	w.lost = false
+}
+
+// lostServer reports whether err says that the server did not answer,
+// rather than what it answered.
+func lostServer(err error) bool {
+	if err == nil {
+		return false
+	}
+	if _, ok := errors.AsType[*temporal.WorkflowExecutionError](err); ok {
+		return false
+	}
+	if _, ok := errors.AsType[*temporal.CanceledError](err); ok {
+		return false
+	}
+	if _, ok := errors.AsType[*serviceerror.Unavailable](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[*serviceerror.DeadlineExceeded](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[*serviceerror.Canceled](err); ok {
+		return true
+	}
+	return errors.Is(err, context.DeadlineExceeded)
+}
+
+// answers reports whether the server answers a health check now.
+func (c *connection) answers(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	_, err := c.client.CheckHealth(ctx, &client.CheckHealthRequest{})
+	return err == nil
+}
+
+// maxServerBackoff is the longest wait between two looks for a lost
+// server.
+const maxServerBackoff = 10 * time.Second
+
+// await waits for the workflow id to end (through continue-as-new) and
+// decodes its result into valuePtr. A server that does not answer ends
+// nothing: await says it lost the server, looks for it again with
+// backoff, says when it is back and waits on. Only the workflow's own end,
+// or ctx's, ends the wait.
+func (c *connection) await(ctx context.Context, id string, valuePtr any) error {
+	for {
+		err := c.client.GetWorkflow(ctx, id, "").Get(ctx, valuePtr)
+		if err == nil || ctx.Err() != nil || !lostServer(err) {
+			return err
+		}
+		if err := c.waitForServer(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// waitForServer returns once the server answers, having said that it was
+// lost and is back if it did not answer at first.
+func (c *connection) waitForServer(ctx context.Context) error {
+	backoff := time.Second
+	for !c.answers(ctx) {
+		c.watch.down()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, maxServerBackoff)
+	}
+	c.watch.up()
+	// An error of a server that answers: wait a moment before asking
+	// again rather than spin.
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Second):
+		return nil
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -66,11 +65,8 @@ func warnNoHostWorker(ctx context.Context, c client.Client, taskQueue, host stri
 	if host == "" {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
 	q := contract.HostTaskQueue(taskQueue, host)
-	resp, err := c.DescribeTaskQueue(ctx, q, enumspb.TASK_QUEUE_TYPE_ACTIVITY)
-	if err != nil || len(resp.GetPollers()) > 0 {
+	if seen, err := workerSeen(ctx, c, taskQueue, host); err != nil || seen {
 		return
 	}
 	fmt.Fprintf(stderr, "warning: no worker of host %s polls the task queue %s: the session waits (host_offline) until one runs there.\n"+

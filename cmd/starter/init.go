@@ -90,11 +90,16 @@ func initWorkspace(cctx *commandContext, dir string, noCommit bool) error {
 			return fmt.Errorf("git add: %w", err)
 		}
 		msg := "ralph: set up Ralph (" + strings.Join(wrote, ", ") + ")"
-		commit := append([]string{"commit", "--quiet", "-m", msg, "--"}, wrote...)
-		if _, err := gitOutput(cctx, abs, commit...); err != nil {
+		ident := identityArgs(cctx, abs)
+		commit := append(ident, "commit", "--quiet", "-m", msg, "--")
+		if _, err := gitOutput(cctx, abs, append(commit, wrote...)...); err != nil {
 			return fmt.Errorf("commit %s: %w (commit them yourself before the first run)", strings.Join(wrote, ", "), err)
 		}
-		fmt.Fprintf(out, "committed %s\n", strings.Join(wrote, ", "))
+		as := ""
+		if len(ident) > 0 {
+			as = fmt.Sprintf(" as %s <%s> (git has no user.email here; sessions commit so too)", ralphName, ralphEmail)
+		}
+		fmt.Fprintf(out, "committed %s%s\n", strings.Join(wrote, ", "), as)
 	}
 	fmt.Fprintf(out, "Next: edit the stories in the task file, then run\n  %s\n", suggestRun(dir))
 	return nil
@@ -149,6 +154,23 @@ const examplePRDFormat = `{
   ]
 }
 `
+
+// identityArgs are the arguments that make git commit in dir as Ralph
+// when no identity is configured there (no user.email), the rule
+// git.Repo.Commit follows for the commits of sessions: a fresh machine
+// runs init as it runs sessions, without git's questions.
+func identityArgs(ctx context.Context, dir string) []string {
+	if email, _ := gitOutput(ctx, dir, "config", "user.email"); email != "" {
+		return nil
+	}
+	return []string{"-c", "user.name=" + ralphName, "-c", "user.email=" + ralphEmail}
+}
+
+// The identity of Ralph's commits where git has none (git.Repo.Commit).
+const (
+	ralphName  = "Ralph"
+	ralphEmail = "ralph@localhost"
+)
 
 // gitOutput runs git in dir and returns its trimmed output.
 func gitOutput(ctx context.Context, dir string, args ...string) (string, error) {

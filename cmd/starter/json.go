@@ -56,8 +56,11 @@ func executionStatus(s enumspb.WorkflowExecutionStatus) string {
 type statusDoc[S, R any] struct {
 	workflowDoc
 	// UIURL links to the workflow in the Temporal UI, when known.
-	UIURL  string `json:"ui_url,omitempty"`
-	Status *S     `json:"status,omitempty"`
+	UIURL string `json:"ui_url,omitempty"`
+	// livenessDoc says of a running session whether a worker of its
+	// host polled lately.
+	livenessDoc
+	Status *S `json:"status,omitempty"`
 	// RunningIteration is the iteration a session's agent works on now.
 	RunningIteration *iterationDoc `json:"running_iteration,omitempty"`
 	Result           *R            `json:"result,omitempty"`
@@ -130,6 +133,9 @@ type listDoc struct {
 	Host      string  `json:"host,omitempty"`
 	StartedAt string  `json:"started_at"`
 	EndedAt   string  `json:"ended_at,omitempty"`
+	// livenessDoc says of a running session whether a worker of its
+	// host polled lately.
+	livenessDoc
 	// started is StartedAt for the table.
 	started time.Time
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
@@ -52,6 +53,12 @@ func (s *listCommand) run(cctx *commandContext, _ []string) error {
 	if err != nil {
 		return err
 	}
+	seen := map[string]*bool{}
+	for i, d := range docs {
+		if d.Kind == "session" && d.ExecutionStatus == executionStatus(enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING) {
+			docs[i].livenessDoc = liveness(cctx, conn, d.Host, seen)
+		}
+	}
 	if s.output == outputJSON {
 		p := newPrinter(cctx.stdout)
 		for _, d := range docs {
@@ -84,18 +91,34 @@ func listWorkflows(ctx context.Context, c client.Client, query string, limit int
 	return docs, nil
 }
 
-// printList prints docs as list's table.
+// printList prints docs as list's table. A running session that no
+// worker runs shows "no worker" in its state, and the table is followed
+// by a line for each host without a worker that says what to do.
 func printList(out io.Writer, docs []listDoc) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tKIND\tEXECUTION\tSTATE\tITERATION\tCOST\tREPO\tHOST\tSTARTED")
+	var notes []string
 	for _, d := range docs {
 		kind := d.Kind
 		if d.Issue > 0 {
 			kind = fmt.Sprintf("issue #%d", d.Issue)
 		}
+		state := stateText(contract.State(orDash(d.State)), "")
+		if d.LivenessNote != "" {
+			state += ", no worker"
+			if !slices.Contains(notes, d.LivenessNote) {
+				notes = append(notes, d.LivenessNote)
+			}
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t$%.4f\t%s\t%s\t%s\n",
-			d.WorkflowID, kind, d.ExecutionStatus, stateText(contract.State(orDash(d.State)), ""),
+			d.WorkflowID, kind, d.ExecutionStatus, state,
 			d.Iteration, d.CostUSD, orDash(d.Repo), orDash(d.Host), d.started.Local().Format(time.DateTime))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(out, n)
+	}
+	return nil
 }

@@ -13,11 +13,14 @@
 //	starter set-limits [DIR|ID] [--max-iterations N] [--max-runtime D] [--max-cost USD]
 //	starter queue [DIR] [--follow] [--until-idle]   the GitHub issue queue of a clone
 //	starter poke [ID|--queue DIR]          an idle queue looks for issues now
+//	starter dev start|status|stop|logs     the Temporal dev server of the state directory
 //
 // It connects like the temporal CLI (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
-// TEMPORAL_PROFILE). With --dev it talks to the embedded server of
-// `worker --dev`, and `run --dev` starts that server and a worker itself when
-// none answers. Every other setting is described in package config.
+// TEMPORAL_PROFILE) and, when those name no server, to the Temporal dev
+// server of the state directory (starter dev status|stop|logs). With --dev a
+// command starts that server in the background when none runs, and run is a
+// worker itself when none runs for this host. Every other setting is
+// described in package config.
 //
 // The command line is data, as the temporal CLI's commands.yaml is: the
 // table in commands.go names every command, and each is a struct that

@@ -35,11 +35,12 @@ func (s *planCommand) run(cctx *commandContext, args []string) error {
 		return err
 	}
 	opts := runOptions{
-		follow:   s.follow,
-		view:     ViewLive,
-		worktree: s.worktree,
-		plan:     &contract.PlanSettings{Idea: idea, Yes: s.yes},
-		changed:  config.ChangedFlags(s.cmd.Flags(), config.SessionFlags),
+		follow:        s.follow,
+		view:          ViewLive,
+		worktree:      s.worktree,
+		plan:          &contract.PlanSettings{Idea: idea, Yes: s.yes},
+		changed:       config.ChangedFlags(s.cmd.Flags(), config.SessionFlags),
+		workerChanged: config.ChangedFlags(s.cmd.Flags(), config.WorkerFlags),
 	}
 	return cctx.runSession(cfg, workspace, opts)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/durable-ralph/ralph/activities"
@@ -37,12 +38,9 @@ func printPrompt(cctx *commandContext, cfg config.Config, workspace string) erro
 	}
 	if st, ok := runningStatus(cctx, cfg, sin); ok {
 		in.Iteration = st.Iteration + 1
-		if st.Running {
-			in.Iteration = st.Iteration // the next one is the one running now, or its retry
-		}
 		in.MaxIterations = st.Limits.MaxIterations
 		in.Guidance = st.Guidance
-		fmt.Fprintf(cctx.stderr, "The prompt of iteration %d of the running session %s:\n", in.Iteration, st.SessionID)
+		fmt.Fprintln(cctx.stderr, promptHeader(st, sin.Workspace))
 	}
 	prompt, err := activities.Prompt(cctx, in)
 	if err != nil {
@@ -50,6 +48,27 @@ func printPrompt(cctx *commandContext, cfg config.Config, workspace string) erro
 	}
 	_, err = io.WriteString(cctx.stdout, prompt)
 	return err
+}
+
+// promptHeader says which prompt printPrompt prints for the session of
+// st: the next iteration's, with the guidance waiting for it. While an
+// iteration runs, the next is the one after it (the task file as it is
+// now), and the running one's own prompt is where the worker saved it.
+func promptHeader(st contract.Status, workspace string) string {
+	next := st.Iteration + 1
+	if !st.Running {
+		return fmt.Sprintf("The prompt of iteration %d, the next of session %s, with the guidance waiting for it:", next, st.SessionID)
+	}
+	if st.Workspace != "" {
+		workspace = st.Workspace
+	}
+	key := st.ExecutionKey
+	if key == "" {
+		key = st.SessionID
+	}
+	saved := filepath.Join(workspace, contract.StateDir, "logs", key, fmt.Sprintf("iteration-%04d.prompt.md", st.Iteration))
+	return fmt.Sprintf("Iteration %d of session %s runs now; its prompt is saved in %s.\n"+
+		"The prompt of iteration %d, the next, as the task file is now and with the guidance waiting for it:", st.Iteration, st.SessionID, saved, next)
 }
 
 // runningStatus is the status of the session id when its server answers

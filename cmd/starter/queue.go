@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/durable-ralph/ralph/activities/github"
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/ralph"
@@ -42,7 +43,7 @@ func (s *queueCommand) run(cctx *commandContext, args []string) error {
 		return err
 	}
 	in.Settings.UntilIdle = s.untilIdle
-	return cctx.runQueue(cfg, in, s.follow)
+	return cctx.runQueue(cfg, in, s.follow, config.ChangedFlags(s.cmd.Flags(), config.WorkerFlags))
 }
 
 // queueInput builds the queue's input for the clone in dir from cfg.
@@ -85,16 +86,23 @@ func queueInput(ctx context.Context, cfg config.Config, dir string) (contract.Qu
 }
 
 // runQueue starts (or attaches to) the queue of in and follows it when
-// asked or when this process is its worker.
-func (cctx *commandContext) runQueue(cfg config.Config, in contract.QueueInput, follow bool) error {
+// asked or when this process is its worker. workerFlags are the worker
+// flags given on the command line.
+func (cctx *commandContext) runQueue(cfg config.Config, in contract.QueueInput, follow bool, workerFlags []string) error {
 	conn, err := cctx.connectToRun(cfg)
 	if err != nil {
 		return err
 	}
 	defer conn.close()
-	cctx.warnNoToken(conn)
+	if err := needToken(conn); err != nil {
+		return err
+	}
+	cctx.warnWorkerFlags(conn, "queue", workerFlags)
 	s := in.Settings
 	id := orLegacy(cctx, conn.client, contract.QueueWorkflowID(cfg.Worker.HostID, s.Repo.Owner, s.Repo.Name), contract.QueueWorkflowID("", s.Repo.Owner, s.Repo.Name), true)
+	if err := cctx.queuePreflight(conn, id, in.Session); err != nil {
+		return err
+	}
 	_, err = conn.client.ExecuteWorkflow(cctx, client.StartWorkflowOptions{
 		ID:                       id,
 		TaskQueue:                cfg.TaskQueue,
@@ -115,13 +123,44 @@ func (cctx *commandContext) runQueue(cfg config.Config, in contract.QueueInput, 
 	return cctx.followQueue(conn, id)
 }
 
+// queuePreflight checks the agents of the sessions of the queue id on
+// the worker of their host before the queue starts (preflight); a queue
+// that runs already is attached to as it is.
+func (cctx *commandContext) queuePreflight(conn *connection, id string, sess contract.SessionInput) error {
+	desc, err := conn.client.DescribeWorkflowExecution(cctx, id, "")
+	if err == nil && desc.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return nil
+	}
+	if conn.started {
+		return lookAgents(agentsOf(sess))
+	}
+	return cctx.preflight(conn, sess.Host, agentsOf(sess))
+}
+
+// needToken refuses to start a queue whose worker is this process when
+// it has no GitHub token: the queue would fail its preflight at once.
+// Another worker reads its own environment, which the preflight checks.
+func needToken(conn *connection) error {
+	if !conn.started {
+		return nil
+	}
+	name, token := github.Token(os.Getenv, conn.cfg.GitHub.TokenEnv)
+	if token != "" {
+		return nil
+	}
+	if name == "GITHUB_TOKEN" {
+		name = "GITHUB_TOKEN (or GH_TOKEN)"
+	}
+	return fmt.Errorf("no GitHub token: set %s in this environment: this process is the queue's worker, and the queue reads issues and opens pull requests with it", name)
+}
+
 // followQueue prints the queue's events as they happen until the queue
 // ends, through every continue-as-new, and returns its exit status.
 func (cctx *commandContext) followQueue(conn *connection, id string) error {
 	var res contract.QueueResult
 	done := make(chan error, 1)
 	// GetWorkflow with no run ID follows the chain of continue-as-new runs.
-	go func() { done <- conn.client.GetWorkflow(cctx, id, "").Get(cctx, &res) }()
+	go func() { done <- conn.await(cctx, id, &res) }()
 	last := -1
 	poll := func() {
 		qctx, cancel := context.WithTimeout(cctx, 5*time.Second)

@@ -49,7 +49,9 @@ func (s *runCommand) run(cctx *commandContext, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := runOptions{follow: s.follow, view: view, attachOnly: s.attachOnly, worktree: s.worktree, changed: config.ChangedFlags(s.cmd.Flags(), config.SessionFlags)}
+	opts := runOptions{follow: s.follow, view: view, attachOnly: s.attachOnly, worktree: s.worktree,
+		changed:       config.ChangedFlags(s.cmd.Flags(), config.SessionFlags),
+		workerChanged: config.ChangedFlags(s.cmd.Flags(), config.WorkerFlags)}
 	return cctx.runSession(cfg, workspace, opts)
 }
 
@@ -82,6 +84,9 @@ type runOptions struct {
 	view   View
 	// changed are the session flags given on the command line.
 	changed []string
+	// workerChanged are the worker flags given on the command line
+	// (--agent-env, …): only a worker this process runs reads them.
+	workerChanged []string
 	// attachOnly refuses to start a session.
 	attachOnly bool
 	// worktree names the work tree of the clone the session runs in.
@@ -102,6 +107,7 @@ func (cctx *commandContext) runSession(cfg config.Config, workspace string, opts
 		return err
 	}
 	defer conn.close()
+	cctx.warnWorkerFlags(conn, "session", opts.workerChanged)
 	if conn.started && cfg.Codec.Server != "" {
 		stop, err := ralph.ServeCodec(cfg.Codec.Server, conn.codec)
 		if err != nil {
@@ -146,11 +152,19 @@ func (cctx *commandContext) startSession(conn *connection, in contract.SessionIn
 	// is attached to; a new one gets this host's ID.
 	id := sessionOf(cctx, conn.client, in.Host, in.Workspace, true)
 	check := func() error {
-		if !conn.cfg.Dev.Enabled {
-			return nil // the worker may be on another machine, with another view of the workspace
+		// Without --dev the worker may be on another machine, with
+		// another view of the workspace.
+		if conn.cfg.Dev.Enabled {
+			if err := checkLocally(cctx, in, conn.started); err != nil {
+				return err
+			}
 		}
-		return checkLocally(cctx, in, conn.started)
+		if conn.started {
+			return nil // this process is the worker: checkLocally looked its agents up
+		}
+		return cctx.preflight(conn, in.Host, agentsOf(in))
 	}
+	switching := branchSwitch(cctx, in) // before the worker switches
 	attached, previous, err := startOrAttach(cctx, conn.client, conn.cfg.TaskQueue, id, in, opts.attachOnly, check)
 	if err != nil {
 		return "", err
@@ -166,6 +180,9 @@ func (cctx *commandContext) startSession(conn *connection, in contract.SessionIn
 		verb = "Started a new session (the last one on this workspace ended " + previous + ")"
 	}
 	fmt.Fprintf(cctx.stdout, "%s %s for %s\n", verb, id, in.Workspace)
+	if switching != "" && !attached {
+		fmt.Fprintln(cctx.stdout, switching)
+	}
 	if !conn.started {
 		warnNoHostWorker(cctx, conn.client, conn.cfg.TaskQueue, in.Host, cctx.stderr)
 	}
@@ -177,6 +194,22 @@ func (cctx *commandContext) startSession(conn *connection, in contract.SessionIn
 		}
 	}
 	return id, nil
+}
+
+// warnWorkerFlags says that the worker flags given (--agent-env,
+// --max-agents, …) are ignored when another process is the worker of the
+// workflow (kind: session or queue), as the session flags of a running
+// session are: they configure only the worker the starter runs itself
+// (conn.started), and the worker that runs it reads its own.
+func (cctx *commandContext) warnWorkerFlags(conn *connection, kind string, flags []string) {
+	if conn.started || len(flags) == 0 {
+		return
+	}
+	n := len(flags)
+	fmt.Fprintf(cctx.stderr, "The %s runs on a worker of its own: %s %s ignored (%s only when the starter is the worker itself: --dev, with no worker running).\n"+
+		"Give %s to that worker instead: worker %s …   (or its RALPH_* variables or configuration file)\n",
+		kind, strings.Join(flags, ", "), words.Plural(n, "is", "are"), words.Plural(n, "it applies", "they apply"),
+		words.Plural(n, "it", "them"), strings.Join(flags, " … "))
 }
 
 // linkAndHint prints the Temporal UI link of the workflow id and, unless
@@ -226,7 +259,7 @@ func settingsDiffer(ctx context.Context, conn *connection, id string, in contrac
 func (cctx *commandContext) followSession(conn *connection, id string, view View) error {
 	var res contract.SessionResult
 	done := make(chan error, 1)
-	go func() { done <- conn.client.GetWorkflow(cctx, id, "").Get(cctx, &res) }()
+	go func() { done <- conn.await(cctx, id, &res) }()
 
 	f := newFollower(conn, id, cctx.stdout, view)
 	t := time.NewTicker(time.Second)

@@ -65,8 +65,9 @@ func startOrAttach(ctx context.Context, c client.Client, taskQueue, id string, i
 
 // checkLocally checks, on this machine, what the session's first
 // activity would: the workspace (activities.CheckWorkspace) and, when this
-// process is the worker, the agent's binary. A work tree that is not made
-// yet is checked in its clone, whose HEAD it will start from.
+// process is the worker, the binaries of its agents (every role's). A
+// work tree that is not made yet is checked in its clone, whose HEAD it
+// will start from.
 func checkLocally(ctx context.Context, in contract.SessionInput, isWorker bool) error {
 	check := contract.PrepareInput{Workspace: in.Workspace, Task: in.Task, Git: in.Git, Planning: in.Plan != nil}
 	if wt := in.Worktree; wt != nil {
@@ -77,10 +78,27 @@ func checkLocally(ctx context.Context, in contract.SessionInput, isWorker bool) 
 	if _, err := activities.CheckWorkspace(ctx, check); err != nil {
 		return err
 	}
-	if isWorker && len(in.Agent.Command) > 0 {
-		if _, err := exec.LookPath(in.Agent.Command[0]); err != nil {
+	if isWorker {
+		return lookAgents(agentsOf(in))
+	}
+	return nil
+}
+
+// lookAgents looks the binaries of agents up on this process's PATH,
+// for when this process is their worker.
+func lookAgents(agents []contract.AgentSettings) error {
+	for _, a := range agents {
+		if len(a.Command) == 0 {
+			continue
+		}
+		if _, err := exec.LookPath(a.Command[0]); err != nil {
+			backend := a.Backend
+			if backend == "" {
+				backend = activities.DefaultBackend
+			}
 			return temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("agent binary %q not found on PATH", in.Agent.Command[0]), contract.ErrTypeAgentNotFound, nil)
+				fmt.Sprintf("agent binary %q not found on PATH", a.Command[0]), contract.ErrTypeAgentNotFound, nil,
+				contract.AgentProblem{Backend: backend, Binary: a.Command[0]})
 		}
 	}
 	return nil

@@ -53,10 +53,15 @@ func (s *statusCommand) sessionStatus(cctx *commandContext, conn *connection, id
 	if err != nil {
 		return fmt.Errorf("session %s: %w", id, err)
 	}
-	doc := sessionStatusDoc{workflowDoc: newWorkflowDoc(desc.GetWorkflowExecutionInfo()), UIURL: conn.lastingURL(id)}
+	info := desc.GetWorkflowExecutionInfo()
+	doc := sessionStatusDoc{workflowDoc: newWorkflowDoc(info), UIURL: conn.lastingURL(id)}
+	if info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		host := attr(info.GetSearchAttributes().GetIndexedFields(), contract.SearchRalphHost.GetName(), "")
+		doc.livenessDoc = liveness(cctx, conn, host, map[string]*bool{})
+	}
 	out := cctx.stdout
 	return show(cctx, conn, s.output, &doc, desc, func(st contract.Status) {
-		printStatus(out, conn, st, doc.ExecutionStatus, doc.UIURL)
+		printStatus(out, conn, st, doc.ExecutionStatus, doc.UIURL, doc.LivenessNote)
 		if tail := liveTail(conn.dataConverter, desc.GetPendingActivities(), termWidth(out)); tail != "" {
 			fmt.Fprintln(out)
 			fmt.Fprint(out, tail)
@@ -128,6 +133,9 @@ func fill[S, R any](cctx *commandContext, conn *connection, doc *statusDoc[S, R]
 		return nil
 	}
 	if desc.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		if doc.LivenessNote != "" {
+			return fmt.Errorf("%w (%s)", qerr, doc.LivenessNote)
+		}
 		return fmt.Errorf("%w (is a worker running for task queue %q?)", qerr, conn.cfg.TaskQueue)
 	}
 	var res R
@@ -140,11 +148,12 @@ func fill[S, R any](cctx *commandContext, conn *connection, doc *statusDoc[S, R]
 }
 
 // printStatus prints a session's status as status shows it: a table,
-// then what waits for a person and what happened last.
-func printStatus(out io.Writer, conn *connection, st contract.Status, execStatus, url string) {
+// then what waits for a person and what happened last. A non-empty
+// noWorker says that no worker runs the session (noWorkerNote).
+func printStatus(out io.Writer, conn *connection, st contract.Status, execStatus, url, noWorker string) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...)) }
-	sessionRows(row, st, execStatus)
+	sessionRows(row, st, execStatus, noWorker)
 	counterRows(row, st)
 	if url != "" {
 		row("UI", "%s", url)
@@ -163,7 +172,7 @@ func printStatus(out io.Writer, conn *connection, st contract.Status, execStatus
 }
 
 // sessionRows are the rows of what the session is and does.
-func sessionRows(row func(k, format string, args ...any), st contract.Status, execStatus string) {
+func sessionRows(row func(k, format string, args ...any), st contract.Status, execStatus, noWorker string) {
 	row("Session", "%s", st.SessionID)
 	if st.Host != "" {
 		row("Workspace", "%s on host %s", st.Workspace, st.Host)
@@ -173,7 +182,7 @@ func sessionRows(row func(k, format string, args ...any), st contract.Status, ex
 	if wt := st.Worktree; wt != nil {
 		row("Work tree", "%s of %s, on branch %s (starter clean %s removes it)", wt.Name, wt.Clone, wt.Branch(), wt.Name)
 	}
-	row("State", "%s; execution %s", sessionState(st), execStatus)
+	row("State", "%s; execution %s", withLiveness(sessionState(st), st.State, noWorker), execStatus)
 	running := ""
 	if st.Running {
 		running = " (running)"
@@ -220,6 +229,19 @@ func sessionState(st contract.Status) string {
 		state += ", stop requested"
 	}
 	return state
+}
+
+// withLiveness is the State row's state when noWorker says that no worker
+// runs the session: the note instead of a plain running, after any other
+// state (host_offline says it already).
+func withLiveness(state string, st contract.State, noWorker string) string {
+	switch {
+	case noWorker == "" || st == contract.StateHostOffline:
+		return state
+	case st == contract.StateRunning:
+		return noWorker
+	}
+	return state + "; " + noWorker
 }
 
 // counterRows are the rows of what the session spent, against its

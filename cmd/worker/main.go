@@ -2,15 +2,17 @@
 // for Session workflows and their RunIteration activities, which spawn the
 // coding agent in the session's workspace on this machine.
 //
-// With --dev it first starts an embedded Temporal server and its Web UI in
-// the same process, persisted to a SQLite file under --state-dir, so one
-// machine needs nothing else:
+// With --dev it uses the Temporal dev server of the state directory
+// (--state-dir), with its Web UI and its state in SQLite, starting it in the
+// background when none runs there, so one machine needs nothing else:
 //
 //	worker --dev
 //
-// Without --dev it connects like the temporal CLI does (TEMPORAL_ADDRESS,
-// TEMPORAL_NAMESPACE, TEMPORAL_PROFILE, the CLI's config file). Every other
-// setting is described in package config.
+// The server outlives the worker (starter dev stop stops it). Without --dev
+// it connects like the temporal CLI does (TEMPORAL_ADDRESS,
+// TEMPORAL_NAMESPACE, TEMPORAL_PROFILE, the CLI's config file) and, when
+// those name no server, to the dev server of the state directory if one
+// runs. Every other setting is described in package config.
 package main
 
 import (
@@ -25,6 +27,7 @@ import (
 
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/metrics"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/internal/version"
@@ -44,7 +47,8 @@ func newRootCmd() *cobra.Command {
 		Use:   "worker",
 		Short: "Run Durable Ralph sessions on this machine",
 		Long: "worker polls a Temporal task queue and runs Ralph sessions and their agent iterations.\n" +
-			"With --dev it embeds a Temporal server (SQLite under --state-dir) and the Web UI.",
+			"With --dev it uses the Temporal dev server of --state-dir (SQLite, with the Web UI), and\n" +
+			"starts it in the background when none runs there; the server outlives the worker.",
 		// "worker help" is the one argument there is.
 		Args:          cobra.MatchAll(cobra.MaximumNArgs(1), cobra.OnlyValidArgs),
 		ValidArgs:     []string{"help"},
@@ -64,6 +68,31 @@ func newRootCmd() *cobra.Command {
 	}
 	config.AddFlagGroups(cmd.Flags(), config.ConnectionFlags|config.WorkerFlags)
 	cmd.SetVersionTemplate("worker {{.Version}}\n")
+	cmd.CompletionOptions.DisableDefaultCmd = true
+	cmd.AddCommand(newDevServerCmd())
+	return cmd
+}
+
+// devServerCmd is the name of the hidden command that runs the dev server
+// in the foreground: worker --dev runs it in the background.
+const devServerCmd = "dev-server"
+
+// newDevServerCmd is `worker dev-server`, hidden.
+func newDevServerCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:    devServerCmd,
+		Short:  "Run the Temporal dev server of the state directory in the foreground",
+		Args:   cobra.NoArgs,
+		Hidden: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := config.Load(cmd.Flags(), "")
+			if err != nil {
+				return err
+			}
+			return ralph.ServeDev(cmd.Context(), cfg, os.Stderr)
+		},
+	}
+	config.AddFlagGroups(cmd.Flags(), config.ConnectionFlags|config.WorkerFlags)
 	return cmd
 }
 
@@ -83,18 +112,9 @@ func run(ctx context.Context, cfg config.Config) error {
 		defer stop()
 		fmt.Fprintf(os.Stderr, "Codec server:    http://%s (for the Temporal UI's codec endpoint)\n", cfg.Codec.Server)
 	}
-	hostPort, namespace := "", ""
-	if cfg.Dev.Enabled {
-		srv, err := ralph.StartDevServer(ctx, cfg.Dev, cfg.Codec.Server)
-		if err != nil {
-			return err
-		}
-		defer srv.Stop()
-		hostPort, namespace = srv.Address(), srv.Namespace()
-		fmt.Fprintf(os.Stderr, "Temporal server: %s (namespace %s, state in %s)\n", srv.Address(), srv.Namespace(), cfg.Dev.StateDir)
-		if ui := srv.UIURL(); ui != "" {
-			fmt.Fprintf(os.Stderr, "Temporal UI:     %s/namespaces/%s/workflows\n", ui, srv.Namespace())
-		}
+	hostPort, namespace, err := devServer(ctx, cfg)
+	if err != nil {
+		return err
 	}
 	opts, err := ralph.ClientOptions(hostPort, namespace, cdc)
 	if err != nil {
@@ -131,6 +151,42 @@ func run(ctx context.Context, cfg config.Config) error {
 		return fmt.Errorf("worker: %w", err)
 	}
 	return nil
+}
+
+// devServer is the address and namespace of the dev server of cfg's state
+// directory, started in the background with --dev when none runs; "" when
+// TEMPORAL_ADDRESS (or a profile) names a server and --dev is not given, or
+// no dev server runs.
+func devServer(ctx context.Context, cfg config.Config) (hostPort, namespace string, err error) {
+	var rec devserver.Record
+	started := false
+	if cfg.Dev.Enabled {
+		exe, err := os.Executable()
+		if err != nil {
+			return "", "", fmt.Errorf("find this program to start the dev server with: %w", err)
+		}
+		rec, started, err = ralph.EnsureDevServer(ctx, cfg, append([]string{exe, devServerCmd}, ralph.DevServeArgs(cfg)...))
+		if err != nil {
+			return "", "", err
+		}
+	} else {
+		if addr, err := ralph.ConfiguredAddress(); err != nil || addr != "" {
+			return "", "", err
+		}
+		ok := false
+		if rec, ok, err = ralph.FindDevServer(ctx, cfg.Dev.StateDir); err != nil || !ok {
+			return "", "", err
+		}
+	}
+	how := "running"
+	if started {
+		how = "started now, in the background: starter dev stop stops it"
+	}
+	fmt.Fprintf(os.Stderr, "Temporal server: %s (namespace %s, state in %s; dev server PID %d, %s)\n", rec.Address, rec.Namespace, rec.StateDir, rec.PID, how)
+	if rec.UIURL != "" {
+		fmt.Fprintf(os.Stderr, "Temporal UI:     %s/namespaces/%s/workflows\n", rec.UIURL, rec.Namespace)
+	}
+	return rec.Address, rec.Namespace, nil
 }
 
 // interruptFrom adapts ctx to the channel worker.Run waits on.

@@ -7,6 +7,11 @@
 // free ports on the same IP and find each other through static hosts, so a
 // restart on the same database file is ready at once instead of waiting for
 // stale membership records to expire.
+//
+// A server with a state directory holds a lock there for its lifetime
+// (LockFile), so that two servers never share one database, and records
+// its address there once it answers (RecordFile), so that other processes
+// find it (Find).
 package devserver
 
 import (
@@ -43,9 +48,9 @@ const clusterName = "active"
 
 // Options configure an embedded server.
 type Options struct {
-	// StateDir holds the SQLite database (temporal.db) and the server log
-	// (temporal.log). Empty means an in-memory database that dies with the
-	// process.
+	// StateDir holds the SQLite database (temporal.db), the server log
+	// (temporal.log), the lock and the record. Empty means an in-memory
+	// database that dies with the process.
 	StateDir string
 	// IP is the address every service binds to; default 127.0.0.1.
 	IP string
@@ -71,6 +76,8 @@ type Server struct {
 	opts   Options
 	server temporal.Server
 	ui     *uiserver.Server
+	lock   *lock
+	record Record
 }
 
 // DefaultDynamicConfig is the dynamic configuration the embedded server runs
@@ -89,7 +96,9 @@ func DefaultDynamicConfig() map[string]any {
 }
 
 // Start starts the server and, when UIPort is set, the UI. It returns once
-// the frontend answers and the namespace and search attributes exist.
+// the frontend answers and the namespace and search attributes exist, and
+// the server has recorded itself in its state directory. A state directory
+// that another server holds is refused with a *LockedError naming it.
 func Start(ctx context.Context, opts Options) (*Server, error) {
 	if opts.IP == "" {
 		opts.IP = "127.0.0.1"
@@ -107,6 +116,27 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		}
 		opts.Port = p
 	}
+	s := &Server{opts: opts}
+	if opts.StateDir != "" {
+		dir, err := filepath.Abs(opts.StateDir)
+		if err != nil {
+			return nil, fmt.Errorf("state dir: %w", err)
+		}
+		s.opts.StateDir = dir
+		if s.lock, err = acquire(dir); err != nil {
+			return nil, err
+		}
+	}
+	srv, err := s.start(ctx)
+	if err != nil && s.lock != nil {
+		s.lock.release()
+	}
+	return srv, err
+}
+
+// start starts what Start does, once the state directory is locked.
+func (s *Server) start(ctx context.Context) (*Server, error) {
+	opts := s.opts
 	if err := checkPortFree(opts.IP, opts.Port); err != nil {
 		return nil, fmt.Errorf("frontend port: %w", err)
 	}
@@ -115,13 +145,6 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("UI port: %w", err)
 		}
 	}
-	if opts.StateDir != "" {
-		if err := os.MkdirAll(opts.StateDir, 0o755); err != nil {
-			return nil, fmt.Errorf("create state dir: %w", err)
-		}
-	}
-
-	s := &Server{opts: opts}
 	// The internal services bind free ports found a moment earlier; another
 	// process can take one in between. Such a bind failure is worth a new
 	// set of ports, a few times.
@@ -156,11 +179,28 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		}()
 	}
 	if err := s.ensureSearchAttributes(ctx); err != nil {
-		s.Stop()
+		s.stop()
 		return nil, err
+	}
+	s.record = Record{
+		PID:       os.Getpid(),
+		Address:   s.Address(),
+		UIURL:     s.UIURL(),
+		Namespace: opts.Namespace,
+		StateDir:  opts.StateDir,
+		Started:   time.Now().UTC().Truncate(time.Second),
+	}
+	if s.lock != nil {
+		if err := s.lock.publish(s.record); err != nil {
+			s.stop()
+			return nil, err
+		}
 	}
 	return s, nil
 }
+
+// Record is what the server recorded of itself in its state directory.
+func (s *Server) Record() Record { return s.record }
 
 func (s *Server) startServer() error {
 	cfg, err := s.serverConfig()
@@ -197,8 +237,17 @@ func (s *Server) UIURL() string {
 // Namespace is the namespace the server registered.
 func (s *Server) Namespace() string { return s.opts.Namespace }
 
-// Stop stops the UI and the server.
+// Stop stops the UI and the server and unlocks the state directory.
 func (s *Server) Stop() {
+	s.stop()
+	if s.lock != nil {
+		s.lock.release()
+		s.lock = nil
+	}
+}
+
+// stop stops the UI and the server.
+func (s *Server) stop() {
 	if s.ui != nil {
 		s.ui.Stop()
 	}

@@ -29,6 +29,19 @@ func TestServerPersistsAcrossRestart(t *testing.T) {
 
 	srv, err := devserver.Start(ctx, opts)
 	require.NoError(t, err)
+	rec, st, err := devserver.Find(dir)
+	require.NoError(t, err)
+	require.Equal(t, devserver.Running, st)
+	require.Equal(t, srv.Record(), rec)
+	require.Equal(t, srv.Address(), rec.Address)
+	require.Equal(t, srv.UIURL(), rec.UIURL)
+
+	// A second server on the same state directory is refused, named.
+	_, err = devserver.Start(ctx, devserver.Options{StateDir: dir})
+	var locked *devserver.LockedError
+	require.ErrorAs(t, err, &locked)
+	require.Equal(t, srv.Address(), locked.Holder.Address)
+
 	c, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace()})
 	require.NoError(t, err)
 	sa, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: "default"})
@@ -45,6 +58,9 @@ func TestServerPersistsAcrossRestart(t *testing.T) {
 	require.NoError(t, err)
 	c.Close()
 	srv.Stop()
+	_, st, err = devserver.Find(dir)
+	require.NoError(t, err)
+	require.Equal(t, devserver.NotRunning, st)
 
 	opts.Port = 0
 	started := time.Now()

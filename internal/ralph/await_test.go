@@ -2,15 +2,12 @@ package ralph
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/contract"
 )
 
@@ -38,15 +35,4 @@ func TestSessionWaitError(t *testing.T) {
 			require.Equal(t, contract.ErrTypeSessionEnded, appErr.Type())
 		})
 	}
-}
-
-func TestDevUIURL(t *testing.T) {
-	dir := t.TempDir()
-	cfg := config.DevConfig{StateDir: dir, IP: "127.0.0.1", UIPort: 8233}
-	require.Equal(t, "http://127.0.0.1:8233", DevUIURL(cfg), "no server wrote its address: the settings")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, uiURLFile), []byte("http://127.0.0.1:9999\n"), 0o644))
-	require.Equal(t, "http://127.0.0.1:9999", DevUIURL(cfg), "the UI the server serves")
-	require.NoError(t, os.Remove(filepath.Join(dir, uiURLFile)))
-	cfg.UIPort = 0
-	require.Empty(t, DevUIURL(cfg))
 }

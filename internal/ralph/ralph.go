@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -49,7 +48,8 @@ func SearchAttributes() map[string]enumspb.IndexedValueType {
 }
 
 // StartDevServer starts the embedded Temporal server and UI described by
-// cfg, persisted under cfg.StateDir.
+// cfg in this process, persisted under cfg.StateDir, which it locks and
+// where it records itself (package devserver).
 //
 // A non-empty codecServer (host:port) is the codec server the UI asks to
 // show encrypted payloads.
@@ -70,34 +70,7 @@ func StartDevServer(ctx context.Context, cfg config.DevConfig, codecServer strin
 	if err != nil {
 		return nil, fmt.Errorf("start embedded Temporal server (state in %s): %w", cfg.StateDir, err)
 	}
-	// The commands that talk to this server from other processes link to
-	// the UI it really serves.
-	file := filepath.Join(cfg.StateDir, uiURLFile)
-	if ui := srv.UIURL(); ui != "" {
-		_ = os.WriteFile(file, []byte(ui+"\n"), 0o644)
-	} else {
-		_ = os.Remove(file)
-	}
 	return srv, nil
-}
-
-// uiURLFile, in the dev server's state directory, holds the address of
-// the Web UI that the server running on that state serves.
-const uiURLFile = "ui-url"
-
-// DevUIURL is the address of the Web UI of the dev server that runs on
-// cfg's state directory: the one it wrote when it started, else the one
-// cfg configures; "" when there is none.
-func DevUIURL(cfg config.DevConfig) string {
-	if data, err := os.ReadFile(filepath.Join(cfg.StateDir, uiURLFile)); err == nil {
-		if u := strings.TrimSpace(string(data)); strings.HasPrefix(u, "http") {
-			return u
-		}
-	}
-	if cfg.UIPort == 0 {
-		return ""
-	}
-	return fmt.Sprintf("http://%s:%d", cfg.IP, cfg.UIPort)
 }
 
 // ClientOptions loads the client options the way the temporal CLI does
@@ -161,6 +134,8 @@ type WorkerOptions struct {
 	MaxAgents int
 	// Metrics, when not nil, is told about iterations and agent slots.
 	Metrics *metrics.Metrics
+	// Identity is the workers' identity; "" is the client's.
+	Identity string
 }
 
 // WorkerOptionsOf are the worker options cfg configures.
@@ -205,10 +180,12 @@ func NewWorker(c client.Client, opts WorkerOptions, agent *activities.Agent, gh 
 		// agent: send it as often as the agent beats, not at 80% of the
 		// heartbeat timeout.
 		MaxHeartbeatThrottleInterval: activities.DefaultHeartbeatInterval,
+		Identity:                     opts.Identity,
 	}
 	shared := worker.New(c, opts.TaskQueue, base)
 	shared.RegisterWorkflow(workflows.Session)
 	shared.RegisterWorkflow(workflows.IssueQueue)
+	shared.RegisterWorkflow(workflows.AgentPreflight)
 	shared.RegisterActivity(agent)
 	shared.RegisterActivity(gh)
 	shared.RegisterActivityWithOptions((&sessionWaiter{c: c}).AwaitSession, activity.RegisterOptions{Name: contract.ActivityAwaitSession})
@@ -354,7 +331,8 @@ func SessionInput(cfg config.Config, workspace string) (contract.SessionInput, e
 	}, nil
 }
 
-// ErrNoServer means no Temporal server answered and --dev was not given.
+// ErrNoServer means no Temporal server answered, no dev server runs on the
+// state directory and --dev was not given.
 var ErrNoServer = errors.New("no Temporal server answers")
 
 // ServeCodec serves cdc's codec server (for the Temporal UI) on addr

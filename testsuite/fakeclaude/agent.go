@@ -83,6 +83,15 @@ func newAgent(argv []string, opts options, prompt string, stdout, stderr io.Writ
 	if a.step, ok = sc.roleStep(c.Role, c.RoleN); !ok {
 		a.step = sc.step(a.n)
 	}
+	if c.Role == "" {
+		next, ok, err := st.takeNextStep()
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			a.step = next
+		}
+	}
 	return a, nil
 }
 

@@ -13,8 +13,15 @@ import (
 	"time"
 )
 
-// auto plans the next unit of work of the workspace's task file.
+// auto plans the next unit of work: a planner's plan, a reviewer's
+// verdict, or else the next unit of the workspace's task file.
 func (a *invocation) auto(mode string) (work, error) {
+	switch roleOf(a.prompt) {
+	case "planner":
+		return a.autoPlan()
+	case "reviewer":
+		return a.autoReview()
+	}
 	switch mode {
 	case "prd":
 		return a.autoPRD()

@@ -38,9 +38,25 @@
 // repeated; invocations without a role, or of a role the scenario does
 // not script, play "steps" as above.
 //
+// A file next-step.json in the state directory (see State), holding one
+// step, is played by the next invocation without a role instead of its
+// own step, then removed: with or without a scenario, it makes the agent
+// do one thing once, such as ask a checkpoint:
+//
+//	{"auto": true, "checkpoint": {"type": "decision", "question": "Which library?", "options": ["a", "b"]}}
+//
 // Step fields, all optional:
 //
-//	auto          true: do the next unit of work of the workspace's task file.
+//	auto          true: do the next unit of work. A planner (a prompt with
+//	              "## Role: planner") writes prd.json: a story per clause of
+//	              the idea under "## The idea" (split at commas, "and",
+//	              "with"), each with "Typecheck passes" among its acceptance
+//	              criteria, priorities in order and branchName ralph/<idea>; a
+//	              prd.json that is there is extended, keeping its stories, and
+//	              a person's reason to reject the last plan becomes a story. A
+//	              reviewer ("## Role: reviewer") changes nothing and ends with
+//	              <verdict>pass</verdict>. Any other prompt does the next unit
+//	              of the workspace's task file:
 //	              prd.json: the story with passes=false and the lowest priority
 //	              gets a file story-<id>.txt (or the files in "files"), its
 //	              "passes" set to true (the rest of the file is left byte for

@@ -16,10 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/durable-ralph/ralph/agent"
 	"github.com/durable-ralph/ralph/agent/claude"
 	"github.com/durable-ralph/ralph/contract"
-	"github.com/stretchr/testify/require"
 )
 
 // ralphArgs is the command line Durable Ralph runs the agent with.

@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/durable-ralph/ralph/testsuite/scripted"
 	"github.com/stretchr/testify/require"
+
+	"github.com/durable-ralph/ralph/testsuite/scripted"
 )
 
 // sseEvent is one server-sent event.

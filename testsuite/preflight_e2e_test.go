@@ -1,0 +1,207 @@
+package testsuite_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/workflows"
+)
+
+// preflightHistories holds recorded histories of the AgentPreflight
+// workflow. They live apart from historiesDir, whose replay knows only
+// the workflows that sessions and queues run, and are replayed by
+// TestPreflightReplayRecordedHistories.
+const preflightHistories = "testdata/histories/preflight"
+
+// TestPreflightRefusesAMissingAgent: `run --backend codex` against a
+// worker that has no codex on its PATH starts nothing: the preflight on
+// the worker says which binary of which backend is missing and how to
+// install it, and the starter exits non-zero.
+func TestPreflightRefusesAMissingAgent(t *testing.T) {
+	// Nothing but the fake claude and the system's tools: no codex.
+	path := bins.dir + ":/usr/local/bin:/usr/bin:/bin"
+	for _, dir := range filepath.SplitList(path) {
+		if _, err := os.Stat(filepath.Join(dir, "codex")); err == nil {
+			t.Skipf("codex is installed in %s", dir)
+		}
+	}
+	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
+	se := newStarterEnv(t, scenario(t, map[string]any{"auto": true}))
+	se.env = append(se.env, "PATH="+path)
+	startDevWorker(t, se)
+
+	code, out := starter(t, se, "run", "--dev", "--backend", "codex", r.Dir)
+	require.NotEqual(t, 0, code, out)
+	require.Contains(t, out, `agent binary "codex" (backend codex) not found on the PATH of host `+testHost+"'s worker\n", out)
+	require.Contains(t, out, "Install the agent where the worker runs (Codex: npm install -g @openai/codex), or name another with --agent-command.")
+	require.NotContains(t, out, "anthropic-ai", "Codex's hint, not Claude Code's")
+	require.NotContains(t, out, "Started session")
+
+	c := se.dial(t)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := c.DescribeWorkflowExecution(ctx, sessionIDOf(r.Dir), "")
+	var notFound *serviceerror.NotFound
+	require.ErrorAs(t, err, &notFound, "no session was started")
+
+	// The preflight ran on the worker, and its history replays.
+	ids := preflights(t, c)
+	require.Len(t, ids, 1)
+	require.True(t, strings.HasPrefix(ids[0], "ralph-preflight-") && strings.HasSuffix(ids[0], "@"+testHost), ids[0])
+	replayPreflight(t, c, ids[0], "missing-agent")
+
+	// The same run with the agent there starts the session; the worker
+	// of its own reads its own agent.env, which the starter says.
+	code, out = starter(t, se, "run", "--dev", "--follow", "--agent-env", "GOFLAGS=-mod=mod", r.Dir)
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "ended: complete")
+	require.Contains(t, out, "The session runs on a worker of its own: --agent-env is ignored")
+	require.Contains(t, out, "Give it to that worker instead: worker --agent-env …")
+	first := ids[0]
+	ids = preflights(t, c)
+	require.Len(t, ids, 2)
+	for _, id := range ids {
+		if id != first {
+			replayPreflight(t, c, id, "agent-found")
+		}
+	}
+}
+
+// TestLivenessSaysNoWorkerRuns: status and list of a running session
+// whose worker was killed say that no worker runs for its host and how
+// to start one, as text and as JSON; while the worker runs they say
+// nothing of it.
+func TestLivenessSaysNoWorkerRuns(t *testing.T) {
+	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
+	se := newStarterEnv(t, scenario(t, map[string]any{"auto": true, "sleep_ms": 120000}))
+	id := sessionIDOf(r.Dir)
+	w := startDevWorker(t, se)
+	code, out := starter(t, se, "run", "--dev", r.Dir)
+	require.Equal(t, 0, code, out)
+	waitFor(t, time.Minute, "the first iteration to run", func() bool {
+		_, out := starter(t, se, "status", "--dev", r.Dir)
+		return strings.Contains(out, "(running)")
+	})
+
+	const note = "no worker is running for host " // + testHost + ": start one with `worker --dev`"
+	want := note + testHost + ": start one with `worker --dev`"
+	code, out = starter(t, se, "status", "--dev", r.Dir)
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "running; execution running")
+	require.NotContains(t, out, note)
+	_, doc := statusJSON(t, se.env, r.Dir)
+	require.Equal(t, true, doc["worker_seen"])
+	require.NotContains(t, doc, "liveness_note")
+
+	// kill -9 takes the worker and its embedded server; status --dev
+	// opens the saved state itself, and no worker polls the host's queue.
+	require.NoError(t, w.cmd.Process.Kill())
+	w.wait(t, time.Minute)
+
+	// Until the server gives up on the dead worker's sticky queue, the
+	// status query gets no answer: status fails, saying why.
+	waitFor(t, time.Minute, "status to answer without the worker", func() bool {
+		code, out = starter(t, se, "status", "--dev", r.Dir)
+		if code != 0 {
+			require.Contains(t, out, "("+want+")\n", "a query without an answer says why")
+		}
+		return code == 0
+	})
+	require.Contains(t, out, "State")
+	require.Contains(t, out, want+"; execution running")
+	require.Equal(t, 1, strings.Count(out, note), out)
+
+	_, doc = statusJSON(t, se.env, r.Dir)
+	require.Equal(t, "running", doc["execution_status"])
+	require.Equal(t, false, doc["worker_seen"])
+	require.Equal(t, want, doc["liveness_note"])
+
+	code, out = starter(t, se, "list", "--dev")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "running, no worker")
+	require.Contains(t, out, "\n"+want+"\n")
+
+	code, out, _ = starterOut(t, se.env, "list", "--dev", "-o", "json")
+	require.Equal(t, 0, code, out)
+	var line map[string]any
+	for l := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &m), l)
+		if m["workflow_id"] == id {
+			line = m
+		}
+	}
+	require.NotNil(t, line, out)
+	require.Equal(t, false, line["worker_seen"])
+	require.Equal(t, want, line["liveness_note"])
+}
+
+// TestPreflightReplayRecordedHistories replays every recorded history of
+// the AgentPreflight workflow against the current code.
+func TestPreflightReplayRecordedHistories(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(preflightHistories, "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files, "recorded histories in %s", preflightHistories)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			replayer := worker.NewWorkflowReplayer()
+			replayer.RegisterWorkflow(workflows.AgentPreflight)
+			require.NoError(t, replayer.ReplayWorkflowHistoryFromJSONFile(nil, f))
+		})
+	}
+}
+
+// preflights are the IDs of the preflight workflows the server knows,
+// oldest first.
+func preflights(t *testing.T, c client.Client) []string {
+	t.Helper()
+	var ids []string
+	waitFor(t, 30*time.Second, "the preflights in visibility", func() bool {
+		resp, err := c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+			Query: "WorkflowType = '" + contract.WorkflowAgentPreflight + "'"})
+		if err != nil {
+			return false
+		}
+		ids = ids[:0]
+		for _, e := range resp.GetExecutions() {
+			if e.GetCloseTime() != nil {
+				ids = append([]string{e.GetExecution().GetWorkflowId()}, ids...)
+			}
+		}
+		return len(ids) > 0
+	})
+	return ids
+}
+
+// replayPreflight replays the history of the preflight id against the
+// current code and, with RALPH_RECORD_HISTORIES set, records it under
+// preflightHistories as label.
+func replayPreflight(t *testing.T, c client.Client, id, label string) {
+	t.Helper()
+	h, err := collectHistory(c.GetWorkflowHistory(context.Background(), id, "", false, 0))
+	require.NoError(t, err)
+	replayer := worker.NewWorkflowReplayer()
+	replayer.RegisterWorkflow(workflows.AgentPreflight)
+	require.NoError(t, replayer.ReplayWorkflowHistory(nil, h), "replay of %s", id)
+	if os.Getenv("RALPH_RECORD_HISTORIES") == "" {
+		return
+	}
+	data, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(h)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(preflightHistories, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(preflightHistories, t.Name()+"-"+label+".json"), data, 0o644))
+}
