@@ -411,16 +411,14 @@ func write(t *testing.T, dir, name string) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644))
 }
 
-func TestRetryResumesTheAgentSession(t *testing.T) {
-	dir := newRepo(t, map[string]string{"prd.json": prd, "progress.txt": ""})
-	env, state := scenarioEnv(t, map[string]any{"hang": true}, map[string]any{"auto": true})
-	ag := &activities.Agent{Env: env, HeartbeatInterval: 100 * time.Millisecond}
-	in := iterationInput(dir, 1)
-
-	// Attempt 1 hangs; its worker "dies" (the context ends) after it
-	// reported the agent's session in a heartbeat.
+// dieAfterSession runs attempt 1 of in with an agent that hangs: its
+// worker "dies" (the context ends) once it reported the agent's session
+// in a heartbeat. It returns that attempt's last progress.
+func dieAfterSession(t *testing.T, ag *activities.Agent, in contract.IterationInput) contract.Progress {
+	t.Helper()
 	var last contract.Progress
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	_, err := ag.Iterate(ctx, in, 1, nil, func(p contract.Progress) {
 		last = p
 		if p.AgentSessionID != "" {
@@ -429,6 +427,16 @@ func TestRetryResumesTheAgentSession(t *testing.T) {
 	})
 	require.ErrorIs(t, err, context.Canceled)
 	require.NotEmpty(t, last.AgentSessionID)
+	return last
+}
+
+func TestRetryResumesTheAgentSession(t *testing.T) {
+	dir := newRepo(t, map[string]string{"prd.json": prd, "progress.txt": ""})
+	env, state := scenarioEnv(t, map[string]any{"hang": true}, map[string]any{"auto": true})
+	ag := &activities.Agent{Env: env, HeartbeatInterval: 100 * time.Millisecond}
+	in := iterationInput(dir, 1)
+
+	last := dieAfterSession(t, ag, in)
 	require.NotEmpty(t, last.StartHead)
 	require.Equal(t, "US-001", last.StoryID)
 
@@ -544,16 +552,7 @@ func TestResumeCommitsTheDeadAttemptsEditsFirst(t *testing.T) {
 	env, state := scenarioEnv(t, map[string]any{"hang": true}, map[string]any{"auto": true})
 	ag := &activities.Agent{Env: env, HeartbeatInterval: 100 * time.Millisecond}
 	in := iterationInput(dir, 1)
-	var last contract.Progress
-	ctx, cancel := context.WithCancel(context.Background())
-	_, err := ag.Iterate(ctx, in, 1, nil, func(p contract.Progress) {
-		last = p
-		if p.AgentSessionID != "" {
-			cancel()
-		}
-	})
-	require.ErrorIs(t, err, context.Canceled)
-	require.NotEmpty(t, last.AgentSessionID)
+	last := dieAfterSession(t, ag, in)
 	// What the dead attempt had written when its worker died.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "half.go"), []byte("package x\n"), 0o644))
 

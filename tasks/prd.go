@@ -12,17 +12,17 @@ import (
 	"github.com/durable-ralph/ralph/contract"
 )
 
-// prdDoc is a snarktank/ralph prd.json. Unknown fields are ignored so that
+// PRD is a snarktank/ralph prd.json. Unknown fields are ignored so that
 // files written by other tools still load.
-type prdDoc struct {
+type PRD struct {
 	Project     string     `json:"project"`
 	BranchName  string     `json:"branchName"`
 	Description string     `json:"description"`
-	UserStories []prdStory `json:"userStories"`
+	UserStories []PRDStory `json:"userStories"`
 }
 
-// prdStory is one user story of a prd.json.
-type prdStory struct {
+// PRDStory is one user story of a prd.json.
+type PRDStory struct {
 	ID                 string   `json:"id"`
 	Title              string   `json:"title"`
 	Description        string   `json:"description"`
@@ -36,12 +36,12 @@ var utf8BOM = []byte("\xef\xbb\xbf")
 
 // parsePRD parses and validates the prd.json data read from the file name.
 // Every error it returns is a *FileError.
-func parsePRD(name string, data []byte) (State, *prdDoc, error) {
+func parsePRD(name string, data []byte) (State, *PRD, error) {
 	data = bytes.TrimPrefix(data, utf8BOM)
 	if len(bytes.TrimSpace(data)) == 0 {
 		return State{}, nil, &FileError{File: name, Err: errors.New("file is empty")}
 	}
-	var doc prdDoc
+	var doc PRD
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return State{}, nil, jsonError(name, data, err)
 	}
@@ -86,7 +86,7 @@ func parsePRD(name string, data []byte) (State, *prdDoc, error) {
 }
 
 // story returns the story with the given id, or nil.
-func (d *prdDoc) story(id string) *prdStory {
+func (d *PRD) story(id string) *PRDStory {
 	if d == nil {
 		return nil
 	}

@@ -67,7 +67,7 @@ func (p *promptWriter) prd(dir string) error {
 }
 
 // storyDetails writes the description, acceptance criteria and notes of s.
-func (p *promptWriter) storyDetails(s *prdStory) {
+func (p *promptWriter) storyDetails(s *PRDStory) {
 	var b strings.Builder
 	if d := strings.TrimSpace(s.Description); d != "" {
 		b.WriteString(d)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/devserver"
 )
 
 // processesIn lists the processes whose working directory is dir.
@@ -60,31 +61,11 @@ func TestNoOrphansWhenWorkerIsKilled(t *testing.T) {
 // commit per story and its iteration numbers intact. It prints the time
 // from the kill to the iteration running again.
 func TestWorkerKilledMidIterationRecovers(t *testing.T) {
-	srv := startServer(t, t.TempDir())
-	defer srv.Stop()
-
-	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
-	se := newStarterEnv(t, rawScenario(t, map[string]any{
+	k := killWorkerMidAgent(t, map[string]any{
 		"steps":  []any{map[string]any{"auto": true, "sleep_ms": 8000}},
 		"repeat": "auto",
-	}))
-	env := append(se.env, "TEMPORAL_ADDRESS="+srv.Address())
-	id := sessionIDOf(r.Dir)
-
-	w1 := startProc(t, env, bins.worker)
-	p := startProc(t, env, bins.starter, "run", r.Dir)
-	require.Equal(t, 0, p.wait(t, time.Minute), p.Output())
-
-	// Kill the worker once the agent has run long enough to report its
-	// session in a heartbeat.
-	waitFor(t, time.Minute, "the agent to start", func() bool {
-		cs := calls(t, env)
-		return len(cs) == 1 && time.Since(cs[0].Time) > 3*time.Second
 	})
-	require.NoError(t, w1.cmd.Process.Signal(syscall.SIGKILL))
-	killed := time.Now()
-	w1.wait(t, time.Minute)
-	startProc(t, env, bins.worker)
+	srv, r, env, id, killed := k.srv, k.r, k.env, k.id, k.killed
 
 	waitFor(t, time.Minute, "the iteration to run again", func() bool {
 		return len(calls(t, env)) >= 2
@@ -113,6 +94,42 @@ func TestWorkerKilledMidIterationRecovers(t *testing.T) {
 	replay(t, c, id)
 	require.Equal(t, 4, res.Iterations)
 	require.Equal(t, 0, res.Totals.Failures)
+}
+
+// killedWorker is a session whose worker process was killed with SIGKILL
+// while the agent ran, and another worker started.
+type killedWorker struct {
+	srv    *devserver.Server
+	r      *repo
+	env    []string
+	id     string
+	killed time.Time
+}
+
+// killWorkerMidAgent starts a session of a three-story repository with
+// the fake agent playing scenario, on a worker process of its own, kills
+// that worker once the agent has run for 3 s (long enough to report its
+// session in a heartbeat), and starts another worker.
+func killWorkerMidAgent(t *testing.T, scenario map[string]any) killedWorker {
+	t.Helper()
+	k := killedWorker{srv: startServer(t, t.TempDir())}
+	t.Cleanup(k.srv.Stop)
+	k.r = newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
+	se := newStarterEnv(t, rawScenario(t, scenario))
+	k.env = append(se.env, "TEMPORAL_ADDRESS="+k.srv.Address())
+	k.id = sessionIDOf(k.r.Dir)
+	w1 := startProc(t, k.env, bins.worker)
+	p := startProc(t, k.env, bins.starter, "run", k.r.Dir)
+	require.Equal(t, 0, p.wait(t, time.Minute), p.Output())
+	waitFor(t, time.Minute, "the agent to start", func() bool {
+		cs := calls(t, k.env)
+		return len(cs) == 1 && time.Since(cs[0].Time) > 3*time.Second
+	})
+	require.NoError(t, w1.cmd.Process.Signal(syscall.SIGKILL))
+	k.killed = time.Now()
+	w1.wait(t, time.Minute)
+	startProc(t, k.env, bins.worker)
+	return k
 }
 
 // peakRSS is the peak resident memory of a process, from /proc.

@@ -3,7 +3,6 @@ package testsuite_test
 import (
 	"context"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,28 +17,11 @@ import (
 // must not fold that work into its own commit: every story ends in a
 // commit of its own that names it, and no commit holds two stories.
 func TestWorkerKilledMidStoryKeepsOneCommitPerStory(t *testing.T) {
-	srv := startServer(t, t.TempDir())
-	defer srv.Stop()
-
-	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
-	se := newStarterEnv(t, rawScenario(t, map[string]any{
+	k := killWorkerMidAgent(t, map[string]any{
 		"steps":  []any{map[string]any{"auto": true, "sleep_after_ms": 8000}},
 		"repeat": "auto",
-	}))
-	env := append(se.env, "TEMPORAL_ADDRESS="+srv.Address())
-	id := sessionIDOf(r.Dir)
-
-	w1 := startProc(t, env, bins.worker)
-	p := startProc(t, env, bins.starter, "run", r.Dir)
-	require.Equal(t, 0, p.wait(t, time.Minute), p.Output())
-	waitFor(t, time.Minute, "the agent to write US-001", func() bool {
-		cs := calls(t, env)
-		return len(cs) == 1 && time.Since(cs[0].Time) > 3*time.Second
 	})
-	require.NoError(t, w1.cmd.Process.Signal(syscall.SIGKILL))
-	w1.wait(t, time.Minute)
-	require.NotEmpty(t, strings.TrimSpace(r.git("status", "--porcelain")), "the dead attempt left its work uncommitted")
-	startProc(t, env, bins.worker)
+	srv, r, id := k.srv, k.r, k.id
 
 	c := dial(t, srv.Address(), "")
 	defer c.Close()

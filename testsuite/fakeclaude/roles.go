@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/durable-ralph/ralph/tasks"
 )
 
 // typecheck is the acceptance criterion Durable Ralph requires of every
@@ -21,26 +23,6 @@ const rejectedPrefix = "A person read the plan and rejected it: "
 
 // maxPlannedStories bounds the stories the fake planner makes of an idea.
 const maxPlannedStories = 5
-
-// prdDoc is the prd.json the fake planner writes, in the order of its
-// fields in Durable Ralph's format.
-type prdDoc struct {
-	Project     string        `json:"project"`
-	BranchName  string        `json:"branchName"`
-	Description string        `json:"description"`
-	UserStories []plannedItem `json:"userStories"`
-}
-
-// plannedItem is one user story of a plan.
-type plannedItem struct {
-	ID                 string   `json:"id"`
-	Title              string   `json:"title"`
-	Description        string   `json:"description"`
-	AcceptanceCriteria []string `json:"acceptanceCriteria"`
-	Priority           int      `json:"priority"`
-	Passes             bool     `json:"passes"`
-	Notes              string   `json:"notes"`
-}
 
 // autoPlan is the planner's unit of work: prd.json made of the idea in
 // the prompt (a story per clause of it), or the prd.json there is
@@ -57,7 +39,7 @@ func (a *invocation) autoPlan() (work, error) {
 		return work{}, fmt.Errorf("auto: %w", err)
 	}
 	if !existed {
-		p = prdDoc{Project: projectName(a.workspace), BranchName: "ralph/" + kebab(idea), Description: oneLine(idea)}
+		p = tasks.PRD{Project: projectName(a.workspace), BranchName: "ralph/" + kebab(idea), Description: oneLine(idea)}
 	}
 	added := 0
 	add := func(title string) {
@@ -67,7 +49,7 @@ func (a *invocation) autoPlan() (work, error) {
 			}
 		}
 		n := len(p.UserStories) + 1
-		p.UserStories = append(p.UserStories, plannedItem{
+		p.UserStories = append(p.UserStories, tasks.PRDStory{
 			ID:                 fmt.Sprintf("US-%03d", n),
 			Title:              title,
 			Description:        "As a user I want this: " + strings.ToLower(title[:1]) + title[1:] + ".",
@@ -116,17 +98,17 @@ func (a *invocation) autoReview() (work, error) {
 }
 
 // readPlan reads the prd.json at path, if there is one.
-func readPlan(path string) (prdDoc, bool, error) {
+func readPlan(path string) (tasks.PRD, bool, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return prdDoc{}, false, nil
+		return tasks.PRD{}, false, nil
 	}
 	if err != nil {
-		return prdDoc{}, false, err
+		return tasks.PRD{}, false, err
 	}
-	var p prdDoc
+	var p tasks.PRD
 	if err := json.Unmarshal(data, &p); err != nil {
-		return prdDoc{}, false, fmt.Errorf("prd.json: %w", err)
+		return tasks.PRD{}, false, fmt.Errorf("prd.json: %w", err)
 	}
 	return p, true, nil
 }
