@@ -28,10 +28,31 @@ func rawScenario(t *testing.T, v any) string {
 func startDevWorker(t *testing.T, se *starterEnv) *proc {
 	t.Helper()
 	w := startProc(t, se.env, bins.worker, "--dev")
-	waitFor(t, time.Minute, "the worker's embedded server", func() bool {
-		return strings.Contains(w.Output(), "Worker polling")
-	})
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(w.Output(), "Worker polling") {
+		select {
+		case <-w.end:
+			t.Fatalf("worker --dev ended before it polled:\n%s\n%s", w.Output(), devServerLog(se))
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("worker --dev did not poll within 2m:\n%s\n%s", w.Output(), devServerLog(se))
+		}
+	}
 	return w
+}
+
+// devServerLog is the end of the log of the dev server of se's state
+// directory, for a failure's message.
+func devServerLog(se *starterEnv) string {
+	data, err := os.ReadFile(filepath.Join(se.stateDir, "temporal.log"))
+	if err != nil {
+		return "(no dev server log: " + err.Error() + ")"
+	}
+	if len(data) > 4<<10 {
+		data = data[len(data)-4<<10:]
+	}
+	return "dev server log:\n" + string(data)
 }
 
 // starter runs the starter to its end and returns its exit code and output.

@@ -183,10 +183,7 @@ func TestCLIWorkerRestartBetweenIterationsAndAttach(t *testing.T) {
 	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
 	se := newStarterEnv(t, scenario(t, map[string]any{"auto": true, "sleep_ms": 1500}))
 
-	w := startProc(t, se.env, bins.worker, "--dev")
-	waitFor(t, time.Minute, "the worker's embedded server", func() bool {
-		return strings.Contains(w.Output(), "Worker polling")
-	})
+	w := startDevWorker(t, se)
 	start := startProc(t, se.env, bins.starter, "run", "--dev", r.Dir)
 	require.Equal(t, 0, start.wait(t, time.Minute), start.Output())
 	require.Contains(t, start.Output(), "Started session "+sessionIDOf(r.Dir))
