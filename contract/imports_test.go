@@ -19,9 +19,10 @@ func deps(t *testing.T, pkg string) []string {
 }
 
 // TestImports holds the layout's one rule: imports point down. The
-// contract imports no package of the project, and workflow code links
-// only the contract and internal/words of ours: no activity code, no
-// os/exec, no go-github.
+// contract imports no package of the project and no SDK (every part links
+// it, the fake agent too, and pays for the SDK's start-up), and workflow
+// code links only the contract and internal/words of ours: no activity
+// code, no os/exec, no go-github.
 func TestImports(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
@@ -38,6 +39,9 @@ func TestImports(t *testing.T) {
 			for _, d := range deps(t, tt.pkg) {
 				require.NotEqual(t, "os/exec", d)
 				require.False(t, strings.HasPrefix(d, "github.com/google/go-github"), "%s links %s", tt.pkg, d)
+				if tt.pkg == module+"/contract" && !strings.HasPrefix(d, module+"/") {
+					require.False(t, strings.Contains(strings.SplitN(d, "/", 2)[0], "."), "the contract links %s", d)
+				}
 				if strings.HasPrefix(d, module+"/") {
 					require.Contains(t, tt.allowed, d, "%s links %s", tt.pkg, d)
 				}

@@ -1,7 +1,5 @@
 package contract
 
-import "go.temporal.io/sdk/temporal"
-
 // TaskQueue is the default task queue of sessions and their activities.
 const TaskQueue = "ralph"
 
@@ -30,15 +28,20 @@ const (
 // base: every activity that touches a workspace on host runs there.
 func HostTaskQueue(base, host string) string { return base + "@" + host }
 
-// Search attributes the session keeps current, so the UI and
-// `temporal workflow list --query` can find sessions by state.
-var (
-	SearchRalphStatus    = temporal.NewSearchAttributeKeyKeyword("RalphStatus")
-	SearchRalphIteration = temporal.NewSearchAttributeKeyInt64("RalphIteration")
-	SearchRalphCostUSD   = temporal.NewSearchAttributeKeyFloat64("RalphCostUSD")
-	SearchRalphRepo      = temporal.NewSearchAttributeKeyKeyword("RalphRepo")
+// Names of the search attributes the session keeps current, so the UI
+// and `temporal workflow list --query` can find sessions by state. Their
+// types: Status, Repo and Host are keywords, Iteration and Issue ints,
+// CostUSD a double. The contract holds names only, so that it links no
+// SDK: the workflows hold the typed keys.
+const (
+	SearchRalphStatus    = "RalphStatus"
+	SearchRalphIteration = "RalphIteration"
+	SearchRalphCostUSD   = "RalphCostUSD"
+	SearchRalphRepo      = "RalphRepo"
 	// SearchRalphHost is the host that holds a session's workspace.
-	SearchRalphHost = temporal.NewSearchAttributeKeyKeyword("RalphHost")
+	SearchRalphHost = "RalphHost"
+	// SearchRalphIssue is the issue number of an issue's session.
+	SearchRalphIssue = "RalphIssue"
 )
 
 // Messages of the issue queue besides those it shares with sessions
@@ -53,9 +56,6 @@ const (
 	// about each iteration (an IterationSummary with the session ID).
 	SignalSessionProgress = "session-progress"
 )
-
-// SearchRalphIssue is the issue number of an issue's session.
-var SearchRalphIssue = temporal.NewSearchAttributeKeyInt64("RalphIssue")
 
 // ActivityAwaitSession is the name of the activity that waits for a
 // running session to end and returns its SessionResult. The worker

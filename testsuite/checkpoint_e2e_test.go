@@ -112,10 +112,14 @@ func TestCheckpointSurvivesWorkerAndServerRestart(t *testing.T) {
 	require.Equal(t, id, resp.GetExecutions()[0].GetExecution().GetWorkflowId())
 	c.Close()
 
-	// Kill the process that holds both the worker and the server, and
-	// start it again on the same state directory.
+	// Kill the worker, stop the dev server, and start both again on the
+	// same state directory.
 	require.NoError(t, w.cmd.Process.Signal(syscall.SIGKILL))
 	w.wait(t, time.Minute)
+	code, out = starter(t, se, "dev", "stop")
+	require.Equal(t, 0, code, out)
+	code, out = starter(t, se, "dev", "status")
+	require.Equal(t, 3, code, "no dev server runs: %s", out)
 	startDevWorker(t, se)
 
 	code, out = starter(t, se, "respond", "--dev", r.Dir, "--checkpoint", "cp-1", "--approve")

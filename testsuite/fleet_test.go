@@ -367,7 +367,7 @@ func fleetQueue(t *testing.T, c client.Client, env []string, h *fleetHost) {
 	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, desc.GetWorkflowExecutionInfo().GetStatus())
 	var host string
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(
-		desc.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()[contract.SearchRalphHost.GetName()], &host))
+		desc.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()[contract.SearchRalphHost], &host))
 	require.Equal(t, h.id, host)
 	wt := &repo{t: t, Dir: filepath.Join(clone.Dir, ".ralph", "worktrees", fmt.Sprintf("issue-%d", n))}
 	agentRuns := workspaceCalls(t, wt)

@@ -11,6 +11,16 @@ import (
 	"github.com/durable-ralph/ralph/contract"
 )
 
+// The typed keys of the search attributes named in the contract.
+var (
+	searchStatus    = temporal.NewSearchAttributeKeyKeyword(contract.SearchRalphStatus)
+	searchIteration = temporal.NewSearchAttributeKeyInt64(contract.SearchRalphIteration)
+	searchCostUSD   = temporal.NewSearchAttributeKeyFloat64(contract.SearchRalphCostUSD)
+	searchRepo      = temporal.NewSearchAttributeKeyKeyword(contract.SearchRalphRepo)
+	searchHost      = temporal.NewSearchAttributeKeyKeyword(contract.SearchRalphHost)
+	searchIssue     = temporal.NewSearchAttributeKeyInt64(contract.SearchRalphIssue)
+)
+
 // setState is the one place that sets the session's state label; it
 // publishes the status.
 func (s *session) setState(ctx workflow.Context, st contract.State) {
@@ -24,13 +34,13 @@ func (s *session) publish(ctx workflow.Context) {
 	var updates []temporal.SearchAttributeUpdate
 	st := s.statusNow()
 	if p := s.published; p == nil || p.State != st.State {
-		updates = append(updates, contract.SearchRalphStatus.ValueSet(string(st.State)))
+		updates = append(updates, searchStatus.ValueSet(string(st.State)))
 	}
 	if p := s.published; p == nil || p.Iteration != st.Iteration {
-		updates = append(updates, contract.SearchRalphIteration.ValueSet(int64(st.Iteration)))
+		updates = append(updates, searchIteration.ValueSet(int64(st.Iteration)))
 	}
 	if p := s.published; p == nil || p.Totals.CostUSD != st.Totals.CostUSD {
-		updates = append(updates, contract.SearchRalphCostUSD.ValueSet(st.Totals.CostUSD))
+		updates = append(updates, searchCostUSD.ValueSet(st.Totals.CostUSD))
 	}
 	if len(updates) > 0 {
 		if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {

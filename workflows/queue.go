@@ -462,12 +462,12 @@ func (q *queue) cancelled(ctx workflow.Context, err error) (contract.QueueResult
 
 // childAttributes are the search attributes an issue's session starts with.
 func (q *queue) childAttributes(cur *contract.CurrentIssue) []temporal.SearchAttributeUpdate {
-	attrs := []temporal.SearchAttributeUpdate{contract.SearchRalphRepo.
-		ValueSet(q.in.Settings.Repo.FullName()), contract.SearchRalphIssue.
+	attrs := []temporal.SearchAttributeUpdate{searchRepo.
+		ValueSet(q.in.Settings.Repo.FullName()), searchIssue.
 		ValueSet(int64(cur.Number)),
 	}
 	if h := q.in.Session.Host; h != "" {
-		attrs = append(attrs, contract.SearchRalphHost.ValueSet(h))
+		attrs = append(attrs, searchHost.ValueSet(h))
 	}
 	return attrs
 }
@@ -489,8 +489,8 @@ func (q *queue) setState(ctx workflow.Context, st contract.State) {
 	changed := q.status.State != st
 	q.status.State = st
 	if changed {
-		if err := workflow.UpsertTypedSearchAttributes(ctx, contract.SearchRalphStatus.
-			ValueSet(string(st)), contract.SearchRalphRepo.ValueSet(q.status.Repo)); err != nil {
+		if err := workflow.UpsertTypedSearchAttributes(ctx, searchStatus.
+			ValueSet(string(st)), searchRepo.ValueSet(q.status.Repo)); err != nil {
 			q.logger.Warn("upsert search attributes", "error", err)
 		}
 	}

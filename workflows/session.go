@@ -346,10 +346,10 @@ func (s *session) prepare(ctx workflow.Context) error {
 	}
 	var attrs []temporal.SearchAttributeUpdate
 	if repo != "" {
-		attrs = append(attrs, contract.SearchRalphRepo.ValueSet(repo))
+		attrs = append(attrs, searchRepo.ValueSet(repo))
 	}
 	if s.in.Host != "" {
-		attrs = append(attrs, contract.SearchRalphHost.ValueSet(s.in.Host))
+		attrs = append(attrs, searchHost.ValueSet(s.in.Host))
 	}
 	if len(attrs) > 0 {
 		if err := workflow.UpsertTypedSearchAttributes(ctx, attrs...); err != nil {

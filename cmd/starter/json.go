@@ -145,17 +145,17 @@ func newListDoc(info *workflowpb.WorkflowExecutionInfo) listDoc {
 	fields := info.GetSearchAttributes().GetIndexedFields()
 	d := listDoc{
 		workflowDoc: newWorkflowDoc(info),
-		State:       attr(fields, contract.SearchRalphStatus.GetName(), ""),
+		State:       attr(fields, contract.SearchRalphStatus, ""),
 		StartedAt:   timeOf(info.GetStartTime()),
 		EndedAt:     timeOf(info.GetCloseTime()),
 		started:     info.GetStartTime().AsTime(),
-		Iteration:   attr[int64](fields, contract.SearchRalphIteration.GetName(), 0),
-		CostUSD:     attr[float64](fields, contract.SearchRalphCostUSD.GetName(), 0),
-		Repo:        attr(fields, contract.SearchRalphRepo.GetName(), ""),
-		Host:        attr(fields, contract.SearchRalphHost.GetName(), ""),
+		Iteration:   attr[int64](fields, contract.SearchRalphIteration, 0),
+		CostUSD:     attr[float64](fields, contract.SearchRalphCostUSD, 0),
+		Repo:        attr(fields, contract.SearchRalphRepo, ""),
+		Host:        attr(fields, contract.SearchRalphHost, ""),
 	}
 	if d.Kind == "session" {
-		d.Issue = attr[int64](fields, contract.SearchRalphIssue.GetName(), 0)
+		d.Issue = attr[int64](fields, contract.SearchRalphIssue, 0)
 	}
 	return d
 }

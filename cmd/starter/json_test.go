@@ -143,8 +143,8 @@ func TestListJSON(t *testing.T) {
 		{
 			name: "session",
 			info: execution(t, contract.WorkflowSession, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, map[string]any{
-				contract.SearchRalphStatus.GetName(): "running", contract.SearchRalphIteration.GetName(): 4,
-				contract.SearchRalphCostUSD.GetName(): 0.25, contract.SearchRalphHost.GetName(): "laptop",
+				contract.SearchRalphStatus: "running", contract.SearchRalphIteration: 4,
+				contract.SearchRalphCostUSD: 0.25, contract.SearchRalphHost: "laptop",
 			}),
 			want: map[string]any{"kind": "session", "state": "running", "iteration": 4.0, "cost_usd": 0.25, "host": "laptop"},
 			text: "session  running    running  4          $0.2500  -     laptop",
@@ -152,7 +152,7 @@ func TestListJSON(t *testing.T) {
 		{
 			name: "issue_session",
 			info: execution(t, contract.WorkflowSession, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, map[string]any{
-				contract.SearchRalphStatus.GetName(): "limited", contract.SearchRalphIssue.GetName(): 12, contract.SearchRalphRepo.GetName(): "acme/app",
+				contract.SearchRalphStatus: "limited", contract.SearchRalphIssue: 12, contract.SearchRalphRepo: "acme/app",
 			}),
 			want:  map[string]any{"kind": "session", "issue": 12.0, "state": "limited", "repo": "acme/app", "execution_status": "completed"},
 			text:  "issue #12  completed  stopped by limit  0          $0.0000  acme/app  -",

@@ -80,7 +80,7 @@ func TestListSaysNoWorker(t *testing.T) {
 	no, yes := false, true
 	running := func(l livenessDoc) listDoc {
 		d := newListDoc(execution(t, contract.WorkflowSession, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING,
-			map[string]any{contract.SearchRalphStatus.GetName(): "running", contract.SearchRalphHost.GetName(): "laptop"}))
+			map[string]any{contract.SearchRalphStatus: "running", contract.SearchRalphHost: "laptop"}))
 		d.livenessDoc = l
 		return d
 	}

@@ -111,7 +111,7 @@ func (cctx *commandContext) runQueue(cfg config.Config, in contract.QueueInput, 
 		StaticSummary:            "Ralph issue queue of " + s.Repo.FullName(),
 		StaticDetails:            fmt.Sprintf("Clone: `%s`; label `%s`", s.Clone, s.Label),
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			contract.SearchRalphRepo.ValueSet(s.Repo.FullName()), contract.SearchRalphHost.ValueSet(cfg.Worker.HostID)),
+			temporal.NewSearchAttributeKeyKeyword(contract.SearchRalphRepo).ValueSet(s.Repo.FullName()), temporal.NewSearchAttributeKeyKeyword(contract.SearchRalphHost).ValueSet(cfg.Worker.HostID)),
 	}, workflows.IssueQueue, in)
 	if err != nil {
 		return fmt.Errorf("start queue %s: %w", id, err)

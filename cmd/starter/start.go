@@ -32,7 +32,7 @@ func startOrAttach(ctx context.Context, c client.Client, taskQueue, id string, i
 		return true, "", nil
 	default:
 		info := desc.GetWorkflowExecutionInfo()
-		state := attr(info.GetSearchAttributes().GetIndexedFields(), contract.SearchRalphStatus.GetName(), executionStatus(info.GetStatus()))
+		state := attr(info.GetSearchAttributes().GetIndexedFields(), contract.SearchRalphStatus, executionStatus(info.GetStatus()))
 		previous = fmt.Sprintf("%s at %s", state, info.GetCloseTime().AsTime().Local().Format("2006-01-02 15:04"))
 	}
 	if attachOnly {
@@ -118,5 +118,5 @@ func sessionAttributes(in contract.SessionInput) temporal.SearchAttributes {
 	if in.Host == "" {
 		return temporal.SearchAttributes{}
 	}
-	return temporal.NewSearchAttributes(contract.SearchRalphHost.ValueSet(in.Host))
+	return temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeyword(contract.SearchRalphHost).ValueSet(in.Host))
 }

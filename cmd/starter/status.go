@@ -56,7 +56,7 @@ func (s *statusCommand) sessionStatus(cctx *commandContext, conn *connection, id
 	info := desc.GetWorkflowExecutionInfo()
 	doc := sessionStatusDoc{workflowDoc: newWorkflowDoc(info), UIURL: conn.lastingURL(id)}
 	if info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		host := attr(info.GetSearchAttributes().GetIndexedFields(), contract.SearchRalphHost.GetName(), "")
+		host := attr(info.GetSearchAttributes().GetIndexedFields(), contract.SearchRalphHost, "")
 		doc.livenessDoc = liveness(cctx, conn, host, map[string]*bool{})
 	}
 	out := cctx.stdout

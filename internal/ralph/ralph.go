@@ -38,12 +38,12 @@ import (
 // real cluster needs them created once (see the README).
 func SearchAttributes() map[string]enumspb.IndexedValueType {
 	return map[string]enumspb.IndexedValueType{
-		contract.SearchRalphStatus.GetName():    enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-		contract.SearchRalphIteration.GetName(): enumspb.INDEXED_VALUE_TYPE_INT,
-		contract.SearchRalphCostUSD.GetName():   enumspb.INDEXED_VALUE_TYPE_DOUBLE,
-		contract.SearchRalphRepo.GetName():      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-		contract.SearchRalphIssue.GetName():     enumspb.INDEXED_VALUE_TYPE_INT,
-		contract.SearchRalphHost.GetName():      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		contract.SearchRalphStatus:    enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		contract.SearchRalphIteration: enumspb.INDEXED_VALUE_TYPE_INT,
+		contract.SearchRalphCostUSD:   enumspb.INDEXED_VALUE_TYPE_DOUBLE,
+		contract.SearchRalphRepo:      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		contract.SearchRalphIssue:     enumspb.INDEXED_VALUE_TYPE_INT,
+		contract.SearchRalphHost:      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 	}
 }
 
