@@ -334,9 +334,17 @@ func startProc(t *testing.T, env []string, name string, args ...string) *proc {
 // startProcIn is startProc in the working directory dir.
 func startProcIn(t *testing.T, dir string, env []string, name string, args ...string) *proc {
 	t.Helper()
-	p := &proc{cmd: exec.Command(name, args...), end: make(chan struct{})}
-	p.cmd.Dir = dir
-	p.cmd.Env = append(os.Environ(), env...)
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	return startCmd(t, cmd, func(p *os.Process) { _ = p.Kill() })
+}
+
+// startCmd starts cmd with its output kept, and ends it with kill at the
+// end of the test if it still runs.
+func startCmd(t *testing.T, cmd *exec.Cmd, kill func(*os.Process)) *proc {
+	t.Helper()
+	p := &proc{cmd: cmd, end: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p, p
 	require.NoError(t, p.cmd.Start())
 	go func() {
@@ -347,7 +355,7 @@ func startProcIn(t *testing.T, dir string, env []string, name string, args ...st
 		select {
 		case <-p.end:
 		default:
-			_ = p.cmd.Process.Kill()
+			kill(p.cmd.Process)
 			<-p.end
 		}
 	})

@@ -240,21 +240,7 @@ type readmeProc struct {
 // start starts the background block b.
 func (rr *readmeRun) start(t *testing.T, b readmeBlock) *readmeProc {
 	t.Helper()
-	p := &proc{cmd: rr.command(context.Background(), b), end: make(chan struct{})}
-	p.cmd.Stdout, p.cmd.Stderr = p, p
-	require.NoError(t, p.cmd.Start())
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.end)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.end:
-		default:
-			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-			<-p.end
-		}
-	})
+	p := startCmd(t, rr.command(context.Background(), b), func(p *os.Process) { _ = syscall.Kill(-p.Pid, syscall.SIGKILL) })
 	return &readmeProc{block: b, p: p}
 }
 
