@@ -29,14 +29,27 @@ const (
 // Agent runs agent iterations on workspaces of this worker's host. Its
 // fields are the worker's settings, not the session's.
 type Agent struct {
+	// Hidden are paths no contained agent sees even where its view
+	// includes them: the worker's state directory, the user
+	// configuration with the codec key (~/.ssh and the other credentials
+	// of sandbox.Credentials always).
+	Hidden []string
 	// Env is added to the agent's environment, after the worker's
 	// variables that AgentEnvAllowed lets through: NAME passes the
 	// worker's variable, NAME=value sets one.
 	Env []string
 	// Redact removes secrets from everything the activities return,
 	// record or log; nil redacts the secret-looking variables of the
-	// worker's environment and of Env.
+	// worker's environment and of Env, and Secrets.
 	Redact *redact.Redactor
+	// Secrets are secret values whatever their names ("NAME=value"), such
+	// as the codec key read from its file: redacted like the variables
+	// whose names look secret, and refused in a push.
+	Secrets []string
+	// GitHubFileToken is the token of github.token-file, read when the
+	// worker started: when set, git uses it for an https origin whatever
+	// variable the queue's token-env names (github.WorkerToken).
+	GitHubFileToken string
 	// HeartbeatInterval is how often a running iteration heartbeats;
 	// default DefaultHeartbeatInterval.
 	HeartbeatInterval time.Duration

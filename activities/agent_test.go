@@ -32,7 +32,14 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fakeClaude = filepath.Join(dir, "claude")
+	// The fake agent, its scenarios and state live under fakeRoot, which
+	// its sandbox lets it reach (iterationInput).
+	fakeRoot = filepath.Join(dir, "fake")
+	if err := os.Mkdir(fakeRoot, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fakeClaude = filepath.Join(fakeRoot, "claude")
 	build := exec.Command("go", "build", "-o", fakeClaude, "../testsuite/fakeclaude")
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
@@ -79,14 +86,26 @@ func gitRun(t *testing.T, dir string, args ...string) string {
 
 // scenarioEnv writes a fake-agent scenario and returns the agent's
 // environment and its state dir (where calls.jsonl goes).
+// fakeRoot holds the fake agent's scenarios and state.
+var fakeRoot string
+
+// fakeDir is a new directory under fakeRoot, removed after t.
+func fakeDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp(fakeRoot, "t-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
 func scenarioEnv(t *testing.T, steps ...map[string]any) ([]string, string) {
 	t.Helper()
-	state := t.TempDir()
+	state := fakeDir(t)
 	env := []string{"FAKE_CLAUDE_STATE_DIR=" + state}
 	if len(steps) > 0 {
 		data, err := json.Marshal(map[string]any{"steps": steps})
 		require.NoError(t, err)
-		path := filepath.Join(t.TempDir(), "scenario.json")
+		path := filepath.Join(fakeDir(t), "scenario.json")
 		require.NoError(t, os.WriteFile(path, data, 0o644))
 		env = append(env, "FAKE_CLAUDE_SCENARIO="+path)
 	}
@@ -106,8 +125,9 @@ func countCalls(t *testing.T, state string) int {
 func iterationInput(dir string, n int) contract.IterationInput {
 	return contract.IterationInput{
 		SessionID: "ralph-test-0001", Iteration: n, MaxIterations: 10, Workspace: dir,
-		Agent: contract.AgentSettings{Command: []string{fakeClaude}, Timeout: time.Minute},
-		Git:   contract.GitSettings{AutoCommit: true},
+		Agent: contract.AgentSettings{Command: []string{fakeClaude}, Timeout: time.Minute,
+			Sandbox: contract.SandboxSettings{ReadWrite: []string{fakeRoot}}},
+		Git: contract.GitSettings{AutoCommit: true},
 	}
 }
 

@@ -21,9 +21,10 @@ func (a *Agent) finishCommit(ctx context.Context, repo *git.Repo, in contract.It
 		// person to sort out rather than commit it somewhere.
 		return res, nil
 	}
-	// A plan that is not valid stays uncommitted for the next planner.
+	// A plan that is not valid stays uncommitted for the next planner;
+	// work that changed a protected path is set aside, never committed.
 	badPlan := in.RoleOf() == contract.RolePlanner && (res.Plan == nil || !res.Plan.Valid)
-	if in.Git.AutoCommit && res.Commit == "" && !badPlan {
+	if in.Git.AutoCommit && res.Commit == "" && !badPlan && res.NotCommitted == "" {
 		commit, err := repo.FindCommit(ctx, in.Key(), in.Iteration)
 		if err != nil {
 			return contract.IterationResult{}, fmt.Errorf("look for iteration commit: %w", err)

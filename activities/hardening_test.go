@@ -46,30 +46,43 @@ func TestAgentBackgroundProcessEndsWithTheAgent(t *testing.T) {
 		{"child_in_a_session_of_its_own", `setsid sleep 300 >/dev/null 2>&1 </dev/null &`},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			dir := newRepo(t, map[string]string{"prd.json": prd})
-			env, _ := scenarioEnv(t)
-			pidFile := filepath.Join(t.TempDir(), "pid")
-			env = append(env, "FAKE_AGENT="+fakeClaude, "PID_FILE="+pidFile)
-			in := iterationInput(dir, 1)
-			in.Agent.Command = wrapped(tt.background + ` echo $! > "$PID_FILE"`)
-			in.Agent.Timeout = 40 * time.Second
-
-			started := time.Now()
-			res, _, err := runActivity(t, &activities.Agent{Env: env}, in)
-			require.NoError(t, err)
-			require.Equal(t, contract.OutcomeSuccess, res.Outcome, "the iteration ends when the agent exits, not at its timeout: %s", res.Reason)
-			require.Less(t, time.Since(started), 20*time.Second)
-			require.NotEmpty(t, res.Commit)
-
-			data, err := os.ReadFile(pidFile)
-			require.NoError(t, err)
-			pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-			require.NoError(t, err)
-			require.Eventually(t, func() bool { return !alive(pid) }, 5*time.Second, 50*time.Millisecond,
-				"the agent's background child %d outlived the iteration", pid)
-		})
+		for _, mode := range []string{"off", "auto"} {
+			t.Run(tt.name+"/sandbox "+mode, func(t *testing.T) { backgroundChildEnds(t, tt.background, mode) })
+		}
 	}
+}
+
+// backgroundChildEnds runs an agent that leaves background running and
+// checks that nothing of it outlives the iteration: found by its PID
+// without a sandbox, by its working directory in one (a PID there is
+// the sandbox's own).
+func backgroundChildEnds(t *testing.T, background, mode string) {
+	dir := newRepo(t, map[string]string{"prd.json": prd})
+	env, _ := scenarioEnv(t)
+	pidFile := filepath.Join(fakeDir(t), "pid")
+	env = append(env, "FAKE_AGENT="+fakeClaude, "PID_FILE="+pidFile)
+	in := iterationInput(dir, 1)
+	in.Agent.Command = wrapped(background + ` echo $! > "$PID_FILE"`)
+	in.Agent.Timeout = 40 * time.Second
+	in.Agent.Sandbox.Mode = mode
+
+	started := time.Now()
+	res, _, err := runActivity(t, &activities.Agent{Env: env}, in)
+	require.NoError(t, err)
+	require.Equal(t, contract.OutcomeSuccess, res.Outcome, "the iteration ends when the agent exits, not at its timeout: %s", res.Reason)
+	require.Less(t, time.Since(started), 20*time.Second)
+	require.NotEmpty(t, res.Commit)
+	if res.Contained != "" {
+		require.Eventually(t, func() bool { return len(processesIn(t, dir)) == 0 }, 5*time.Second, 50*time.Millisecond,
+			"the agent's background child outlived the iteration")
+		return
+	}
+	data, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return !alive(pid) }, 5*time.Second, 50*time.Millisecond,
+		"the agent's background child %d outlived the iteration", pid)
 }
 
 const brokenPRD = `{
@@ -271,7 +284,7 @@ func TestAgentEnvironmentIsAnAllowList(t *testing.T) {
 	t.Setenv("GOFLAGS", "-mod=mod")
 	dir := newRepo(t, map[string]string{"prd.json": prd})
 	env, _ := scenarioEnv(t)
-	dump := filepath.Join(t.TempDir(), "env")
+	dump := filepath.Join(fakeDir(t), "env")
 	env = append(env, "FAKE_AGENT="+fakeClaude, "ENV_DUMP="+dump, "GOFLAGS", "MY_SETTING=on")
 	in := iterationInput(dir, 1)
 	in.Agent.Command = wrapped(`env > "$ENV_DUMP"`)

@@ -66,7 +66,7 @@ func (a *Agent) RunIteration(ctx context.Context, in contract.IterationInput) (c
 func (a *Agent) Iterate(ctx context.Context, in contract.IterationInput, attempt int, prev *contract.Progress, beat func(contract.Progress)) (contract.IterationResult, error) {
 	run := *a
 	if run.Redact == nil {
-		run.Redact = redact.New(append(os.Environ(), a.Env...))
+		run.Redact = redact.New(append(os.Environ(), a.Env...), a.Secrets...)
 	}
 	res, err := run.iterate(ctx, in, attempt, prev, beat)
 	if err != nil {
@@ -147,6 +147,9 @@ func (a *Agent) iterate(ctx context.Context, in contract.IterationInput, attempt
 		// Nothing to record: the workflow runs this iteration again after
 		// the limit resets.
 		return res, nil
+	}
+	if err := a.guardProtected(ctx, it, &res); err != nil {
+		return contract.IterationResult{}, err
 	}
 	if err := saveResult(it.resultFile, res); err != nil {
 		// The commit's trailers still make the retry of a lost result
@@ -247,7 +250,9 @@ func (a *Agent) commitInterrupted(ctx context.Context, it *iteration) error {
 	if err != nil {
 		return fmt.Errorf("git status: %w", err)
 	}
-	if len(pending) == 0 {
+	if len(pending) == 0 || len(git.Protected(in.Git.Protected(), pending)) > 0 {
+		// Work on a protected path is never committed: it stays for the
+		// iteration's end, which sets it aside (guardProtected).
 		return nil
 	}
 	subject := fmt.Sprintf("ralph: iteration %d (interrupted)", in.Iteration)
@@ -340,6 +345,8 @@ func (it *iteration) result(run agentRun, resumed bool) contract.IterationResult
 		Repair:            it.beforeErr != nil && it.in.RoleOf() == contract.RoleExecutor,
 		Live:              run.live,
 		LiveStartedAt:     run.started,
+		Contained:         run.contained,
+		Refused:           run.refused,
 		LogFile:           it.progress.Log,
 		InterruptedCommit: it.saved,
 	}
@@ -440,7 +447,6 @@ func (a *Agent) prompt(in contract.IterationInput, mode contract.Mode, promise s
 		CompletionPromise: promise,
 		Guidance:          in.Guidance,
 		Notices:           in.Notices,
-		Learnings:         tasks.LoadLearnings(in.Workspace, mode, 8<<10),
 		MemoriesFile:      in.Task.MemoriesFile,
 		Rules:             in.Task.Rules,
 		InstructionsFile:  in.Task.InstructionsFile,
@@ -451,7 +457,12 @@ func (a *Agent) prompt(in contract.IterationInput, mode contract.Mode, promise s
 		return "", temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrTypeInvalidTaskFile, err)
 	}
 	if mode == contract.ModeIssue {
-		pin.Learnings = tasks.LoadMemories(in.Task.MemoriesFile, tasks.MemoriesLimit)
+		pin.Learnings, err = tasks.LoadMemories(in.Task.MemoriesFile, tasks.MemoriesLimit)
+	} else {
+		pin.Learnings, err = tasks.LoadLearnings(in.Workspace, mode, 8<<10)
+	}
+	if err != nil {
+		return "", invalidTaskFile(err)
 	}
 	if loadErr != nil {
 		if in.RoleOf() == contract.RoleReviewer {

@@ -3,8 +3,8 @@ package activities
 import (
 	"strings"
 	"time"
-	"unicode"
 
+	"github.com/durable-ralph/ralph/internal/termtext"
 	"github.com/durable-ralph/ralph/internal/words"
 
 	"github.com/durable-ralph/ralph/agent"
@@ -59,30 +59,11 @@ func (l *liveLog) snapshot() []contract.LiveEvent {
 	return append([]contract.LiveEvent(nil), l.events...)
 }
 
-// liveText folds s onto one line (white space runs become one space,
-// control and format characters go) and cuts it to max bytes, ending in
-// "…".
+// liveText is s without terminal control sequences, control and format
+// characters (termtext), folded onto one line (white space runs become
+// one space) and cut to max bytes, ending in "…".
 func liveText(s string, max int) string {
-	var b strings.Builder
-	space := false
-	for _, r := range s {
-		switch {
-		case unicode.IsSpace(r):
-			space = b.Len() > 0
-			continue
-		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
-			continue
-		}
-		if space {
-			b.WriteByte(' ')
-			space = false
-		}
-		b.WriteRune(r)
-		if b.Len() > max {
-			break
-		}
-	}
-	return words.Cut(b.String(), max)
+	return words.Clip(termtext.String(s), max)
 }
 
 // tail is events as Lines.

@@ -53,3 +53,20 @@ func TestLiveLog(t *testing.T) {
 		require.True(t, strings.HasSuffix(e.Text, "…"))
 	}
 }
+
+func TestLiveText(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{name: "folded onto one line", in: "Let me run\n\tthe  tests ", want: "Let me run the tests"},
+		{name: "clear screen and title go whole", in: "a\x1b[2J\x1b]0;pwned\x07b", want: "ab"},
+		{name: "clipboard write goes whole", in: "a \x1b]52;c;aGk=\x1b\\b", want: "a b"},
+		{name: "format characters go", in: "a\u202eb\u200bc", want: "abc"},
+		{name: "cut to the limit", in: strings.Repeat("x", 50), want: strings.Repeat("x", 37) + "…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, liveText(tt.in, 40))
+		})
+	}
+}

@@ -9,12 +9,14 @@ import (
 	"sync"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-ralph/ralph/agent"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/process"
 	"github.com/durable-ralph/ralph/redact"
+	"github.com/durable-ralph/ralph/sandbox"
 )
 
 // agentRun is what one agent process produced.
@@ -27,6 +29,10 @@ type agentRun struct {
 	// live are the agent's last events, and started when it started.
 	live    []contract.LiveEvent
 	started time.Time
+	// contained names the sandbox the agent ran in ("" for none), and
+	// refused are the destinations its egress proxy refused.
+	contained string
+	refused   []string
 }
 
 // defaultAgentTimeout bounds an agent run whose session set no timeout.
@@ -53,6 +59,14 @@ func (a *Agent) runAgent(ctx context.Context, in contract.IterationInput, backen
 	defer cancelRun()
 
 	opts := backendOptions(in.Agent)
+	c, err := a.contain(in, backend, sandbox.Command{
+		Path: bin,
+		Args: append(append([]string(nil), in.Agent.Command[1:]...), backend.Args(opts, resume)...),
+		Env:  append(backend.Env(opts), a.agentEnv()...),
+	})
+	if err != nil {
+		return agentRun{}, err
+	}
 	st := &stream{
 		parser: backend.NewParser(opts),
 		live:   &liveLog{redact: a.Redact, dir: in.Workspace},
@@ -62,16 +76,20 @@ func (a *Agent) runAgent(ctx context.Context, in contract.IterationInput, backen
 	progress.StartedAt = time.Now()
 	stopBeats := a.beatEvery(func() { beat(st.progress(*progress)) })
 	res, err := process.Run(runCtx, process.Spec{
-		Path:       bin,
-		Args:       append(append([]string(nil), in.Agent.Command[1:]...), backend.Args(opts, resume)...),
+		Path:       c.cmd.Path,
+		Args:       c.cmd.Args,
 		Dir:        in.Workspace,
-		Env:        append(backend.Env(opts), a.agentEnv()...),
+		Env:        c.cmd.Env,
 		Stdin:      strings.NewReader(prompt),
 		MaxLine:    a.maxLine(),
 		OnLine:     st.line,
 		StderrTail: 8 << 10,
 	})
 	stopBeats()
+	refused := c.close()
+	if len(refused) > 0 {
+		activity.GetLogger(ctx).Warn("The sandbox refused the agent network destinations", "Iteration", in.Iteration, "Refused", refused)
+	}
 	if err != nil {
 		return agentRun{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("start agent %q: %v", bin, err), contract.ErrTypeAgentNotFound, err,
@@ -84,6 +102,7 @@ func (a *Agent) runAgent(ctx context.Context, in contract.IterationInput, backen
 		return agentRun{}, fmt.Errorf("agent iteration %d: %w", in.Iteration, ctx.Err())
 	}
 	run := st.run(progress.StartedAt)
+	run.contained, run.refused = c.box, refused
 	if runCtx.Err() != nil {
 		run.verdict = agent.Verdict{
 			Outcome: contract.OutcomeTimeout,

@@ -14,6 +14,7 @@ import (
 	"github.com/durable-ralph/ralph/activities/github"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/git"
+	"github.com/durable-ralph/ralph/tasks"
 )
 
 // PrepareIssueWorktree makes the work tree of an issue: the clone's
@@ -29,7 +30,7 @@ func (a *Agent) PrepareIssueWorktree(ctx context.Context, in contract.WorktreeIn
 	if err := excludeState(ctx, repo, in.Clone); err != nil {
 		return contract.WorktreeResult{}, err
 	}
-	env := gitAuth(ctx, repo, in.TokenEnv)
+	env := a.gitAuth(ctx, repo, in.TokenEnv)
 	if err := repo.Fetch(ctx, env, "origin", "+refs/heads/"+in.Base+":refs/remotes/origin/"+in.Base); err != nil {
 		return contract.WorktreeResult{}, fmt.Errorf("fetch %s from origin: %w", in.Base, err)
 	}
@@ -41,11 +42,9 @@ func (a *Agent) PrepareIssueWorktree(ctx context.Context, in contract.WorktreeIn
 	if res.Continued, err = ensureWorktree(ctx, repo, res.Dir, in.Branch, remoteBranch, res.BaseRef); err != nil {
 		return contract.WorktreeResult{}, fmt.Errorf("make the work tree of issue #%d: %w", in.Number, err)
 	}
-	file := filepath.Join(res.Dir, filepath.FromSlash(contract.IssueFile))
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return contract.WorktreeResult{}, fmt.Errorf("write the issue: %w", err)
-	}
-	if err := os.WriteFile(file, []byte(in.Issue), 0o644); err != nil {
+	// The work tree may be an earlier try's, where the agent could have
+	// made the issue file a symlink: tasks.WriteFile stays inside.
+	if err := tasks.WriteFile(res.Dir, contract.IssueFile, []byte(in.Issue)); err != nil {
 		return contract.WorktreeResult{}, fmt.Errorf("write the issue: %w", err)
 	}
 	return res, nil
@@ -136,7 +135,9 @@ func sameDir(a, b string) bool {
 
 // PushBranch pushes an issue's branch to origin when it has commits of its
 // own. Pushing what origin already has changes nothing, so a retry is
-// safe; a branch that moved on origin is refused, never forced.
+// safe; a branch that moved on origin is refused, never forced. The lines
+// the push would publish are scanned for secrets first (scanPush): a
+// secret refuses the push.
 func (a *Agent) PushBranch(ctx context.Context, in contract.PushInput) (contract.PushResult, error) {
 	repo, err := openWorkspace(ctx, in.Clone)
 	if err != nil {
@@ -157,7 +158,15 @@ func (a *Agent) PushBranch(ctx context.Context, in contract.PushInput) (contract
 	if res.Commits == 0 {
 		return res, nil
 	}
-	if err := repo.Push(ctx, gitAuth(ctx, repo, in.TokenEnv), "origin", in.Branch); err != nil {
+	// What origin has of the branch is published already.
+	not := []string{in.BaseRef}
+	if remote := "refs/remotes/origin/" + in.Branch; repo.HasRef(ctx, remote) {
+		not = append(not, remote)
+	}
+	if err := a.scanPush(ctx, repo, in.Branch, not, in.TokenEnv); err != nil {
+		return contract.PushResult{}, err
+	}
+	if err := repo.Push(ctx, a.gitAuth(ctx, repo, in.TokenEnv), "origin", in.Branch); err != nil {
 		if strings.Contains(err.Error(), "rejected") || strings.Contains(err.Error(), "non-fast-forward") {
 			return contract.PushResult{}, temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("origin refused %s: the branch there has commits this clone does not; merge them into the branch or delete it on origin, then add the ready label again (%v)", in.Branch, err), contract.ErrTypePushRejected, nil)
@@ -168,14 +177,15 @@ func (a *Agent) PushBranch(ctx context.Context, in contract.PushInput) (contract
 	return res, nil
 }
 
-// gitAuth is the environment that gives git the GitHub token as an HTTP
-// header for an https origin, through git's environment configuration
-// rather than its command line (which other users can read).
-func gitAuth(ctx context.Context, repo *git.Repo, tokenEnv string) []string {
+// gitAuth is the environment that gives git the GitHub token (of
+// github.token-file, else of tokenEnv) as an HTTP header for an https
+// origin, through git's environment configuration rather than its
+// command line (which other users can read).
+func (a *Agent) gitAuth(ctx context.Context, repo *git.Repo, tokenEnv string) []string {
 	if !strings.HasPrefix(repo.Remote(ctx), "https://") {
 		return nil
 	}
-	_, token := github.Token(os.Getenv, tokenEnv)
+	_, token := github.WorkerToken(a.GitHubFileToken, os.Getenv, tokenEnv)
 	if token == "" {
 		return nil
 	}

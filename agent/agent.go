@@ -44,6 +44,36 @@ type Installer interface {
 	Install() string
 }
 
+// Sandboxed is implemented by a Backend whose CLI keeps configuration
+// and state of its own and talks to a model API: a contained run gets the
+// one read-write and may reach the other. getenv reads the run's
+// environment.
+type Sandboxed interface {
+	// State are the CLI's directories (dirs, created when missing, so
+	// that a session resumed in a later run finds its state) and files,
+	// under home or where getenv says.
+	State(home string, getenv func(string) string) (dirs, files []string)
+	// APIHosts are the model API's hosts, host or host:port, as getenv
+	// points the CLI at them.
+	APIHosts(getenv func(string) string) []string
+}
+
+// HostOf is the host:port of the URL u, or host alone when u names no
+// port; "" when u is not a URL with a host.
+func HostOf(u string) string {
+	rest, ok := strings.CutPrefix(u, "https://")
+	if !ok {
+		if rest, ok = strings.CutPrefix(u, "http://"); !ok {
+			return ""
+		}
+	}
+	host, _, _ := strings.Cut(rest, "/")
+	if i := strings.LastIndex(host, "@"); i >= 0 {
+		host = host[i+1:]
+	}
+	return host
+}
+
 // SessionUsage is implemented by a Backend whose resumed run reports the
 // usage of the agent's whole session, the runs it continues included
 // (Codex reports the thread's running total). A resumed run's usage then

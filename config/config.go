@@ -37,6 +37,10 @@ type Config struct {
 	// ralph.yaml, roleCommandFile, set, for Notices.
 	roleCommandKeys []string
 	roleCommandFile string
+	// runs is what the workspace's ralph.yaml sets that runs on this
+	// machine, when flags and variables do not override it all, for
+	// CheckWorkspaceTrusted; nil if nothing.
+	runs *workspaceRuns
 }
 
 // AgentConfig says how to run the coding agent.
@@ -61,6 +65,16 @@ type AgentConfig struct {
 	// ResetInterrupted discards the partial changes of an iteration whose
 	// worker died, when its agent session cannot be resumed.
 	ResetInterrupted bool `mapstructure:"reset-interrupted"`
+	// Sandbox is agent.sandbox: auto, required or off; "" is auto for a
+	// session and required for an issue queue.
+	Sandbox string `mapstructure:"sandbox"`
+	// Network is agent.network: internet, allow-list, none or open.
+	Network string `mapstructure:"network"`
+	// NetworkAllow are hosts the egress proxy lets through.
+	NetworkAllow []string `mapstructure:"network-allow"`
+	// SandboxRO and SandboxRW are paths added to the sandbox's view.
+	SandboxRO []string `mapstructure:"sandbox-ro"`
+	SandboxRW []string `mapstructure:"sandbox-rw"`
 }
 
 // TaskConfig says where the work comes from and how the agent reports it done.
@@ -116,6 +130,10 @@ type GitConfig struct {
 	AutoCommit bool `mapstructure:"auto-commit"`
 	// AllowDirty lets a session start with uncommitted changes.
 	AllowDirty bool `mapstructure:"allow-dirty"`
+	// ProtectedPaths are the patterns of the paths the agent may not
+	// change (git.MatchPath); never nil after Load, empty when nothing is
+	// protected.
+	ProtectedPaths []string `mapstructure:"protected-paths"`
 }
 
 // RolesConfig configures the agents of the roles besides the executor,
@@ -206,6 +224,10 @@ type GitHubConfig struct {
 	// TokenEnv is the name of the environment variable holding the token.
 	// The default, GITHUB_TOKEN, falls back to GH_TOKEN; see [GitHubConfig.Token].
 	TokenEnv string `mapstructure:"token-env"`
+	// TokenFile is the file holding the token, with a leading ~ expanded;
+	// "" if none. When set, the worker reads the token from it
+	// ([GitHubConfig.FileToken]) and not from TokenEnv.
+	TokenFile string `mapstructure:"token-file"`
 	// WriteInterval is the least time between two GitHub write requests of
 	// one worker; 0 does not space them.
 	WriteInterval time.Duration `mapstructure:"write-interval"`

@@ -86,11 +86,15 @@ func defaults(state string) Config {
 		Workspace: "",
 		TaskQueue: "ralph",
 		Agent: AgentConfig{
-			Backend: "claude",
-			Command: []string{"claude"},
-			Prices:  []string{},
-			Args:    []string{},
-			Env:     []string{},
+			Backend:      "claude",
+			Command:      []string{"claude"},
+			Prices:       []string{},
+			Args:         []string{},
+			Env:          []string{},
+			Network:      "internet",
+			NetworkAllow: []string{},
+			SandboxRO:    []string{},
+			SandboxRW:    []string{},
 		},
 		Roles: RolesConfig{
 			Reviewer: ReviewerConfig{Command: []string{}},
@@ -107,7 +111,7 @@ func defaults(state string) Config {
 			HeartbeatTimeout:       10 * time.Second,
 			IterationsPerRun:       25,
 		},
-		Git:        GitConfig{AutoCommit: true},
+		Git:        GitConfig{AutoCommit: true, ProtectedPaths: []string{".github/workflows/**"}},
 		Checkpoint: CheckpointConfig{OnTimeout: "continue"},
 		GitHub: GitHubConfig{
 			APIURL:        "https://api.github.com/",
@@ -877,7 +881,7 @@ func TestLoadUnknownKeys(t *testing.T) {
 		{
 			name: "section as value",
 			file: "git: false\n",
-			want: "invalid key git in FILE: it is a group of settings (git.auto-commit, git.allow-dirty), not a value",
+			want: "invalid key git in FILE: it is a group of settings (git.auto-commit, git.allow-dirty, git.protected-paths), not a value",
 		},
 		{
 			name: "several",
@@ -1150,9 +1154,17 @@ func TestLoadUserFile(t *testing.T) {
 
 func TestLoadTrusted(t *testing.T) {
 	// A valid value of every trusted key, as written in a file.
+	tokenFile := filepath.Join(t.TempDir(), "github-token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte("ghp_trusted0123\n"), 0o600))
 	values := map[string]string{
+		"github.token-file":   tokenFile,
 		"task-queue":          "q",
 		"agent.env":           "[GH_TOKEN]",
+		"agent.sandbox":       "off",
+		"agent.network":       "open",
+		"agent.network-allow": "[proxy.golang.org]",
+		"agent.sandbox-ro":    "[/opt/cache]",
+		"agent.sandbox-rw":    "[/var/cache/npm]",
 		"dev.enabled":         "true",
 		"dev.state-dir":       "/tmp/ralph-state",
 		"dev.ip":              "0.0.0.0",
@@ -1167,6 +1179,7 @@ func TestLoadTrusted(t *testing.T) {
 		"worker.host-id":      "build-7",
 		"worker.max-agents":   "2",
 		"worker.metrics-addr": "127.0.0.1:9464",
+		"git.protected-paths": "[]",
 	}
 	var trusted []string
 	for _, k := range Keys() {
@@ -1182,7 +1195,7 @@ func TestLoadTrusted(t *testing.T) {
 		t.Run(key+"/workspace", func(t *testing.T) {
 			isolate(t)
 			ws := t.TempDir()
-			file := writeFile(t, ws, "ralph.yaml", "git:\n  allow-dirty: true\n"+content)
+			file := writeFile(t, ws, "ralph.yaml", "limits:\n  max-iterations: 5\n"+content)
 			user := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "durable-ralph", "config.yaml")
 
 			_, err := load(t, ws)
@@ -1574,6 +1587,7 @@ func TestKeys(t *testing.T) {
 	require.Equal(t, "0", defaults["queue.max-issues"])
 	require.Equal(t, "0", defaults["queue.max-cost-usd"])
 	require.Equal(t, "false", defaults["queue.draft"])
+	require.Equal(t, ".github/workflows/**", defaults["git.protected-paths"])
 }
 
 // structKeys returns the dotted mapstructure keys of the fields of struct t.

@@ -20,11 +20,26 @@
 // user's own. So it may not set the trusted keys, which decide where the
 // Temporal server listens, where its state is and what the worker exposes,
 // such as where the GitHub token goes: task-queue, agent.env,
-// github.api-url, github.token-env, dev.* and codec.*. Setting one there is
-// an error;
+// github.api-url, github.token-env, github.token-file, git.protected-paths,
+// dev.* and codec.*.
+// Setting one there is an error;
 // flags, environment variables, a file named by --config or RALPH_CONFIG and
 // the user config file may set them. It may set agent.command, which
 // [Config.Notices] then reports.
+//
+// Nor does a workspace's ralph.yaml run anything on its own say. The keys
+// whose values run on this machine, agent.command, agent.args (they reach
+// the agent's CLI, where flags such as --mcp-config start programs),
+// task.check-command, roles.reviewer.command and roles.planner.command, are
+// used from it only once the user trusted the workspace with those values
+// ([TrustWorkspace], starter trust DIR): until then
+// [Config.CheckWorkspaceTrusted], which the commands that start agents ask
+// first, refuses with the values and the command to trust them. The trust
+// is recorded in trusted-workspaces.json beside the user config file, by
+// the workspace's real path and a SHA-256 of those keys and values, not of
+// the file: a comment or another key may change, but a changed value is
+// refused until trusted again. A value a flag or variable overrides needs
+// no trust, nor does a file named by --config or RALPH_CONFIG.
 //
 // The following environment variables are used, each followed by its flag and
 // default in parentheses:
@@ -59,6 +74,24 @@
 //     agent session cannot be resumed, reset the workspace to the
 //     iteration's start commit instead of keeping (and describing) the
 //     partial changes (--reset-interrupted, false).
+//   - RALPH_AGENT_SANDBOX: containment of agent runs: auto, bubblewrap
+//     when the worker has it and else uncontained with a warning; required,
+//     an agent run that cannot be contained fails; or off (--sandbox, auto;
+//     required for starter queue). Trusted.
+//   - RALPH_AGENT_NETWORK: network of a contained agent run: internet,
+//     public hosts and agent.network-allow through the worker's proxy, never
+//     the host's loopback or private addresses; allow-list, the backend's
+//     model API and agent.network-allow only; none; or open, the host's
+//     network (--network, "internet"). Trusted.
+//   - RALPH_AGENT_NETWORK_ALLOW: hosts a contained agent may reach besides
+//     the backend's model API, as host, host:port or *.domain, space
+//     separated (--network-allow, repeated; none). Trusted.
+//   - RALPH_AGENT_SANDBOX_RO: paths a contained agent may read, such as a
+//     toolchain cache, space separated; a leading ~ is expanded
+//     (--sandbox-ro, repeated; none). Trusted.
+//   - RALPH_AGENT_SANDBOX_RW: paths a contained agent may read and write,
+//     space separated; a leading ~ is expanded (--sandbox-rw, repeated;
+//     none). Trusted.
 //   - RALPH_TASK_MODE: where the task comes from: prd, progress or prompt
 //     (--mode, detected from the workspace).
 //   - RALPH_TASK_COMPLETION_PROMISE: text the agent prints when all work is
@@ -92,6 +125,13 @@
 //     (--auto-commit, true).
 //   - RALPH_GIT_ALLOW_DIRTY: start even if the workspace has uncommitted
 //     changes (--allow-dirty, false).
+//   - RALPH_GIT_PROTECTED_PATHS: paths the agent may not change, as
+//     patterns where ** is any number of directories and * any part of a
+//     name, space separated; an iteration that changes one is not
+//     committed, and its work is kept as .ralph/protected/iteration-N.patch.
+//     An empty pattern, or [] in a file, protects nothing
+//     (--protected-path, repeated; ".github/workflows/**"). Trusted, so
+//     that a repository cannot lift its own protection.
 //   - RALPH_CHECKPOINT_EVERY: iterations between checkpoints, where the
 //     session waits for a human to review the work, 0 for no checkpoints
 //     (--checkpoint-every, 0).
@@ -136,6 +176,14 @@
 //   - RALPH_GITHUB_TOKEN_ENV: name of the environment variable holding the
 //     GitHub token (--github-token-env, "GITHUB_TOKEN", which falls back to
 //     GH_TOKEN when empty). Trusted.
+//   - RALPH_GITHUB_TOKEN_FILE: file holding the GitHub token, read by the
+//     worker when it starts, instead of the variable of github.token-env,
+//     which stays readable in the shell that exported it
+//     (/proc/<pid>/environ). It must be readable by its owner alone (chmod
+//     600 FILE) and not empty; surrounding white space, such as the
+//     trailing newline, is not part of the token. When both are set, the
+//     file wins; a leading ~ is expanded (--github-token-file, none).
+//     Trusted.
 //   - RALPH_GITHUB_WRITE_INTERVAL: least time between two GitHub write
 //     requests of one worker, 0 for no spacing (--github-write-interval, 1s).
 //   - RALPH_QUEUE_LABEL: label of the issues the queue works on; one label,

@@ -99,13 +99,13 @@ const (
 	// limits.*, git.*, checkpoint.* (not agent.env).
 	SessionFlags Group = 1 << iota
 	// QueueFlags configure an issue queue: github.* and queue.* (not
-	// github.write-interval).
+	// github.write-interval nor github.token-file).
 	QueueFlags
 	// ConnectionFlags say where Temporal is and how to read what it
 	// stores: task-queue, dev.*, codec.key-file and codec.key-env.
 	ConnectionFlags
 	// WorkerFlags are read only by a worker: agent.env,
-	// github.write-interval and codec.server.
+	// github.write-interval, github.token-file and codec.server.
 	WorkerFlags
 
 	// AllFlags is every group.
@@ -115,7 +115,7 @@ const (
 // group is the Group of s.
 func (s *spec) group() Group {
 	switch s.key {
-	case "agent.env", "github.write-interval", "codec.server", "worker.max-agents", "worker.metrics-addr":
+	case "agent.env", "github.write-interval", "github.token-file", "codec.server", "worker.max-agents", "worker.metrics-addr":
 		return WorkerFlags
 	case "worker.host-id":
 		// Every command needs it: it is part of the IDs of the sessions
@@ -250,6 +250,20 @@ var specs = []spec{
 	{key: "agent.env", flag: "agent-env", kind: kindArgs, def: []string{}, trusted: true,
 		text:  "none",
 		usage: "extra environment variable for the agent beyond the built-in allow-list: NAME passes the worker's variable, NAME=value sets it (repeatable; the environment variable is space separated)"},
+	{key: "agent.sandbox", flag: "sandbox", kind: kindString, def: "", trusted: true,
+		text:  `"" (auto; required for starter queue)`,
+		usage: "containment of agent runs: auto (bubblewrap when the worker has it, else uncontained with a warning), required (an agent run that cannot be contained fails) or off (default: auto; required for starter queue)"},
+	{key: "agent.network", flag: "network", kind: kindString, def: "internet", trusted: true,
+		usage: "network of a contained agent run: internet (public hosts and agent.network-allow, through the worker's proxy; never the host's loopback or private addresses), allow-list (agent.network-allow and the backend's model API only), none, or open (the host's network)"},
+	{key: "agent.network-allow", flag: "network-allow", kind: kindArgs, def: []string{}, trusted: true,
+		text:  "none (the backend's model API host is always allowed)",
+		usage: "host a contained agent may reach besides the backend's model API: host, host:port or *.domain; under internet it may be private, such as a local model server (repeatable; the environment variable is space separated)"},
+	{key: "agent.sandbox-ro", flag: "sandbox-ro", kind: kindArgs, def: []string{}, trusted: true,
+		text:  "none",
+		usage: "path a contained agent may read, such as a toolchain cache (~/go/pkg/mod); the agent reads everything under it (repeatable; the environment variable is space separated)"},
+	{key: "agent.sandbox-rw", flag: "sandbox-rw", kind: kindArgs, def: []string{}, trusted: true,
+		text:  "none",
+		usage: "path a contained agent may read and write, such as ~/.npm; whatever it holds the agent can read, change or take, and a change outlives the run (repeatable; the environment variable is space separated)"},
 	{key: "agent.reset-interrupted", flag: "reset-interrupted", kind: kindBool, def: false,
 		usage: "when an iteration's worker died and its agent session cannot be resumed, reset the workspace to the iteration's start instead of keeping the partial changes"},
 
@@ -290,6 +304,8 @@ var specs = []spec{
 		usage: "commit the agent's changes after each iteration"},
 	{key: "git.allow-dirty", flag: "allow-dirty", kind: kindBool, def: false,
 		usage: "start even if the workspace has uncommitted changes"},
+	{key: "git.protected-paths", flag: "protected-path", kind: kindArgs, def: []string{".github/workflows/**"}, trusted: true,
+		usage: "path the agent may not change, as a pattern where ** is any number of directories and * any part of a name, such as deploy/**: an iteration that changes one is not committed, its work kept as .ralph/protected/iteration-N.patch (repeatable; the environment variable is space separated; an empty pattern, or [] in a file, protects nothing)"},
 
 	{key: "checkpoint.every", flag: "checkpoint-every", kind: kindInt, def: 0,
 		usage: "iterations between checkpoints, where a human reviews the work (0 = no checkpoints)"},
@@ -337,6 +353,9 @@ var specs = []spec{
 	{key: "github.token-env", flag: "github-token-env", kind: kindString, def: defaultGitHubTokenEnv, trusted: true,
 		text:  defaultGitHubTokenEnv + " (then " + fallbackGitHubTokenEnv + ")",
 		usage: "name of the environment variable holding the GitHub token; with " + defaultGitHubTokenEnv + ", " + fallbackGitHubTokenEnv + " is used when it is empty"},
+	{key: "github.token-file", flag: "github-token-file", kind: kindString, def: "", trusted: true,
+		text:  `"" (the variable of github.token-env)`,
+		usage: "file holding the GitHub token, which the worker reads when it starts, instead of the variable of github.token-env (a variable stays readable in the shell that exported it, /proc/<pid>/environ); it must be readable by its owner alone (chmod 600 FILE); when both are set, the file wins; a leading ~ is expanded"},
 	{key: "github.write-interval", flag: "github-write-interval", kind: kindDuration, def: time.Second,
 		usage: "minimum time between two GitHub write requests of one worker (0 = no spacing)"},
 

@@ -25,6 +25,9 @@ import (
 // repository, so it may not set trusted keys (where the Temporal server
 // listens, where its state is, what the worker exposes): that is an error.
 // A file named by --config or RALPH_CONFIG, chosen by the user, may.
+// Load does not refuse a workspace's ralph.yaml that sets commands
+// (agent.command, task.check-command, …): the commands that would run
+// them ask [Config.CheckWorkspaceTrusted] first.
 //
 // fs may be nil, or lack flags, when there are no flags to honour.
 // Errors name the offending key with its flag and environment variable.
@@ -80,6 +83,7 @@ type loadedFiles struct {
 	file, userFile   string
 	agentCommandFile string
 	roleCommandKeys  []string
+	runs             *workspaceRuns
 }
 
 // readFiles reads the user config file and then the config file into v.
@@ -120,7 +124,8 @@ func readFiles(fs *pflag.FlagSet, v *viper.Viper, workspace string) (loadedFiles
 }
 
 // checkWorkspaceFile checks the workspace's ralph.yaml, read into fv, for
-// trusted keys and notes the commands it chooses.
+// trusted keys and notes the commands it chooses and what it sets that
+// runs (CheckWorkspaceTrusted).
 func (l *loadedFiles) checkWorkspaceFile(fs *pflag.FlagSet, fv *viper.Viper) error {
 	if err := checkTrusted(fv, l.file); err != nil {
 		return err
@@ -133,6 +138,7 @@ func (l *loadedFiles) checkWorkspaceFile(fs *pflag.FlagSet, fv *viper.Viper) err
 			l.roleCommandKeys = append(l.roleCommandKeys, key)
 		}
 	}
+	l.noteRuns(fs, fv)
 	return nil
 }
 
@@ -141,6 +147,7 @@ func (l loadedFiles) record(cfg *Config) {
 	cfg.File = l.file
 	cfg.UserFile = l.userFile
 	cfg.agentCommandFile = l.agentCommandFile
+	cfg.runs = l.runs
 	if len(l.roleCommandKeys) > 0 {
 		cfg.roleCommandKeys, cfg.roleCommandFile = l.roleCommandKeys, l.file
 	}
@@ -155,6 +162,16 @@ func (c *Config) normalize() {
 	c.Roles.Reviewer.Backend = strings.ToLower(strings.TrimSpace(c.Roles.Reviewer.Backend))
 	c.Roles.Planner.Backend = strings.ToLower(strings.TrimSpace(c.Roles.Planner.Backend))
 	c.Checkpoint.OnTimeout = strings.ToLower(strings.TrimSpace(c.Checkpoint.OnTimeout))
+	c.Agent.Sandbox = strings.ToLower(strings.TrimSpace(c.Agent.Sandbox))
+	c.Agent.Network = strings.ToLower(strings.TrimSpace(c.Agent.Network))
+	c.Git.ProtectedPaths = patterns(c.Git.ProtectedPaths)
+	for _, paths := range [][]string{c.Agent.SandboxRO, c.Agent.SandboxRW} {
+		for i, p := range paths {
+			if e, err := expandHome(p); err == nil {
+				paths[i] = e
+			}
+		}
+	}
 	if u, reason := normalizeAPIURL(c.GitHub.APIURL); reason == "" {
 		c.GitHub.APIURL = u
 	}

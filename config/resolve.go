@@ -11,13 +11,19 @@ import (
 	"github.com/durable-ralph/ralph/contract"
 )
 
-// resolveKeyFile expands a leading ~ in Codec.KeyFile.
+// resolveKeyFile expands a leading ~ in Codec.KeyFile and
+// GitHub.TokenFile.
 func (c *Config) resolveKeyFile() error {
-	name, err := expandHome(c.Codec.KeyFile)
-	if err != nil {
-		return &fieldError{spec: lookupSpec("codec.key-file"), value: c.Codec.KeyFile, reason: err.Error()}
+	for _, f := range []struct {
+		key  string
+		name *string
+	}{{"codec.key-file", &c.Codec.KeyFile}, {"github.token-file", &c.GitHub.TokenFile}} {
+		name, err := expandHome(*f.name)
+		if err != nil {
+			return &fieldError{spec: lookupSpec(f.key), value: *f.name, reason: err.Error()}
+		}
+		*f.name = name
 	}
-	c.Codec.KeyFile = name
 	return nil
 }
 

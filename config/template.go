@@ -17,7 +17,9 @@ func Template() string {
 	b.WriteString("# a line and change it to use another. Flags (`starter run --help`) and RALPH_*\n")
 	b.WriteString("# variables override this file. Settings of the machine (where Temporal runs,\n")
 	b.WriteString("# encryption keys, the agent's extra environment) belong in the user config\n")
-	b.WriteString("# file or the worker's flags, not here.\n")
+	b.WriteString("# file or the worker's flags, not here. The commands this file sets\n")
+	b.WriteString("# (agent.command, agent.args, task.check-command, roles.*.command) run only\n")
+	b.WriteString("# once you trust them with `starter trust DIR`; a changed one is asked again.\n")
 	section := ""
 	for i := range specs {
 		s := &specs[i]

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"github.com/durable-ralph/ralph/sandbox"
+
 	"errors"
 	"fmt"
 	"math"
@@ -87,6 +89,7 @@ func (c *Config) validateAgent(v *validation) {
 		v.check(key+".command", role.r.Backend == "command" && len(role.r.Command) == 0 && (c.Agent.Backend != "command"), role.r.Command,
 			"must be set when "+key+".backend is command")
 	}
+	c.validateSandbox(v)
 	v.check("roles.reviewer.every", c.Roles.Reviewer.Every < 0, c.Roles.Reviewer.Every, "must not be negative (0 = only after completion claims)")
 	if _, err := c.Agent.PriceTable(); err != nil {
 		v.check("agent.prices", true, c.Agent.Prices, err.Error())
@@ -98,6 +101,28 @@ func (c *Config) validateAgent(v *validation) {
 			v.check("agent.env", true, c.Agent.Env,
 				fmt.Sprintf("entry %q must be NAME or NAME=value, where NAME is letters, digits and _, not starting with a digit", entry))
 			break
+		}
+	}
+}
+
+// validateSandbox checks agent.sandbox, agent.network and the lists
+// that go with them.
+func (c *Config) validateSandbox(v *validation) {
+	a := c.Agent
+	v.check("agent.sandbox", !sandbox.ValidMode(a.Sandbox), a.Sandbox,
+		fmt.Sprintf("must be one of %s", strings.Join(sandbox.Modes, ", ")))
+	v.check("agent.network", !sandbox.ValidNetwork(a.Network), a.Network,
+		fmt.Sprintf("must be one of %s", strings.Join(sandbox.Networks, ", ")))
+	for _, h := range a.NetworkAllow {
+		v.check("agent.network-allow", strings.Contains(h, "/") || strings.ContainsAny(h, " \t") || h == "", h,
+			"must be a host, host:port or *.domain, without a scheme or path (such as api.anthropic.com or 127.0.0.1:8080)")
+	}
+	for _, l := range []struct {
+		key   string
+		paths []string
+	}{{"agent.sandbox-ro", a.SandboxRO}, {"agent.sandbox-rw", a.SandboxRW}} {
+		for _, p := range l.paths {
+			v.check(l.key, !filepath.IsAbs(p), p, "must be an absolute path or start with ~/")
 		}
 	}
 }
@@ -141,6 +166,9 @@ func (gh *GitHubConfig) validate(v *validation) {
 	}
 	v.check("github.token-env", !envNameRE.MatchString(gh.TokenEnv), gh.TokenEnv,
 		"must be the name of an environment variable: letters, digits and _, not starting with a digit")
+	if _, err := gh.FileToken(); err != nil {
+		v.errs = append(v.errs, err)
+	}
 	v.check("github.write-interval", gh.WriteInterval < 0, gh.WriteInterval, "must not be negative (0 = no spacing)")
 }
 

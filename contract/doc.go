@@ -20,6 +20,9 @@
 //	field or change                          zero value / branch means
 //	---------------------------------------  ----------------------------------------------
 //	AgentSettings.Backend                    "" is Claude Code
+//	AgentSettings.Sandbox (Mode, Network)    "" is auto and internet: sessions started
+//	                                         before the sandbox are contained from their
+//	                                         next iteration on a worker that has one
 //	IterationInput.Role, IterationResult.Role  "" is the executor (RoleOf)
 //	IterationInput.ExecutionKey              "" keys records by SessionID (Key)
 //	IterationInput.Resume                    nil: no earlier try to go on from
@@ -35,6 +38,9 @@
 //	CheckpointSettings.OnTimeout             "" is OnTimeoutContinue
 //	Roles.ReviewEvery                        0 reviews only completion claims
 //	QueueSettings.BaseBranch                 "" is the repository's default branch
+//	GitSettings.ProtectedPaths               nil is DefaultProtectedPaths; empty ([])
+//	                                         protects nothing (Protected)
+//	IterationResult.NotCommitted             "": the iteration's work was not set aside
 //	GetVersion "drain-signals"               DefaultVersion: signals taken by a selector
 //	                                         listener, no wait for handlers before the end
 //	GetVersion "limited-state"               DefaultVersion: a limit ends the session failed

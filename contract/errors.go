@@ -38,11 +38,30 @@ const (
 	// runs the same iteration again (its details carry the Progress to
 	// go on from).
 	ErrTypeAgentSlotBusy = "AgentSlotBusy"
+	// ErrTypeSandboxUnavailable: agent.sandbox is required and the
+	// worker cannot contain the agent (no bubblewrap, no socat, or no
+	// user namespaces).
+	ErrTypeSandboxUnavailable = "SandboxUnavailable"
 )
 
 // ErrTypePushRejected is the error type of a push that origin refused
 // (the branch moved there).
 const ErrTypePushRejected = "PushRejected"
+
+// ErrTypeSecretInPush is the error type of a push that Ralph refused
+// because a line it would publish holds a secret: not retryable. Its
+// details are the []SecretFinding, which never carry the secret.
+const ErrTypeSecretInPush = "SecretInPush"
+
+// SecretFinding is a secret found in what a push would publish: what it
+// is ("the value of GITHUB_TOKEN", "an AWS access key ID") and where.
+type SecretFinding struct {
+	What string `json:"what"`
+	// File and Line are where the commit added it.
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Commit string `json:"commit"`
+}
 
 // Error types of GitHub failures that no retry can fix, and of rate limits.
 const (

@@ -29,6 +29,24 @@ type AgentSettings struct {
 	// commit, discarding the partial changes. By default they are kept and
 	// described to the agent.
 	ResetInterrupted bool `json:"reset_interrupted,omitempty"`
+	// Sandbox says how the agent's runs are contained.
+	Sandbox SandboxSettings `json:"sandbox,omitzero"`
+}
+
+// SandboxSettings say what an agent run may reach (agent.sandbox,
+// agent.network, agent.network-allow, agent.sandbox-ro and -rw).
+type SandboxSettings struct {
+	// Mode is "auto" (also when empty), "required" or "off".
+	Mode string `json:"mode,omitempty"`
+	// Network is "internet" (also when empty), "allow-list", "none" or
+	// "open".
+	Network string `json:"network,omitempty"`
+	// NetworkAllow are hosts ("host", "host:port", "*.suffix") the egress
+	// proxy lets through, besides the backend's model API.
+	NetworkAllow []string `json:"network_allow,omitempty"`
+	// ReadOnly and ReadWrite are paths added to the sandbox's view.
+	ReadOnly  []string `json:"read_only,omitempty"`
+	ReadWrite []string `json:"read_write,omitempty"`
 }
 
 // TaskSettings says where the work is described and how completion is claimed.
@@ -58,6 +76,24 @@ type GitSettings struct {
 	AutoCommit bool `json:"auto_commit"`
 	// AllowDirty lets a session start on a tree with uncommitted changes.
 	AllowDirty bool `json:"allow_dirty"`
+	// ProtectedPaths are the patterns (git.protected-paths) of the paths
+	// an iteration may not change: one that does is not committed. nil
+	// (inputs recorded before the field existed) is
+	// DefaultProtectedPaths; empty protects nothing. Protected says which.
+	ProtectedPaths []string `json:"protected_paths"`
+}
+
+// DefaultProtectedPaths are the protected paths of git settings that name
+// none: GitHub Actions workflows, which run with the repository's secrets
+// once pushed.
+var DefaultProtectedPaths = []string{".github/workflows/**"}
+
+// Protected are the patterns of the paths g protects.
+func (g GitSettings) Protected() []string {
+	if g.ProtectedPaths == nil {
+		return DefaultProtectedPaths
+	}
+	return g.ProtectedPaths
 }
 
 // PrepareInput is the input of PrepareWorkspace.
@@ -261,6 +297,11 @@ type IterationResult struct {
 	// Halt is set when the session must stop because of what the agent
 	// did to git and Ralph could not put right; it says what happened.
 	Halt string `json:"halt,omitempty"`
+	// NotCommitted says why Ralph did not commit the iteration's work and
+	// kept it aside instead, such as "changed protected path
+	// .github/workflows/ci.yml (patch: …)"; the iteration counts as
+	// failed.
+	NotCommitted string `json:"not_committed,omitempty"`
 	// Warnings are problems of the worker that lost nothing of the work,
 	// such as a result or log that could not be written.
 	Warnings []string `json:"warnings,omitempty"`
@@ -269,6 +310,12 @@ type IterationResult struct {
 	// Check is the completion check run after a completion claim, when
 	// the session has a check command.
 	Check *CheckResult `json:"check,omitempty"`
+	// Contained names the sandbox the agent ran in; empty for a run
+	// without one.
+	Contained string `json:"contained,omitempty"`
+	// Refused are the destinations the sandbox's egress proxy refused
+	// the agent (host:port), each once.
+	Refused []string `json:"refused,omitempty"`
 }
 
 // CheckResult is what the completion check command did.

@@ -79,8 +79,14 @@ func (it IterationSummary) Line() string {
 	if it.Verdict != "" {
 		line += "; verdict: " + it.Verdict
 	}
-	if it.Reason != "" {
+	if it.Reason != "" && !strings.HasPrefix(it.NotCommitted, it.Reason) {
 		line += " (" + it.Reason + ")"
+	}
+	if it.NotCommitted != "" {
+		line += "; not committed: " + it.NotCommitted
+	}
+	if len(it.Refused) > 0 {
+		line += "; network refused: " + strings.Join(it.Refused, ", ")
 	}
 	return line
 }

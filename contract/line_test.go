@@ -20,6 +20,12 @@ func TestLine(t *testing.T) {
 			"iteration 5: success, $0.0000, 2 tokens, 3 files changed, commit abc; completion claimed and verified"},
 		{IterationSummary{Iteration: 6, Role: RoleReviewer, Outcome: "success", CostNote: "cost unknown: no price", Verdict: VerdictFail},
 			"iteration 6 (reviewer): success, cost unknown, 0 tokens, 0 files changed, no commit; verdict: fail"},
+		{IterationSummary{Iteration: 3, Outcome: "agent_error", Tokens: 5, FilesChanged: 2, Reason: "changed protected path .github/workflows/ci.yml",
+			NotCommitted: "changed protected path .github/workflows/ci.yml (patch: .ralph/protected/iteration-3.patch; allow with git.protected-paths: [])"},
+			"iteration 3: agent_error, $0.0000, 5 tokens, 2 files changed, no commit; not committed: changed protected path .github/workflows/ci.yml (patch: .ralph/protected/iteration-3.patch; allow with git.protected-paths: [])"},
+		{IterationSummary{Iteration: 7, Outcome: "timeout", FilesChanged: 1, Reason: "agent ran past 30m",
+			NotCommitted: "changed protected path .github/workflows/ci.yml (patch: p)"},
+			"iteration 7: timeout, $0.0000, 0 tokens, 1 file changed, no commit (agent ran past 30m); not committed: changed protected path .github/workflows/ci.yml (patch: p)"},
 	} {
 		require.Equal(t, tc.want, tc.it.Line())
 	}

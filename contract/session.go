@@ -386,6 +386,11 @@ type IterationSummary struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Notices are what Ralph found and put right after the iteration.
 	Notices []string `json:"notices,omitempty"`
+	// NotCommitted says why the iteration's work was kept aside rather
+	// than committed (IterationResult.NotCommitted).
+	NotCommitted string `json:"not_committed,omitempty"`
+	// Refused are the network destinations the sandbox refused the agent.
+	Refused []string `json:"refused,omitempty"`
 	// Live are the agent's last events and LiveStartedAt when it
 	// started: only in the iterations query, for a follower to end the
 	// iteration's live view.

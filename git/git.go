@@ -71,9 +71,9 @@ func (r *Repo) Branch(ctx context.Context) (string, error) {
 }
 
 // Status lists the paths with uncommitted changes, untracked files
-// included and ignored files not.
+// included and ignored files not. A rename is both of its paths.
 func (r *Repo) Status(ctx context.Context) ([]string, error) {
-	out, err := r.git(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+	out, err := r.git(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
 	if err != nil {
 		return nil, err
 	}
@@ -173,13 +173,14 @@ func (r *Repo) CountCommits(ctx context.Context, base string) (int, error) {
 	return strconv.Atoi(strings.TrimSpace(out))
 }
 
-// ChangedSince lists the files changed by commits between base and HEAD.
+// ChangedSince lists the files changed by commits between base and HEAD;
+// a rename is both of its paths.
 func (r *Repo) ChangedSince(ctx context.Context, base string) ([]string, error) {
 	head, err := r.Head(ctx)
 	if err != nil || head == "" || head == base {
 		return nil, err
 	}
-	args := []string{"diff", "--name-only", "-z", base, "HEAD"}
+	args := []string{"diff", "--name-only", "--no-renames", "-z", base, "HEAD"}
 	if base == "" {
 		args = []string{"ls-tree", "-r", "--name-only", "-z", "HEAD"}
 	}

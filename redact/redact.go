@@ -1,6 +1,8 @@
-// Package redact removes the values of secrets from text before it leaves
-// the worker: the values of the worker's environment variables whose names
-// say they hold a secret (a key, token, secret, password or credential).
+// Package redact knows the worker's secrets and removes their values from
+// text before it leaves the worker: the values of the worker's
+// environment variables whose names say they hold a secret (a key, token,
+// secret, password, pass, auth or credential), and values given as
+// secrets whatever their names (the codec key, the GitHub token).
 package redact
 
 import (
@@ -20,15 +22,35 @@ import (
 // no secret worth the name.
 const minSecretLen = 8
 
-// secretWords mark a variable name as holding a secret.
-var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"}
+// secretWords mark a variable name as holding a secret wherever they are
+// in it; secretParts only as a whole part between underscores (DB_PASS,
+// BASIC_AUTH, but not BYPASS_CACHE or GIT_AUTHOR_NAME).
+var (
+	secretWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL"}
+	secretParts = []string{"PASS", "AUTH"}
+)
+
+// referenceSuffixes end the names of variables that say where a secret is
+// rather than hold it (RALPH_CODEC_KEY_FILE, RALPH_GITHUB_TOKEN_ENV,
+// SSH_AUTH_SOCK): their values are names and paths, no secret.
+var referenceSuffixes = []string{"_ENV", "_FILE", "_PATH", "_DIR", "_SOCK"}
 
 // IsSecretName reports whether an environment variable called name holds
 // a secret by its name.
 func IsSecretName(name string) bool {
 	up := strings.ToUpper(name)
+	for _, suffix := range referenceSuffixes {
+		if strings.HasSuffix(up, suffix) {
+			return false
+		}
+	}
 	for _, w := range secretWords {
 		if strings.Contains(up, w) {
+			return true
+		}
+	}
+	for _, part := range strings.FieldsFunc(up, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+		if slices.Contains(secretParts, part) {
 			return true
 		}
 	}
@@ -40,36 +62,45 @@ func IsSecretName(name string) bool {
 type Redactor struct {
 	r *strings.Replacer
 	// values holds each secret value and its forms as they appear inside
-	// JSON strings, longest first.
+	// JSON strings, longest first; names the variable of each.
 	values []string
+	names  []string
 }
 
-// New returns a Redactor for the secret-looking variables of env
-// ("NAME=value" entries, as os.Environ returns them).
-func New(env []string) *Redactor {
-	type pair struct{ value, marker string }
+// New returns a Redactor for the secret-looking variables of env and for
+// every entry of secrets, whatever its name. Both are "NAME=value"
+// entries, as os.Environ returns them; values shorter than 8 characters
+// are no secret.
+func New(env []string, secrets ...string) *Redactor {
+	type pair struct{ value, name string }
 	var pairs []pair
 	seen := map[string]bool{}
-	for _, kv := range env {
+	add := func(kv string, always bool) {
 		name, value, ok := strings.Cut(kv, "=")
-		if !ok || !IsSecretName(name) || len(strings.TrimSpace(value)) < minSecretLen {
-			continue
+		if !ok || !(always || IsSecretName(name)) || len(strings.TrimSpace(value)) < minSecretLen {
+			return
 		}
-		marker := "[REDACTED:" + name + "]"
 		for _, form := range forms(value) {
 			if !seen[form] {
 				seen[form] = true
-				pairs = append(pairs, pair{form, marker})
+				pairs = append(pairs, pair{form, name})
 			}
 		}
+	}
+	for _, kv := range secrets {
+		add(kv, true)
+	}
+	for _, kv := range env {
+		add(kv, false)
 	}
 	// Longest first, so a secret that contains another is replaced whole.
 	slices.SortStableFunc(pairs, func(a, b pair) int { return len(b.value) - len(a.value) })
 	red := &Redactor{}
 	args := make([]string, 0, 2*len(pairs))
 	for _, p := range pairs {
-		args = append(args, p.value, p.marker)
+		args = append(args, p.value, "[REDACTED:"+p.name+"]")
 		red.values = append(red.values, p.value)
+		red.names = append(red.names, p.name)
 	}
 	if len(args) > 0 {
 		red.r = strings.NewReplacer(args...)
@@ -119,6 +150,20 @@ func (r *Redactor) Bytes(b []byte) []byte {
 		return b
 	}
 	return []byte(r.r.Replace(string(b)))
+}
+
+// Find names the variable whose secret value s holds (the longest, when
+// it holds several); ok is false when it holds none.
+func (r *Redactor) Find(s string) (name string, ok bool) {
+	if r.Empty() {
+		return "", false
+	}
+	for i, v := range r.values {
+		if strings.Contains(s, v) {
+			return r.names[i], true
+		}
+	}
+	return "", false
 }
 
 func (r *Redactor) containsAny(b []byte) bool {

@@ -52,3 +52,59 @@ func TestRedactor(t *testing.T) {
 	plain := errors.New("no secret here")
 	require.Same(t, plain, r.Error(plain))
 }
+
+func TestIsSecretName(t *testing.T) {
+	tests := []struct {
+		name string
+		want bool
+	}{
+		{"GITHUB_TOKEN", true},
+		{"ANTHROPIC_API_KEY", true},
+		{"AWS_SECRET_ACCESS_KEY", true},
+		{"DB_PASSWORD", true},
+		{"MYSQL_PASSWD", true},
+		{"GPG_PASSPHRASE", true},
+		{"GOOGLE_CREDENTIALS", true},
+		{"DB_PASS", true},
+		{"PASS", true},
+		{"BASIC_AUTH", true},
+		{"AUTH_HEADER", true},
+		{"npm_config__auth", true},
+		{"BYPASS_CACHE", false},
+		{"COMPASS_URL", false},
+		{"GIT_AUTHOR_NAME", false},
+		{"OAUTHLIB_INSECURE", false},
+		{"HOME", false},
+		{"RALPH_GITHUB_TOKEN_ENV", false}, // names a variable
+		{"RALPH_CODEC_KEY_FILE", false},   // names a file
+		{"SSH_AUTH_SOCK", false},
+		{"GOOGLE_APPLICATION_CREDENTIALS_PATH", false},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, redact.IsSecretName(tt.name), tt.name)
+	}
+}
+
+func TestSecretsWhateverTheirNames(t *testing.T) {
+	r := redact.New([]string{"GITHUB_TOKEN=ghp_abcdefghijklmnop", "HOME=/home/dev"},
+		"codec.key-file=c2VjcmV0LWNvZGVjLWtleS0zMi1ieXRlcw==", "MY_GH=tok-value-123", "SHORT=abc")
+	require.Equal(t, "key [REDACTED:codec.key-file] and [REDACTED:MY_GH]", r.String("key c2VjcmV0LWNvZGVjLWtleS0zMi1ieXRlcw== and tok-value-123"))
+	require.Equal(t, "abc /home/dev", r.String("abc /home/dev"), "short values and ordinary variables stay")
+
+	tests := []struct {
+		in, name string
+		ok       bool
+	}{
+		{"export T=ghp_abcdefghijklmnop", "GITHUB_TOKEN", true},
+		{`{"k":"tok-value-123"}`, "MY_GH", true},
+		{"nothing here", "", false},
+		{"abc", "", false},
+	}
+	for _, tt := range tests {
+		name, ok := r.Find(tt.in)
+		require.Equal(t, tt.ok, ok, tt.in)
+		require.Equal(t, tt.name, name, tt.in)
+	}
+	_, ok := (*redact.Redactor)(nil).Find("ghp_abcdefghijklmnop")
+	require.False(t, ok, "a nil Redactor knows no secret")
+}

@@ -1,7 +1,7 @@
 package tasks
 
 import (
-	"os"
+	"errors"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -10,16 +10,22 @@ import (
 )
 
 // LoadMemories returns the end of the memories file at path, at most limit
-// bytes, or "" when there is none.
-func LoadMemories(path string, limit int) string {
+// bytes, or "" when there is none. A memories file that is a symlink out
+// of its directory is an *OutsideError.
+func LoadMemories(path string, limit int) (string, error) {
 	if path == "" {
-		return ""
+		return "", nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := readInside(filepath.Dir(path), filepath.Base(path))
+	var oe *OutsideError
+	if errors.As(err, &oe) {
+		oe.File, oe.Link = path, filepath.Join(filepath.Dir(path), oe.Link)
+		return "", oe
+	}
 	if err != nil {
-		return ""
+		return "", nil
 	}
-	return truncateTail(strings.TrimSpace(string(data)), limit)
+	return truncateTail(strings.TrimSpace(string(data)), limit), nil
 }
 
 // longestRun returns the length of the longest run of c in s.
@@ -105,7 +111,8 @@ func suffixRunes(s string, n int) string {
 // is too long, its "## Codebase Patterns" section is kept (up to half the
 // budget) together with the end of the rest, the newest entries. A missing
 // or unreadable file yields "": learnings are a help, never a requirement.
-func LoadLearnings(dir string, m contract.Mode, limit int) string {
+// One that is a symlink out of dir is an *OutsideError.
+func LoadLearnings(dir string, m contract.Mode, limit int) (string, error) {
 	if limit <= 0 {
 		limit = DefaultLearningsLimit
 	}
@@ -114,13 +121,16 @@ func LoadLearnings(dir string, m contract.Mode, limit int) string {
 		names = append(names, contract.MemoriesFile)
 	}
 	for _, name := range names {
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+		data, err := readInside(dir, name)
+		if isOutside(err) {
+			return "", err
+		}
 		if err != nil {
 			continue
 		}
-		return excerptLearnings(strings.TrimSpace(string(data)), limit)
+		return excerptLearnings(strings.TrimSpace(string(data)), limit), nil
 	}
-	return ""
+	return "", nil
 }
 
 // excerptLearnings cuts s to at most n bytes, keeping its Codebase Patterns

@@ -60,12 +60,13 @@ type PromptInput struct {
 // maxInstructions bounds the project instructions shown in a prompt.
 const maxInstructions = 16 << 10
 
-// LoadInstructions reads the project instructions file name of dir.
+// LoadInstructions reads the project instructions file name of dir; one
+// that is a symlink out of dir is an *OutsideError.
 func LoadInstructions(dir, name string) (string, error) {
 	if name == "" {
 		return "", nil
 	}
-	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+	data, err := readInside(dir, name)
 	if err != nil {
 		return "", fmt.Errorf("task.instructions-file: %w", err)
 	}

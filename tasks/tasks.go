@@ -20,8 +20,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/durable-ralph/ralph/contract"
@@ -32,12 +30,10 @@ import (
 const maxTaskFileSize = 8 << 20
 
 // modes lists the modes in the order Detect tries them.
-var modes = []contract.Mode{contract.ModePRD, contract.ModeProgress,
+var modes = []contract.Mode{contract.ModePRD, contract.ModeProgress, contract.ModePrompt}
 
-	// ErrNoTaskFile is returned, wrapped, by Detect when the workspace has none
-	// of the task files.
-	contract.ModePrompt}
-
+// ErrNoTaskFile is returned, wrapped, by Detect when the workspace has none
+// of the task files.
 var ErrNoTaskFile = errors.New("no task file")
 
 // ParseMode returns the mode named s. Surrounding space and case are
@@ -65,15 +61,18 @@ func modeList() string {
 // Detect picks the mode from the task files present in dir: prd.json means
 // ModePRD, else progress.md means ModeProgress, else PROMPT.md means
 // ModePrompt. If none is present the error wraps ErrNoTaskFile and names
-// the files looked for.
+// the files looked for. A task file that is a symlink out of dir is an
+// *OutsideError.
 func Detect(dir string) (contract.Mode, error) {
 	for _, m := range modes {
-		info, err := os.Stat(filepath.Join(dir, m.File()))
+		info, err := statInside(dir, m.File())
 		switch {
 		case err == nil && info.Mode().IsRegular():
 			return m, nil
 		case err == nil, errors.Is(err, fs.ErrNotExist):
 			continue
+		case isOutside(err):
+			return "", err
 		default:
 			return "", fmt.Errorf("detect task file: %w", err)
 		}
@@ -223,14 +222,16 @@ func (e *FileError) Error() string {
 func (e *FileError) Unwrap() error { return e.Err }
 
 // IsInvalidTaskFile reports whether err means the task file is missing or
-// unusable, as opposed to a passing I/O failure.
+// unusable (a symlink out of the workspace too), as opposed to a passing
+// I/O failure.
 func IsInvalidTaskFile(err error) bool {
 	var fe *FileError
-	return errors.As(err, &fe) || errors.Is(err, ErrNoTaskFile)
+	return errors.As(err, &fe) || errors.Is(err, ErrNoTaskFile) || isOutside(err)
 }
 
 // Load reads and parses the task file of mode m in dir. A missing, malformed
-// or empty task file yields a *FileError.
+// or empty task file yields a *FileError, one that is a symlink out of dir
+// an *OutsideError.
 func Load(dir string, m contract.Mode) (State, error) {
 	if !m.Valid() {
 		return State{}, fmt.Errorf("load tasks: invalid task mode %q: want one of %s", m, modeList())
@@ -253,11 +254,14 @@ func Load(dir string, m contract.Mode) (State, error) {
 }
 
 // readTaskFile reads dir/name, reporting a missing or oversized file as a
-// *FileError.
+// *FileError and one that is a symlink out of dir as an *OutsideError.
 func readTaskFile(dir, name string) ([]byte, error) {
-	f, err := os.Open(filepath.Join(dir, name))
+	f, err := openInside(dir, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, &FileError{File: name, Err: errors.New("file does not exist")}
+	}
+	if isOutside(err) {
+		return nil, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read task file: %w", err)

@@ -813,7 +813,8 @@ func TestLoadLearnings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := LoadLearnings(writeFiles(t, tt.files), tt.mode, tt.limit)
+			got, err := LoadLearnings(writeFiles(t, tt.files), tt.mode, tt.limit)
+			require.NoError(t, err)
 			limit := tt.limit
 			if limit <= 0 {
 				limit = DefaultLearningsLimit

@@ -19,7 +19,7 @@ func rawScenario(t *testing.T, v any) string {
 	t.Helper()
 	data, err := json.Marshal(v)
 	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "scenario.json")
+	path := filepath.Join(fakeDir(t), "scenario.json")
 	require.NoError(t, os.WriteFile(path, data, 0o644))
 	return path
 }

@@ -32,6 +32,7 @@ import (
 var bins struct {
 	dir     string
 	claude  string // the fake agent, named like the real CLI
+	hostile string // an agent that tries to escape its sandbox
 	worker  string
 	starter string
 }
@@ -46,10 +47,12 @@ func TestMain(m *testing.M) {
 	bins.claude = filepath.Join(dir, "claude")
 	bins.worker = filepath.Join(dir, "worker")
 	bins.starter = filepath.Join(dir, "starter")
+	bins.hostile = filepath.Join(dir, "hostile")
 	for out, pkg := range map[string]string{
 		bins.claude:  "./fakeclaude",
 		bins.worker:  "../cmd/worker",
 		bins.starter: "../cmd/starter",
+		bins.hostile: "./hostile",
 	} {
 		cmd := exec.Command("go", "build", "-o", out, pkg)
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
@@ -58,6 +61,11 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
+	// The fake agent's scenarios and state live under bins.dir (fakeDir),
+	// which the sandbox of every session of these tests lets the agent
+	// reach: sessions started by starter processes read it from the
+	// environment, in-process ones from input.
+	os.Setenv("RALPH_AGENT_SANDBOX_RW", dir)
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -165,9 +173,19 @@ func scenario(t *testing.T, steps ...map[string]any) string {
 	t.Helper()
 	data, err := json.Marshal(map[string]any{"steps": steps})
 	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "scenario.json")
+	path := filepath.Join(fakeDir(t), "scenario.json")
 	require.NoError(t, os.WriteFile(path, data, 0o644))
 	return path
+}
+
+// fakeDir is a new directory for the fake agent's files, under bins.dir
+// where its sandbox lets it read and write; removed after t.
+func fakeDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp(bins.dir, "fake-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
 }
 
 // fakeEnv is the environment that points the fake agent at a scenario and
@@ -176,7 +194,7 @@ func scenario(t *testing.T, steps ...map[string]any) string {
 // The agent gets only allowed variables of a worker's environment: worker
 // processes pass the fake agent's own by agent.env (RALPH_AGENT_ENV).
 func fakeEnv(t *testing.T, scenarioPath string) []string {
-	env := []string{"FAKE_CLAUDE_STATE_DIR=" + t.TempDir(), "RALPH_AGENT_ENV=FAKE_CLAUDE_STATE_DIR FAKE_CLAUDE_SCENARIO"}
+	env := []string{"FAKE_CLAUDE_STATE_DIR=" + fakeDir(t), "RALPH_AGENT_ENV=FAKE_CLAUDE_STATE_DIR FAKE_CLAUDE_SCENARIO"}
 	if scenarioPath != "" {
 		env = append(env, "FAKE_CLAUDE_SCENARIO="+scenarioPath)
 	}
@@ -290,8 +308,9 @@ func input(workspace string) contract.SessionInput {
 	return contract.SessionInput{
 		Workspace: workspace,
 		Host:      testHost,
-		Agent:     contract.AgentSettings{Command: []string{bins.claude}},
-		Git:       contract.GitSettings{AutoCommit: true},
+		Agent: contract.AgentSettings{Command: []string{bins.claude},
+			Sandbox: contract.SandboxSettings{ReadWrite: []string{bins.dir}}},
+		Git: contract.GitSettings{AutoCommit: true},
 		Limits: contract.Limits{
 			MaxIterations:          10,
 			MaxRuntime:             10 * time.Minute,

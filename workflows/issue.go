@@ -152,9 +152,16 @@ func (w *issueWork) runAndPush(ctx workflow.Context, wt contract.WorktreeResult)
 	if err := q.host.execute(ctx, gitOptions("push "+cur.Branch), &push, contract.ActivityPushBranch, contract.PushInput{
 		Clone: s.Clone, Branch: cur.Branch, BaseRef: wt.BaseRef, TokenEnv: s.Repo.TokenEnv,
 	}); err != nil {
-		if w.out.Reason == contract.ReasonComplete {
+		switch {
+		case w.out.Reason == contract.ReasonComplete:
 			w.fail(ctx, "push", err)
-		} else {
+		case isSecretInPush(err):
+			// Whatever the session's end, the issue's comment says where
+			// the secret is that kept the branch home.
+			ended := q.failureText(w.out)
+			w.fail(ctx, "push", err)
+			w.out.Message += " (the session had ended " + ended + ")"
+		default:
 			q.event(ctx, is.Number, fmt.Sprintf("#%d: could not push %s: %s", is.Number, cur.Branch, rootMessage(err)))
 		}
 	}
@@ -174,6 +181,14 @@ func (w *issueWork) runAndPush(ctx workflow.Context, wt contract.WorktreeResult)
 		return push, false
 	}
 	return push, true
+}
+
+// isSecretInPush reports a push that PushBranch refused because it would
+// publish a secret. No history recorded before the error type existed
+// holds one, so the branch on it needs no version.
+func isSecretInPush(err error) bool {
+	var appErr *temporal.ApplicationError
+	return errors.As(err, &appErr) && appErr.Type() == contract.ErrTypeSecretInPush
 }
 
 // openPull opens (or updates) the issue's pull request.
@@ -204,6 +219,10 @@ func (w *issueWork) openPull(ctx workflow.Context, text contract.IssueText, push
 // the progress comment.
 func (q *queue) runSession(ctx workflow.Context, cur *contract.CurrentIssue, wt contract.WorktreeResult, comment func(string)) (contract.SessionResult, error) {
 	s := q.in.Settings
+	// The session's settings, commands included, are those queue resolved
+	// from the clone (and its trust) when the queue started: nothing reads
+	// a ralph.yaml of the issue's branch (config's
+	// TestIssueWorkReadsNoSettings holds that).
 	in := q.in.Session
 	in.Workspace = wt.Dir
 	in.Repo = s.Repo.FullName()

@@ -327,6 +327,8 @@ func (s *session) summarize(ctx workflow.Context, res contract.IterationResult) 
 		FinishedAt:    workflow.Now(ctx),
 		Warnings:      res.Warnings,
 		Notices:       res.Notices,
+		NotCommitted:  res.NotCommitted,
+		Refused:       res.Refused,
 		Live:          res.Live,
 		LiveStartedAt: res.LiveStartedAt,
 	}

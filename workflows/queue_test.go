@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
@@ -46,6 +47,8 @@ type queueEnv struct {
 	pulls    int
 	// child runs in place of each issue's session.
 	child func(workflow.Context, contract.SessionInput) (contract.SessionResult, error)
+	// push runs in place of PushBranch.
+	push func(contract.PushInput) (contract.PushResult, error)
 }
 
 func newQueueEnv(t *testing.T, result contract.SessionResult, picks ...contract.PickResult) *queueEnv {
@@ -75,7 +78,12 @@ func newQueueEnv(t *testing.T, result contract.SessionResult, picks ...contract.
 	env.OnActivity(a.PrepareIssueWorktree, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.WorktreeInput) (contract.WorktreeResult, error) {
 		return contract.WorktreeResult{Dir: contract.WorktreeDir(in.Clone, in.Number), Branch: in.Branch, BaseRef: "refs/remotes/origin/main"}, nil
 	})
-	env.OnActivity(a.PushBranch, mock.Anything, mock.Anything).Return(contract.PushResult{Commits: 2, Pushed: true, Log: []string{"abc Add greeting"}}, nil)
+	env.push = func(contract.PushInput) (contract.PushResult, error) {
+		return contract.PushResult{Commits: 2, Pushed: true, Log: []string{"abc Add greeting"}}, nil
+	}
+	env.OnActivity(a.PushBranch, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.PushInput) (contract.PushResult, error) {
+		return env.push(in)
+	})
 	env.OnActivity(gha.OpenPull, mock.Anything, mock.Anything).Return(func(context.Context, contract.PullInput) (contract.Pull, error) {
 		env.pulls++
 		return contract.Pull{Number: 9, URL: "https://github.com/acme/app/pull/9", Created: true}, nil
@@ -218,4 +226,31 @@ func TestQueueFailedSessionPushesAndReportsWithoutPR(t *testing.T) {
 	require.Contains(t, last, "iteration 10: success")
 	require.Contains(t, last, "pushed with 2 commits")
 	require.Equal(t, []string{contract.LabelFailed}, env.labels[len(env.labels)-1].Add)
+}
+
+func TestQueueSecretInPushFailsTheIssueNamingWhere(t *testing.T) {
+	refused := contract.SecretFinding{What: "an AWS access key ID", File: "config/aws.go", Line: 3, Commit: "abc1234def"}
+	msg := "Ralph did not push ralph/issue-5: it would publish an AWS access key ID at config/aws.go:3 (commit abc1234)"
+	for _, tc := range []struct {
+		name    string
+		session contract.SessionResult
+	}{
+		{"complete", completed},
+		{"limited", contract.SessionResult{Reason: contract.ReasonMaxIterations, Message: "10 iterations ran, the limit", Iterations: 10}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newQueueEnv(t, tc.session, issue(5))
+			env.push = func(contract.PushInput) (contract.PushResult, error) {
+				return contract.PushResult{}, temporal.NewNonRetryableApplicationError(msg, contract.ErrTypeSecretInPush, nil, []contract.SecretFinding{refused})
+			}
+			env.ExecuteWorkflow(workflows.IssueQueue, queueInput())
+			next := carried(t, env)
+			require.Equal(t, 1, next.CarryOver.Totals.Failed)
+			require.Zero(t, env.pulls, "no pull request without a push")
+			last := env.comments[len(env.comments)-1]
+			require.Contains(t, last, "config/aws.go:3")
+			require.Contains(t, last, "**failed**")
+			require.Equal(t, []string{contract.LabelFailed}, env.labels[len(env.labels)-1].Add)
+		})
+	}
 }

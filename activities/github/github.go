@@ -4,8 +4,9 @@
 //
 // Each write is safe to retry: it first looks for what an earlier attempt
 // may have done (a comment by its marker, a pull request by its head).
-// The token is read from the worker's environment on every call; it is
-// never part of an activity's input or result.
+// The token is the one of github.token-file the worker read when it
+// started, else it is read from the worker's environment on every call;
+// it is never part of an activity's input or result.
 package github
 
 import (
@@ -50,12 +51,34 @@ func Token(getenv func(string) string, name string) (string, string) {
 	return name, ""
 }
 
+// TokenFileSource names the token of github.token-file where messages say
+// which token is meant.
+const TokenFileSource = "github.token-file"
+
+// WorkerToken returns the token the worker sends for a repository whose
+// token variable is tokenEnv, and where it comes from: fileToken (the
+// token of github.token-file, read when the worker started) when it is
+// set, whatever tokenEnv names, else the variable Token finds ("$NAME").
+// The token is "" when there is none; from then names the variable to
+// set.
+func WorkerToken(fileToken string, getenv func(string) string, tokenEnv string) (from, token string) {
+	if fileToken != "" {
+		return TokenFileSource, fileToken
+	}
+	name, token := Token(getenv, tokenEnv)
+	return "$" + name, token
+}
+
 // Activities are the GitHub activities of the issue queue. One value is
 // shared by all the activities a worker runs, so that its writes are
 // spaced.
 type Activities struct {
 	// Getenv reads the token; nil means os.Getenv.
 	Getenv func(string) string
+	// FileToken is the token of github.token-file, read when the worker
+	// started; when set it is the token, whatever variable a repository's
+	// TokenEnv names.
+	FileToken string
 	// WriteInterval is the least time between two writes; 0 means
 	// DefaultWriteInterval, a negative value none.
 	WriteInterval time.Duration
@@ -70,9 +93,11 @@ type Activities struct {
 // client is one repository's API client.
 type client struct {
 	*gh.Client
-	repo     contract.Repo
-	tokenVar string
-	a        *Activities
+	repo contract.Repo
+	// tokenFrom says where the token came from: "$NAME" or
+	// github.token-file.
+	tokenFrom string
+	a         *Activities
 }
 
 func (a *Activities) client(repo contract.Repo) (*client, error) {
@@ -80,14 +105,14 @@ func (a *Activities) client(repo contract.Repo) (*client, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	name, token := Token(getenv, repo.TokenEnv)
+	from, token := WorkerToken(a.FileToken, getenv, repo.TokenEnv)
 	if token == "" {
-		hint := name
-		if name == "GITHUB_TOKEN" {
+		hint := strings.TrimPrefix(from, "$")
+		if hint == "GITHUB_TOKEN" {
 			hint = "GITHUB_TOKEN (or GH_TOKEN)"
 		}
 		return nil, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("no GitHub token: set %s in the worker's environment", hint), contract.ErrTypeGitHubNoToken, nil)
+			fmt.Sprintf("no GitHub token: set %s in the worker's environment, or give the worker a file holding it (--github-token-file)", hint), contract.ErrTypeGitHubNoToken, nil)
 	}
 	hc := a.HTTPClient
 	if hc == nil {
@@ -102,7 +127,7 @@ func (a *Activities) client(repo contract.Repo) (*client, error) {
 		}
 		c.BaseURL, c.UploadURL = u, u
 	}
-	return &client{Client: c, repo: repo, tokenVar: name, a: a}, nil
+	return &client{Client: c, repo: repo, tokenFrom: from, a: a}, nil
 }
 
 // write waits until the next write is allowed.
@@ -161,12 +186,12 @@ func (c *client) fail(what string, err error) error {
 			return rateLimited(msg+text, retryAfter(er.Response.Header))
 		case status == http.StatusUnauthorized:
 			return temporal.NewNonRetryableApplicationError(
-				msg+fmt.Sprintf("the token in $%s was rejected (%s): give the worker a valid token", c.tokenVar, text), contract.ErrTypeGitHubUnauthorized, nil)
+				msg+fmt.Sprintf("the token in %s was rejected (%s): give the worker a valid token", c.tokenFrom, text), contract.ErrTypeGitHubUnauthorized, nil)
 		case status == http.StatusForbidden:
 			return temporal.NewNonRetryableApplicationError(msg+text+": the token lacks a permission this needs", contract.ErrTypeGitHubForbidden, nil)
 		case status == http.StatusNotFound:
 			return temporal.NewNonRetryableApplicationError(
-				msg+text+fmt.Sprintf(": check github.repo and that the token in $%s can see the repository", c.tokenVar), contract.ErrTypeGitHubNotFound, nil)
+				msg+text+fmt.Sprintf(": check github.repo and that the token in %s can see the repository", c.tokenFrom), contract.ErrTypeGitHubNotFound, nil)
 		case status == http.StatusUnprocessableEntity:
 			return temporal.NewNonRetryableApplicationError(msg+text+errorDetails(er), contract.ErrTypeGitHubInvalid, nil)
 		}

@@ -175,3 +175,55 @@ func TestMissingAndRejectedToken(t *testing.T) {
 	assert.Equal(t, contract.ErrTypeGitHubPreflight, appErr.Type())
 	assert.Contains(t, err.Error(), "push")
 }
+
+// TestTokenFileWins: the token of github.token-file reaches GitHub, and
+// wins over the variable of the repository's TokenEnv.
+func TestTokenFileWins(t *testing.T) {
+	tests := []struct {
+		name      string
+		fileToken string
+		env       map[string]string
+		wantErr   string // "" when the preflight passes
+	}{
+		{name: "file alone", fileToken: token},
+		{name: "file wins over a bad variable", fileToken: token, env: map[string]string{"GITHUB_TOKEN": "ghp_bad"}},
+		{name: "a bad file wins over a good variable", fileToken: "ghp_bad", env: map[string]string{"GITHUB_TOKEN": token},
+			wantErr: "the token in github.token-file was rejected"},
+		{name: "neither", wantErr: "no GitHub token: set GITHUB_TOKEN (or GH_TOKEN) in the worker's environment, or give the worker a file holding it (--github-token-file)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, a, repo := rig(t)
+			a.FileToken = tt.fileToken
+			a.Getenv = func(k string) string { return tt.env[k] }
+			res, err := a.Preflight(context.Background(), repo)
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, "acme/app", res.FullName)
+		})
+	}
+}
+
+func TestWorkerToken(t *testing.T) {
+	env := map[string]string{"GITHUB_TOKEN": "ghp_env", "MY_TOKEN": "ghp_mine"}
+	getenv := func(k string) string { return env[k] }
+	tests := []struct {
+		name, fileToken, tokenEnv string
+		wantFrom, wantToken       string
+	}{
+		{name: "the file wins", fileToken: "ghp_file", tokenEnv: "MY_TOKEN", wantFrom: "github.token-file", wantToken: "ghp_file"},
+		{name: "else the variable", tokenEnv: "MY_TOKEN", wantFrom: "$MY_TOKEN", wantToken: "ghp_mine"},
+		{name: "else the default variable", wantFrom: "$GITHUB_TOKEN", wantToken: "ghp_env"},
+		{name: "an unset variable", tokenEnv: "NOPE", wantFrom: "$NOPE"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			from, got := github.WorkerToken(tt.fileToken, getenv, tt.tokenEnv)
+			require.Equal(t, tt.wantFrom, from)
+			require.Equal(t, tt.wantToken, got)
+		})
+	}
+}

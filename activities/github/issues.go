@@ -43,7 +43,7 @@ func (a *Activities) Preflight(ctx context.Context, repo contract.Repo) (contrac
 	}
 	if len(missing) > 0 {
 		return contract.PreflightResult{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("the GitHub token in $%s cannot work the queue of %s: it lacks %s", c.tokenVar, repo.FullName(), strings.Join(missing, "; ")), contract.ErrTypeGitHubPreflight, nil)
+			fmt.Sprintf("the GitHub token in %s cannot work the queue of %s: it lacks %s", c.tokenFrom, repo.FullName(), strings.Join(missing, "; ")), contract.ErrTypeGitHubPreflight, nil)
 	}
 	res := contract.PreflightResult{FullName: r.GetFullName(), DefaultBranch: r.GetDefaultBranch()}
 	if u, _, err := c.Users.Get(ctx, ""); err == nil {

@@ -3,6 +3,7 @@ package claude
 import (
 	"cmp"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -38,6 +39,24 @@ func (Backend) Args(o agent.Options, resume string) []string {
 // Env adds nothing: Claude Code reads its settings and credentials from
 // the worker's environment.
 func (Backend) Env(agent.Options) []string { return nil }
+
+// State are Claude Code's ~/.claude (or $CLAUDE_CONFIG_DIR) and
+// ~/.claude.json: its settings, credentials and the sessions a resumed
+// run continues.
+func (Backend) State(home string, getenv func(string) string) (dirs, files []string) {
+	if d := getenv("CLAUDE_CONFIG_DIR"); filepath.IsAbs(d) {
+		return []string{d}, nil
+	}
+	return []string{filepath.Join(home, ".claude")}, []string{filepath.Join(home, ".claude.json")}
+}
+
+// APIHosts is the host of $ANTHROPIC_BASE_URL, else api.anthropic.com.
+func (Backend) APIHosts(getenv func(string) string) []string {
+	if h := agent.HostOf(getenv("ANTHROPIC_BASE_URL")); h != "" {
+		return []string{h}
+	}
+	return []string{"api.anthropic.com"}
+}
 
 // NewParser returns a parser of Claude Code's stream-json.
 func (Backend) NewParser(agent.Options) agent.Parser { return &backendParser{p: NewParser()} }

@@ -43,6 +43,8 @@
 package codex
 
 import (
+	"path/filepath"
+
 	"github.com/durable-ralph/ralph/agent"
 )
 
@@ -100,6 +102,25 @@ func (Backend) ResumedUsageIsSessionTotal() bool { return true }
 // Env is nil: Codex needs nothing beyond the environment of the worker
 // (its API key, or the ChatGPT sign-in under CODEX_HOME).
 func (Backend) Env(agent.Options) []string { return nil }
+
+// State is $CODEX_HOME, else ~/.codex: the CLI's config.toml, login and
+// the threads a resumed run continues.
+func (Backend) State(home string, getenv func(string) string) (dirs, files []string) {
+	if d := getenv("CODEX_HOME"); filepath.IsAbs(d) {
+		return []string{d}, nil
+	}
+	return []string{filepath.Join(home, ".codex")}, nil
+}
+
+// APIHosts is the host of $OPENAI_BASE_URL, else api.openai.com and
+// chatgpt.com (a ChatGPT login). A model_provider's base_url in
+// config.toml is not read: add its host to agent.network-allow.
+func (Backend) APIHosts(getenv func(string) string) []string {
+	if h := agent.HostOf(getenv("OPENAI_BASE_URL")); h != "" {
+		return []string{h}
+	}
+	return []string{"api.openai.com", "chatgpt.com"}
+}
 
 // NewParser returns a parser of the CLI's JSONL that prices tokens with
 // o.Prices, or agent.DefaultPrices when o.Prices is nil, for o.Model.

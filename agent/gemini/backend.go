@@ -19,6 +19,8 @@
 package gemini
 
 import (
+	"path/filepath"
+
 	"github.com/durable-ralph/ralph/agent"
 )
 
@@ -67,6 +69,20 @@ func (Backend) Args(o agent.Options, resume string) []string {
 // process Ralph started.
 func (Backend) Env(agent.Options) []string {
 	return []string{"GEMINI_CLI_TRUST_WORKSPACE=true", "GEMINI_CLI_NO_RELAUNCH=true"}
+}
+
+// State is ~/.gemini: the CLI's settings, login and chats.
+func (Backend) State(home string, _ func(string) string) (dirs, files []string) {
+	return []string{filepath.Join(home, ".gemini")}, nil
+}
+
+// APIHosts is the host of $GOOGLE_GEMINI_BASE_URL, else the Gemini API's
+// and Google's login hosts.
+func (Backend) APIHosts(getenv func(string) string) []string {
+	if h := agent.HostOf(getenv("GOOGLE_GEMINI_BASE_URL")); h != "" {
+		return []string{h}
+	}
+	return []string{"generativelanguage.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com"}
 }
 
 // NewParser returns a parser of the CLI's stream-json that prices tokens

@@ -124,7 +124,26 @@ func (s spec) build(cctx *commandContext) *cobra.Command {
 
 // commands is the starter's command line, each time new.
 func commands() []spec {
-	return slices.Concat(startCommands(), controlCommands(), signalCommands())
+	return slices.Concat(startCommands(), []spec{trustSpec()}, controlCommands(), signalCommands())
+}
+
+// trustSpec is the command that trusts the commands a workspace's
+// ralph.yaml sets (package config's CheckWorkspaceTrusted).
+func trustSpec() spec {
+	return spec{
+		use:   "trust [DIR] | --list | --revoke DIR",
+		short: "Trust the commands the ralph.yaml of a workspace sets, so that sessions there may run them",
+		long: `A workspace's ralph.yaml comes with the repository, which may not be yours, so run, plan and
+queue refuse one that sets values that run on this machine (agent.command, agent.args,
+task.check-command, roles.reviewer.command, roles.planner.command) until you trust them.
+trust prints those values of DIR (default: the current directory) and records them, with the
+workspace's real path, in trusted-workspaces.json beside the user config file. The record is
+of the values, not of the file: a comment or another key may change; a changed value is
+refused again. A file you name with --config or RALPH_CONFIG is your own and needs no trust.
+--list shows the trusted workspaces; --revoke DIR forgets one.`,
+		args: cobra.MaximumNArgs(1),
+		cmd:  &trustCommand{},
+	}
 }
 
 // startCommands are the commands that set up and start sessions and
@@ -190,7 +209,8 @@ directory); the repository comes from the clone's origin URL, or --repo owner/na
 takes open issues labelled queue.label (default ralph-ready) by someone with write access, one
 at a time, runs a session on each in .ralph/worktrees/issue-N on branch ralph/issue-N, pushes
 it and opens a pull request. Its ID is ralph-queue-<owner>-<repo>; running queue again attaches.
-The GitHub token is read by the worker from its own environment (github.token-env).
+The worker reads the GitHub token from a file of its own (--github-token-file, best: a variable
+stays readable in the shell that exported it) or else from its environment (github.token-env).
 --follow prints one line per queue event; --until-idle ends the queue when no ready issue is left.`,
 		args:   cobra.MaximumNArgs(1),
 		groups: queueFlags,

@@ -18,6 +18,7 @@ import (
 	"github.com/durable-ralph/ralph/internal/codec"
 	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/ralph"
+	"github.com/durable-ralph/ralph/internal/selfguard"
 )
 
 // connection is a connected client, the configuration it was made from
@@ -211,9 +212,20 @@ func (cctx *commandContext) connectToRun(cfg config.Config) (*connection, error)
 	if has, err := ralph.HasWorker(cctx, conn.client, q, enumspb.TASK_QUEUE_TYPE_ACTIVITY, true); err == nil && has {
 		return conn, nil
 	}
+	// As the worker, this process holds its secrets: guard them as the
+	// worker does (selfguard).
+	if err := selfguard.Protect(); err != nil {
+		conn.close()
+		return nil, err
+	}
+	gh, err := ralph.NewGitHub(cfg)
+	if err != nil {
+		conn.close()
+		return nil, err
+	}
 	wopts := ralph.WorkerOptionsOf(cfg)
 	wopts.Identity = ralph.StarterWorkerIdentity()
-	w := ralph.NewWorker(conn.client, wopts, ralph.NewAgent(cfg), ralph.NewGitHub(cfg))
+	w := ralph.NewWorker(conn.client, wopts, ralph.NewAgent(cfg), gh)
 	if err := w.Start(); err != nil {
 		conn.close()
 		return nil, fmt.Errorf("start worker: %w", err)
@@ -221,6 +233,7 @@ func (cctx *commandContext) connectToRun(cfg config.Config) (*connection, error)
 	conn.onClose(w.Stop)
 	conn.started = true
 	fmt.Fprintf(cctx.stderr, "No worker runs for this host: this process is the worker until the session ends (log in %s)\n", conn.logPath())
+	fmt.Fprintln(cctx.stderr, ralph.SandboxNotice())
 	return conn, nil
 }
 

@@ -71,7 +71,9 @@ type liveState struct {
 	seq       int
 	lastLine  time.Time
 	raw       io.ReadCloser
-	rawMiss   bool
+	// rawOut is where raw goes: the terminal, without control sequences.
+	rawOut  io.Writer
+	rawMiss bool
 }
 
 func newFollower(conn *connection, id string, out io.Writer, view View) *follower {

@@ -2,6 +2,7 @@
 // Ralph sessions:
 //
 //	starter init [DIR]                     a commented ralph.yaml and an example prd.json, committed
+//	starter trust [DIR] | --list | --revoke DIR   trust the commands DIR's ralph.yaml sets
 //	starter run [DIR] [--follow] [--dev]   start (or attach to) the session for DIR
 //	starter prompt [DIR]                   the prompt the next iteration would get
 //	starter status [DIR|ID] [-o json]      everything the session's status query knows

@@ -30,7 +30,7 @@ func (s *planCommand) run(cctx *commandContext, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg, workspace, err := loadWithWorkspace(s.cmd, args)
+	cfg, workspace, err := loadToStart(s.cmd, args)
 	if err != nil {
 		return err
 	}

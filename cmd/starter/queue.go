@@ -18,6 +18,7 @@ import (
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/ralph"
+	"github.com/durable-ralph/ralph/sandbox"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
@@ -34,7 +35,7 @@ func (s *queueCommand) flags(f *pflag.FlagSet) {
 }
 
 func (s *queueCommand) run(cctx *commandContext, args []string) error {
-	cfg, clone, err := loadWithWorkspace(s.cmd, args)
+	cfg, clone, err := loadToStart(s.cmd, args)
 	if err != nil {
 		return err
 	}
@@ -48,6 +49,11 @@ func (s *queueCommand) run(cctx *commandContext, args []string) error {
 
 // queueInput builds the queue's input for the clone in dir from cfg.
 func queueInput(ctx context.Context, cfg config.Config, dir string) (contract.QueueInput, error) {
+	if cfg.Agent.Sandbox == "" {
+		// Issue text is untrusted: an issue's agent runs contained or
+		// not at all, unless agent.sandbox says otherwise.
+		cfg.Agent.Sandbox = sandbox.ModeRequired
+	}
 	sess, err := ralph.SessionInput(cfg, dir)
 	if err != nil {
 		return contract.QueueInput{}, err
@@ -141,7 +147,8 @@ func (cctx *commandContext) queuePreflight(conn *connection, id string, sess con
 // it has no GitHub token: the queue would fail its preflight at once.
 // Another worker reads its own environment, which the preflight checks.
 func needToken(conn *connection) error {
-	if !conn.started {
+	if !conn.started || conn.cfg.GitHub.TokenFile != "" {
+		// Another worker's token its preflight checks; Load read the file.
 		return nil
 	}
 	name, token := github.Token(os.Getenv, conn.cfg.GitHub.TokenEnv)
@@ -151,7 +158,7 @@ func needToken(conn *connection) error {
 	if name == "GITHUB_TOKEN" {
 		name = "GITHUB_TOKEN (or GH_TOKEN)"
 	}
-	return fmt.Errorf("no GitHub token: set %s in this environment: this process is the queue's worker, and the queue reads issues and opens pull requests with it", name)
+	return fmt.Errorf("no GitHub token: set %s in this environment, or give a file holding it with --github-token-file: this process is the queue's worker, and the queue reads issues and opens pull requests with it", name)
 }
 
 // followQueue prints the queue's events as they happen until the queue

@@ -7,11 +7,15 @@ import (
 	"path/filepath"
 
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/termtext"
 )
 
 // rawView copies what the attempt's raw log gained since the last poll,
 // when that log is on this machine; it reports false (once saying why)
-// when it is not.
+// when it is not. The agent's bytes go through a termtext.Writer, kept
+// for the attempt: its escape sequences could clear the screen, set the
+// window title or write the clipboard, and one may be cut between two
+// polls.
 func (f *follower) rawView(p contract.Progress, workspace string) bool {
 	if f.live.raw == nil && !f.live.rawMiss {
 		path := filepath.Join(workspace, filepath.FromSlash(p.Log))
@@ -22,11 +26,12 @@ func (f *follower) rawView(p contract.Progress, workspace string) bool {
 			return false
 		}
 		f.live.raw = file
+		f.live.rawOut = termtext.NewWriter(f.out)
 	}
 	if f.live.raw == nil {
 		return false
 	}
-	_, _ = io.Copy(f.out, f.live.raw)
+	_, _ = io.Copy(f.live.rawOut, f.live.raw)
 	return true
 }
 
@@ -35,7 +40,7 @@ func (f *follower) flushRaw() {
 	if f.live.raw == nil {
 		return
 	}
-	_, _ = io.Copy(f.out, f.live.raw)
+	_, _ = io.Copy(f.live.rawOut, f.live.raw)
 	f.live.raw.Close()
 	f.live.raw = nil
 }

@@ -45,7 +45,13 @@ func (s *runCommand) run(cctx *commandContext, args []string) error {
 	case s.raw:
 		view = ViewRaw
 	}
-	cfg, workspace, err := loadWithWorkspace(s.cmd, args)
+	load := loadToStart
+	if s.attachOnly {
+		// Attaching starts nothing: the session runs what it was
+		// started with.
+		load = loadWithWorkspace
+	}
+	cfg, workspace, err := load(s.cmd, args)
 	if err != nil {
 		return err
 	}
@@ -74,6 +80,20 @@ func loadWithWorkspace(cmd *cobra.Command, args []string) (config.Config, string
 	}
 	if workspace == "" {
 		workspace = "."
+	}
+	return cfg, workspace, nil
+}
+
+// loadToStart is loadWithWorkspace for the commands that start agents
+// (run, plan, queue): before anything starts, it refuses a workspace's
+// ralph.yaml that sets commands the user has not trusted (starter trust).
+func loadToStart(cmd *cobra.Command, args []string) (config.Config, string, error) {
+	cfg, workspace, err := loadWithWorkspace(cmd, args)
+	if err != nil {
+		return config.Config{}, "", err
+	}
+	if err := cfg.CheckWorkspaceTrusted(); err != nil {
+		return config.Config{}, "", err
 	}
 	return cfg, workspace, nil
 }

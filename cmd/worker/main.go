@@ -30,10 +30,18 @@ import (
 	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/metrics"
 	"github.com/durable-ralph/ralph/internal/ralph"
+	"github.com/durable-ralph/ralph/internal/selfguard"
 	"github.com/durable-ralph/ralph/internal/version"
 )
 
 func main() {
+	// First of all: the worker holds the GitHub token, the codec key and
+	// the agents' keys; other processes of this user (an agent out of its
+	// sandbox) must not read them from /proc/<pid>/environ or its memory.
+	if err := selfguard.Protect(); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(1)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := newRootCmd().ExecuteContext(ctx); err != nil && !errors.Is(err, context.Canceled) {
@@ -135,7 +143,11 @@ func run(ctx context.Context, cfg config.Config) error {
 	}
 	defer c.Close()
 
-	w := ralph.NewWorker(c, wopts, ralph.NewAgent(cfg), ralph.NewGitHub(cfg))
+	gh, err := ralph.NewGitHub(cfg)
+	if err != nil {
+		return err
+	}
+	w := ralph.NewWorker(c, wopts, ralph.NewAgent(cfg), gh)
 	if m := wopts.Metrics; m != nil {
 		m.WatchSessions(c, cfg.Worker.HostID, ralph.SessionsRefresh)
 		stop, addr, err := m.Serve(cfg.Worker.MetricsAddr)
@@ -147,6 +159,7 @@ func run(ctx context.Context, cfg config.Config) error {
 	}
 	fmt.Fprintf(os.Stderr, "Worker polling task queues %q and %q on %s (host %s, at most %d agents at once)\n",
 		cfg.TaskQueue, contract.HostTaskQueue(cfg.TaskQueue, cfg.Worker.HostID), opts.HostPort, cfg.Worker.HostID, cfg.Worker.MaxAgents)
+	fmt.Fprintln(os.Stderr, ralph.SandboxNotice())
 	if err := w.Run(interruptFrom(ctx)); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,6 +32,7 @@ import (
 	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/metrics"
 	"github.com/durable-ralph/ralph/redact"
+	"github.com/durable-ralph/ralph/sandbox"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
@@ -171,7 +173,7 @@ func NewWorker(c client.Client, opts WorkerOptions, agent *activities.Agent, gh 
 	}
 	base := worker.Options{
 		Interceptors: []interceptor.WorkerInterceptor{
-			&redactor{r: redact.New(append(os.Environ(), agent.Env...))},
+			&redactor{r: redact.New(append(os.Environ(), agent.Env...), agent.Secrets...)},
 		},
 		// Let an iteration that is being cancelled kill its agent and
 		// report before the worker exits.
@@ -240,18 +242,64 @@ const SessionsRefresh = 15 * time.Second
 // iterations finish before it cancels them, which kills their agents.
 const WorkerStopTimeout = 15 * time.Second
 
-// NewGitHub is the GitHub client of a worker configured by cfg.
-func NewGitHub(cfg config.Config) *github.Activities {
+// NewGitHub is the GitHub client of a worker configured by cfg, with the
+// token of github.token-file when it is set.
+func NewGitHub(cfg config.Config) (*github.Activities, error) {
 	iv := cfg.GitHub.WriteInterval
 	if iv == 0 {
 		iv = -1 // github.write-interval 0 spaces nothing
 	}
-	return &github.Activities{WriteInterval: iv}
+	token, err := cfg.GitHub.FileToken()
+	if err != nil {
+		return nil, err
+	}
+	return &github.Activities{WriteInterval: iv, FileToken: token}, nil
 }
 
-// NewAgent is the agent runner of a worker configured by cfg.
+// NewAgent is the agent runner of a worker configured by cfg. The token
+// of github.token-file is a secret of its, redacted and refused in a push
+// like the variable's, named github.token-file.
 func NewAgent(cfg config.Config) *activities.Agent {
-	return &activities.Agent{Env: cfg.Agent.Env}
+	a := &activities.Agent{Env: cfg.Agent.Env, Hidden: cfg.Hidden(), Secrets: workerSecrets(cfg)}
+	// A token file that cannot be read adds nothing: NewGitHub reports it.
+	if token, err := cfg.GitHub.FileToken(); err == nil && token != "" {
+		a.GitHubFileToken = token
+		a.Secrets = append(a.Secrets, github.TokenFileSource+"="+token)
+	}
+	return a
+}
+
+// workerSecrets are the worker's secrets that its variables' names may
+// not tell: the codec key, from its file or variable, and the GitHub
+// token, whatever github.token-env calls it. A key file that cannot be
+// read adds nothing here: LoadCodec reports it.
+func workerSecrets(cfg config.Config) []string {
+	var secrets []string
+	if f := cfg.Codec.KeyFile; f != "" {
+		if data, err := os.ReadFile(f); err == nil {
+			secrets = append(secrets, "codec.key-file="+strings.TrimSpace(string(data)))
+		}
+	} else if env := cfg.Codec.KeyEnv; env != "" {
+		secrets = append(secrets, env+"="+strings.TrimSpace(os.Getenv(env)))
+	}
+	if name, token := github.Token(os.Getenv, cfg.GitHub.TokenEnv); token != "" {
+		secrets = append(secrets, name+"="+token)
+	}
+	return secrets
+}
+
+// SandboxNotice is what a worker says at its start about containing
+// agents: which sandbox it uses, or that agents of sessions with
+// agent.sandbox auto run uncontained, why, and how to change that.
+func SandboxNotice() string {
+	box, err := sandbox.Find()
+	switch {
+	case err != nil:
+		return fmt.Sprintf("Agents run UNCONTAINED (agent.sandbox auto; sessions with agent.sandbox required fail): %v. To contain them: %s.", err, sandbox.InstallHint)
+	case box.Socat == "":
+		return fmt.Sprintf("Agents run in %s, but socat is not on PATH: sessions on agent.network internet or allow-list run uncontained (auto) or fail (required). Install socat.", box.Name())
+	}
+	return fmt.Sprintf("Agents run contained: %s, network through the worker's egress proxy (see agent.sandbox and agent.network).", box.Name())
 }
 
 // LoadCodec returns the payload codec cfg configures, or nil when
@@ -294,6 +342,13 @@ func SessionInput(cfg config.Config, workspace string) (contract.SessionInput, e
 		ExtraArgs:        cfg.Agent.Args,
 		Timeout:          cfg.Limits.IterationTimeout,
 		ResetInterrupted: cfg.Agent.ResetInterrupted,
+		Sandbox: contract.SandboxSettings{
+			Mode:         cfg.Agent.Sandbox,
+			Network:      cfg.Agent.Network,
+			NetworkAllow: cfg.Agent.NetworkAllow,
+			ReadOnly:     cfg.Agent.SandboxRO,
+			ReadWrite:    cfg.Agent.SandboxRW,
+		},
 	}
 	return contract.SessionInput{
 		Roles:       rolesOf(cfg, executor),
@@ -308,8 +363,9 @@ func SessionInput(cfg config.Config, workspace string) (contract.SessionInput, e
 			InstructionsFile:  cfg.Task.InstructionsFile,
 		},
 		Git: contract.GitSettings{
-			AutoCommit: cfg.Git.AutoCommit,
-			AllowDirty: cfg.Git.AllowDirty,
+			AutoCommit:     cfg.Git.AutoCommit,
+			AllowDirty:     cfg.Git.AllowDirty,
+			ProtectedPaths: cfg.Git.ProtectedPaths,
 		},
 		Checkpoints: contract.CheckpointSettings{
 			Every:          cfg.Checkpoint.Every,

@@ -1,0 +1,20 @@
+package config
+
+import "path/filepath"
+
+// Hidden are the paths of c that no contained agent may see: the dev
+// server's state directory (its database and every session's history),
+// the user configuration directory, and the codec key file.
+func (c Config) Hidden() []string {
+	var paths []string
+	if c.Dev.StateDir != "" {
+		paths = append(paths, c.Dev.StateDir)
+	}
+	if f, err := userFilePath(); err == nil {
+		paths = append(paths, filepath.Dir(f))
+	}
+	if c.Codec.KeyFile != "" {
+		paths = append(paths, c.Codec.KeyFile)
+	}
+	return paths
+}

@@ -1,0 +1,174 @@
+package egress
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestForward sends an absolute-form GET as curl does and reads an event
+// stream whose second event is only sent once the first has arrived.
+func TestForward(t *testing.T) {
+	got := make(chan http.Header, 1)
+	next := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Clone()
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("X-Answer", "yes")
+		_, _ = io.WriteString(w, "data: one\n\n")
+		http.NewResponseController(w).Flush()
+		select {
+		case <-next:
+		case <-r.Context().Done():
+			return
+		}
+		_, _ = io.WriteString(w, "data: two\n\n")
+	}))
+	t.Cleanup(ts.Close)
+	host := ts.Listener.Addr().String()
+	px, path := start(t, Policy{Allow: []string{host}})
+
+	c := dialProxy(t, path)
+	_, err := fmt.Fprintf(c, "GET http://%s/events?x=1 HTTP/1.1\r\nHost: %s\r\n"+
+		"Proxy-Authorization: Basic dTpw\r\nProxy-Connection: Keep-Alive\r\n"+
+		"Connection: keep-alive, X-Hop\r\nX-Hop: 1\r\nX-Keep: 1\r\n\r\n", host, host)
+	require.NoError(t, err)
+	br := bufio.NewReader(c)
+	res, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Equal(t, "text/event-stream", res.Header.Get("Content-Type"))
+	require.Equal(t, "yes", res.Header.Get("X-Answer"))
+
+	h := <-got
+	require.Equal(t, "1", h.Get("X-Keep"))
+	for _, name := range []string{"Proxy-Authorization", "Proxy-Connection", "X-Hop", "Connection"} {
+		require.Empty(t, h.Values(name), name)
+	}
+	events := bufio.NewReader(res.Body)
+	line, err := events.ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "data: one\n", line)
+	close(next)
+	rest, err := io.ReadAll(events)
+	require.NoError(t, err)
+	require.Equal(t, "\ndata: two\n\n", string(rest))
+	require.Empty(t, px.Refused())
+}
+
+func TestForwardRefused(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		t.Error("the request went through")
+	}))
+	t.Cleanup(ts.Close)
+	host := ts.Listener.Addr().String()
+	px, path := start(t, Policy{Allow: []string{"api.example.com"}})
+	tests := []struct {
+		name, request string
+		status        int
+		body          string
+	}{
+		{"not allowed", "GET http://" + host + "/ HTTP/1.1\r\nHost: " + host + "\r\n\r\n",
+			http.StatusForbidden, "refused " + host + ": not on agent.network-allow\n"},
+		{"not allowed again", "POST http://" + host + "/x HTTP/1.1\r\nHost: " + host + "\r\nContent-Length: 2\r\n\r\nhi",
+			http.StatusForbidden, "refused " + host + ": not on agent.network-allow\n"},
+		{"origin form", "GET /path HTTP/1.1\r\nHost: " + host + "\r\n\r\n",
+			http.StatusBadRequest, "egress proxy: only CONNECT host:port and absolute-form http:// requests are served\n"},
+		{"header too large", "GET http://" + host + "/ HTTP/1.1\r\nHost: " + host + "\r\nX-Big: " + strings.Repeat("a", maxHeaderBytes+8<<10) + "\r\n\r\n",
+			http.StatusRequestHeaderFieldsTooLarge, ""},
+		{"https absolute form", "GET https://" + host + "/ HTTP/1.1\r\nHost: " + host + "\r\n\r\n",
+			http.StatusBadRequest, "egress proxy: only CONNECT host:port and absolute-form http:// requests are served\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := dialProxy(t, path)
+			_, err := io.WriteString(c, tt.request)
+			require.NoError(t, err)
+			res, err := http.ReadResponse(bufio.NewReader(c), nil)
+			require.NoError(t, err)
+			require.Equal(t, tt.status, res.StatusCode)
+			if tt.body != "" {
+				require.Equal(t, tt.body, body(t, res))
+			}
+		})
+	}
+	require.Equal(t, []string{host}, px.Refused())
+	require.Empty(t, px.Refused())
+}
+
+// bridge listens on 127.0.0.1 and connects every connection to the
+// proxy's socket, as socat does in the sandbox, so that a real client can
+// use the proxy.
+func bridge(t *testing.T, path string) *url.URL {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		_ = ln.Close()
+		wg.Wait()
+	})
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("unix", path)
+			if err != nil {
+				_ = c.Close()
+				continue
+			}
+			wg.Go(func() { pipe(u, c, nil) })
+			wg.Go(func() { pipe(c, u, nil) })
+		}
+	})
+	return &url.URL{Scheme: "http", Host: ln.Addr().String()}
+}
+
+// TestClient goes through the proxy with Go's own HTTP client, which
+// speaks to it as curl and node do: CONNECT for https, absolute form for
+// http.
+func TestClient(t *testing.T) {
+	echoBody := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		_, _ = fmt.Fprintf(w, "%s %s %s", r.Method, r.URL.Path, b)
+	})
+	secure := httptest.NewTLSServer(echoBody)
+	t.Cleanup(secure.Close)
+	plain := httptest.NewServer(echoBody)
+	t.Cleanup(plain.Close)
+	other := httptest.NewServer(echoBody)
+	t.Cleanup(other.Close)
+	px, path := start(t, Policy{Allow: []string{secure.Listener.Addr().String(), plain.Listener.Addr().String()}})
+
+	transport := secure.Client().Transport.(*http.Transport).Clone()
+	transport.Proxy = http.ProxyURL(bridge(t, path))
+	defer transport.CloseIdleConnections()
+	client := &http.Client{Transport: transport}
+	for _, base := range []string{secure.URL, plain.URL} {
+		for i := range 3 { // the connections are kept and used again
+			res, err := client.Post(base+"/v1/messages", "text/plain", strings.NewReader(fmt.Sprint("body ", i)))
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			require.Equal(t, fmt.Sprint("POST /v1/messages body ", i), body(t, res))
+		}
+	}
+	res, err := client.Get(other.URL + "/")
+	require.NoError(t, err)
+	require.Equal(t, http.StatusForbidden, res.StatusCode)
+	require.Contains(t, body(t, res), "not on agent.network-allow")
+
+	_, err = client.Get(strings.Replace(other.URL, "http:", "https:", 1))
+	require.ErrorContains(t, err, "Forbidden")
+	require.Equal(t, []string{other.Listener.Addr().String()}, px.Refused())
+}

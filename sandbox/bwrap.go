@@ -1,0 +1,180 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// InstallHint says how to make agent runs containable on Linux.
+const InstallHint = "install bubblewrap and socat (Debian/Ubuntu: sudo apt-get install bubblewrap socat; " +
+	"Fedora: sudo dnf install bubblewrap socat), or set agent.sandbox: off to run agents uncontained"
+
+// systemDirs are bound read-only: the system's programs, libraries and
+// configuration.
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"}
+
+// Bubblewrap is the Box of bwrap; Socat, when set, bridges the sandbox's
+// loopback to the egress proxy.
+type Bubblewrap struct {
+	Bwrap, Socat string
+	version      string
+	// root says the worker runs as root: bwrap then needs no user
+	// namespace, and drops every capability of the run by itself.
+	root bool
+}
+
+var (
+	findOnce sync.Once
+	found    *Bubblewrap
+	findErr  error
+)
+
+// Find returns the Box of this machine, looked up and tried once: bwrap
+// on PATH that can create the namespaces a run needs. Without socat a
+// run can be contained only on the networks none and open; Wrap says so.
+func Find() (*Bubblewrap, error) {
+	findOnce.Do(func() { found, findErr = probe() })
+	return found, findErr
+}
+
+func probe() (*Bubblewrap, error) {
+	bw, err := exec.LookPath("bwrap")
+	if err != nil {
+		return nil, fmt.Errorf("%w: bwrap not found on PATH", ErrUnavailable)
+	}
+	b := &Bubblewrap{Bwrap: bw, root: os.Geteuid() == 0}
+	b.Socat, _ = exec.LookPath("socat")
+	out, err := exec.Command(bw, "--version").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s --version: %v", ErrUnavailable, bw, err)
+	}
+	b.version = strings.TrimSpace(string(out))
+	// A run needs these namespaces; a kernel or a policy that forbids
+	// user namespaces to ordinary users fails here, once, not in every
+	// iteration.
+	args := append(b.namespaces(NetNone), "--ro-bind", "/", "/", "--", "true")
+	if out, err := exec.Command(bw, args...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%w: %s cannot create namespaces here: %v: %s",
+			ErrUnavailable, bw, err, strings.TrimSpace(string(out)))
+	}
+	return b, nil
+}
+
+// Name is bwrap's version line.
+func (b *Bubblewrap) Name() string { return b.version }
+
+// namespaces are the options of a run on network.
+func (b *Bubblewrap) namespaces(network string) []string {
+	args := []string{"--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname", "ralph-sandbox"}
+	if !b.root {
+		args = append(args, "--unshare-user")
+	}
+	if network != NetOpen {
+		args = append(args, "--unshare-net")
+	}
+	return args
+}
+
+// proxySocket is where the egress proxy's socket is bound inside.
+const proxySocket = "/run/ralph/egress.sock"
+
+// Wrap returns bwrap's command line running cmd as spec says.
+func (b *Bubblewrap) Wrap(spec Spec, cmd Command) (Command, error) {
+	network := spec.Network
+	if network == "" {
+		network = NetInternet
+	}
+	if Proxied(network) {
+		if b.Socat == "" {
+			return Command{}, fmt.Errorf("%w: agent.network %s needs socat, which is not on PATH", ErrUnavailable, network)
+		}
+		if spec.ProxySocket == "" {
+			return Command{}, errors.New("sandbox: no egress proxy for agent.network " + network)
+		}
+	}
+	m, err := mounts(spec, cmd.Path)
+	if err != nil {
+		return Command{}, err
+	}
+	args := append(b.namespaces(network), m...)
+	env := sandboxEnv(cmd.Env)
+	if Proxied(network) {
+		args = append(args, "--bind", spec.ProxySocket, proxySocket, "--ro-bind", b.Socat, b.Socat)
+		env = proxyEnv(env)
+		// sh is the sandbox's first process: it starts the bridge to
+		// the proxy, waits until it listens, and becomes the agent.
+		args = append(args, "--chdir", spec.Workspace, "--", "/bin/sh", "-c", bridgeScript, "ralph-sandbox", b.Socat)
+	} else {
+		args = append(args, "--chdir", spec.Workspace, "--")
+	}
+	args = append(append(args, cmd.Path), cmd.Args...)
+	return Command{Path: b.Bwrap, Args: args, Env: env}, nil
+}
+
+// bridgeScript runs socat ($1) to bridge the sandbox's 127.0.0.1:3128 to
+// the egress proxy's socket, waits until it listens (its line in
+// /proc/net/tcp in state 0A, read with shell built-ins), then runs the
+// agent ("$@" after the socat path) on the stdin it was given (kept on
+// fd 3 while the loop reads /proc/net/tcp).
+var bridgeScript = fmt.Sprintf(`s=$1; shift; exec 3<&0
+"$s" -lf /dev/null TCP-LISTEN:%d,bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:%s &
+n=0
+while [ $n -lt 5000 ]; do
+  while read -r _ l _ st _; do
+    [ "$l $st" = "0100007F:%04X 0A" ] && exec "$@" <&3 3<&-
+  done </proc/net/tcp
+  n=$((n+1))
+done
+echo "ralph-sandbox: the bridge to the egress proxy did not start" >&2
+exit 127`, ProxyPort, proxySocket, ProxyPort)
+
+// sandboxEnv is env with TMPDIR on the private /tmp.
+func sandboxEnv(env []string) []string {
+	out := make([]string, 0, len(env)+8)
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "TMPDIR=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "TMPDIR=/tmp")
+}
+
+// proxyNames are the variables that point HTTP clients at a proxy.
+var proxyNames = []string{"HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy", "NO_PROXY", "no_proxy"}
+
+// proxyEnv points env's HTTP clients at the egress proxy, and nothing
+// bypasses it (NO_PROXY empty: the sandbox's loopback has nothing else).
+func proxyEnv(env []string) []string {
+	out := make([]string, 0, len(env)+len(proxyNames))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(proxyNames, name) {
+			out = append(out, kv)
+		}
+	}
+	url := "http://127.0.0.1:" + strconv.Itoa(ProxyPort)
+	for _, n := range proxyNames {
+		v := url
+		if strings.EqualFold(n, "NO_PROXY") {
+			v = ""
+		}
+		out = append(out, n+"="+v)
+	}
+	return out
+}
+
+// cleanAbs is p made absolute and clean, or "" for a relative path.
+func cleanAbs(p string) string {
+	if !filepath.IsAbs(p) {
+		return ""
+	}
+	return filepath.Clean(p)
+}

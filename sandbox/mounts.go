@@ -1,0 +1,174 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// credentials are paths under a home directory that never exist inside,
+// even when a toolchain directory or a path the user added includes
+// them.
+var credentials = []string{
+	".ssh", ".aws", ".config/gh", ".netrc", ".git-credentials", ".gnupg",
+	".docker", ".kube", ".npmrc", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml",
+	".config/gcloud", ".azure",
+}
+
+// gitConfig are the files under a home directory that give git inside
+// its identity and settings, bound read-only.
+var gitConfig = []string{".gitconfig", ".config/git"}
+
+// Credentials are the paths under home that never exist inside a
+// sandbox (~/.ssh, ~/.aws, ~/.config/gh, ~/.netrc, ~/.git-credentials,
+// …).
+func Credentials(home string) []string {
+	if home == "" {
+		return nil
+	}
+	out := make([]string, len(credentials))
+	for i, c := range credentials {
+		out[i] = filepath.Join(home, c)
+	}
+	return out
+}
+
+// view is the filesystem of a sandbox being built: bwrap's mount
+// options, and the host paths they make visible.
+type view struct {
+	args    []string
+	visible []string
+}
+
+func (v *view) bind(opt, p string) {
+	if p == "" || v.covers(p) && opt == "--ro-bind" {
+		return
+	}
+	if _, err := os.Stat(p); err != nil {
+		return
+	}
+	v.args = append(v.args, opt, p, p)
+	v.visible = append(v.visible, p)
+}
+
+// covers reports whether p is visible inside already.
+func (v *view) covers(p string) bool {
+	for _, d := range v.visible {
+		if within(p, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// mounts are the mount options of spec's view, binary the program run.
+func mounts(spec Spec, binary string) ([]string, error) {
+	ws := cleanAbs(spec.Workspace)
+	if ws == "" {
+		return nil, fmt.Errorf("sandbox: workspace %q is not an absolute path", spec.Workspace)
+	}
+	v := &view{}
+	for _, d := range systemDirs {
+		fi, err := os.Lstat(d)
+		switch {
+		case err != nil:
+		case fi.Mode()&os.ModeSymlink != 0:
+			if target, err := os.Readlink(d); err == nil {
+				v.args = append(v.args, "--symlink", target, d)
+			}
+		default:
+			v.bind("--ro-bind", d)
+		}
+	}
+	v.args = append(v.args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp")
+	home := cleanAbs(spec.Home)
+	if home != "" && home != "/" && !v.covers(home) {
+		v.args = append(v.args, "--tmpfs", home)
+	}
+	for _, d := range toolchains(spec.Path, home) {
+		v.bind("--ro-bind", d)
+	}
+	if home != "" {
+		for _, g := range gitConfig {
+			v.bind("--ro-bind", filepath.Join(home, g))
+		}
+	}
+	v.bind("--ro-bind", cleanAbs(binary))
+	for _, p := range spec.ReadOnly {
+		v.bind("--ro-bind", cleanAbs(p))
+	}
+	for _, p := range slices.Concat(spec.State, spec.ReadWrite, spec.GitDirs, []string{ws}) {
+		v.bind("--bind", cleanAbs(p))
+	}
+	v.hide(spec.Hidden, ws)
+	return v.args, nil
+}
+
+// hide covers each of hidden that is visible inside: a directory with an
+// empty tmpfs, a file with an empty one. A path that holds the workspace
+// cannot be hidden from its own run and is left.
+func (v *view) hide(hidden []string, ws string) {
+	for _, h := range hidden {
+		h = cleanAbs(h)
+		if h == "" || within(ws, h) || !v.covers(h) {
+			continue
+		}
+		fi, err := os.Stat(h)
+		switch {
+		case err != nil:
+		case fi.IsDir():
+			v.args = append(v.args, "--tmpfs", h)
+		default:
+			v.args = append(v.args, "--ro-bind", "/dev/null", h)
+		}
+	}
+}
+
+// toolchains are the directories PATH brings into a sandbox: each
+// directory, or for one under a home directory (home, /root, /home/*)
+// the top-level directory it lives in (~/.nvm for
+// ~/.nvm/versions/node/v22/bin), so that interpreters find their
+// libraries. A home directory itself brings nothing.
+func toolchains(path, home string) []string {
+	var out []string
+	for _, d := range filepath.SplitList(path) {
+		d = cleanAbs(d)
+		if d == "" {
+			continue
+		}
+		if root := homeOf(d, home); root != "" {
+			if d == root {
+				continue
+			}
+			first, _, _ := strings.Cut(strings.TrimPrefix(d, root+"/"), "/")
+			d = filepath.Join(root, first)
+		}
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// homeOf is the home directory d lies in: home, /root or /home/NAME; ""
+// for none.
+func homeOf(d, home string) string {
+	if home != "" && home != "/" && within(d, home) {
+		return home
+	}
+	if within(d, "/root") {
+		return "/root"
+	}
+	if rest, ok := strings.CutPrefix(d, "/home/"); ok && rest != "" {
+		name, _, _ := strings.Cut(rest, "/")
+		return "/home/" + name
+	}
+	return ""
+}
+
+// within reports whether p is dir or lies under it.
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}

@@ -1,0 +1,118 @@
+// Package sandbox contains an agent run: the process sees its workspace,
+// its toolchains and its backend's own state, a private /tmp and an
+// otherwise empty home, its own process tree, and a network whose only
+// way out is the worker's egress proxy (or none, or the host's).
+//
+// A Box turns a command line into one that runs contained. Bubblewrap
+// (bwrap, the tool behind Flatpak and Claude Code's Linux sandbox) is the
+// Box on Linux; other systems have none yet, and a Box for sandbox-exec
+// or Landlock would implement the same interface.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Modes of agent.sandbox.
+const (
+	// ModeAuto contains agent runs when a Box is available and runs
+	// them bare otherwise, after the worker said so once.
+	ModeAuto = "auto"
+	// ModeRequired fails a run that cannot be contained.
+	ModeRequired = "required"
+	// ModeOff runs agents bare.
+	ModeOff = "off"
+)
+
+// Networks of agent.network.
+const (
+	// NetInternet is a network namespace whose only way out is the
+	// egress proxy, which lets through public hosts and the allow list.
+	NetInternet = "internet"
+	// NetAllowList is a network namespace whose only way out is the
+	// egress proxy, which lets through the allow list alone.
+	NetAllowList = "allow-list"
+	// NetNone is a network namespace with nothing but its own loopback.
+	NetNone = "none"
+	// NetOpen is the host's network.
+	NetOpen = "open"
+)
+
+// Modes are the values of agent.sandbox; Networks those of agent.network.
+var (
+	Modes    = []string{ModeAuto, ModeRequired, ModeOff}
+	Networks = []string{NetInternet, NetOpen, NetAllowList, NetNone}
+)
+
+// ProxyPort is the port on the sandbox's own loopback where the egress
+// proxy is reached.
+const ProxyPort = 3128
+
+// Spec is what one contained run may reach.
+type Spec struct {
+	// Workspace is the run's working directory, read-write.
+	Workspace string
+	// GitDirs are directories a work tree needs besides itself (the
+	// repository's common git directory), read-write.
+	GitDirs []string
+	// State are the backend's own configuration and state (~/.claude,
+	// ~/.codex, …), read-write; ones that do not exist are left out.
+	State []string
+	// ReadOnly and ReadWrite are paths the user added (agent.sandbox-ro
+	// and agent.sandbox-rw).
+	ReadOnly, ReadWrite []string
+	// Hidden never exist inside, even where a path above includes them:
+	// the worker's state directory, the user configuration, credentials.
+	Hidden []string
+	// Home is the home directory: empty inside but for what is bound.
+	Home string
+	// Path is the run's PATH: its directories are toolchains, bound
+	// read-only.
+	Path string
+	// Binary is the program run, bound read-only when no other path
+	// brings it.
+	Binary string
+	// Network is one of Networks; ProxySocket is the Unix socket of the
+	// egress proxy for NetInternet and NetAllowList.
+	Network     string
+	ProxySocket string
+}
+
+// Command is a command line to run: Path with Args, in Env.
+type Command struct {
+	Path string
+	Args []string
+	Env  []string
+}
+
+// Box runs commands contained.
+type Box interface {
+	// Name names the Box for messages ("bubblewrap 0.8.0").
+	Name() string
+	// Wrap returns the command that runs cmd contained as spec says.
+	Wrap(spec Spec, cmd Command) (Command, error)
+}
+
+// ErrUnavailable is what Find returns on a machine without a Box.
+var ErrUnavailable = errors.New("no sandbox available")
+
+// ValidMode reports whether mode is one of Modes ("" is auto).
+func ValidMode(mode string) bool { return mode == "" || slices.Contains(Modes, mode) }
+
+// ValidNetwork reports whether network is one of Networks ("" is
+// internet).
+func ValidNetwork(network string) bool { return network == "" || slices.Contains(Networks, network) }
+
+// Proxied reports whether a run on network goes out through the egress
+// proxy.
+func Proxied(network string) bool {
+	return network == "" || network == NetInternet || network == NetAllowList
+}
+
+// Unavailable is the error of a run that must be contained on a machine
+// that cannot: why, and what to do.
+func Unavailable(why error) error {
+	return fmt.Errorf("agent runs cannot be contained: %w; %s", why, InstallHint)
+}

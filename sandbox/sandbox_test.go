@@ -1,0 +1,189 @@
+package sandbox_test
+
+import (
+	"bufio"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/durable-ralph/ralph/sandbox"
+)
+
+// box is this machine's Box; tests that need one fail under CI when it
+// is missing and are skipped elsewhere.
+func box(t *testing.T) *sandbox.Bubblewrap {
+	t.Helper()
+	b, err := sandbox.Find()
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI installs bubblewrap and socat: %v", err)
+		}
+		t.Skip(err)
+	}
+	return b
+}
+
+// run runs script under sh in a sandbox of spec and returns its output.
+func run(t *testing.T, spec sandbox.Spec, script string, stdin ...string) (string, error) {
+	t.Helper()
+	c, err := box(t).Wrap(spec, sandbox.Command{Path: "/bin/sh", Args: []string{"-c", script}, Env: []string{"PATH=" + spec.Path, "HOME=" + spec.Home}})
+	require.NoError(t, err)
+	cmd := exec.Command(c.Path, c.Args...)
+	cmd.Env = c.Env
+	cmd.Stdin = strings.NewReader(strings.Join(stdin, ""))
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// fixture is a host with a home holding secrets and a toolchain, a
+// workspace, and another workspace.
+type fixture struct {
+	home, ws, other, tool, state string
+}
+
+func newFixture(t *testing.T) fixture {
+	root := t.TempDir()
+	f := fixture{
+		home:  filepath.Join(root, "home"),
+		ws:    filepath.Join(root, "work", "ws"),
+		other: filepath.Join(root, "work", "other"),
+	}
+	f.tool = filepath.Join(f.home, ".tool", "v1", "bin")
+	f.state = filepath.Join(f.home, ".local", "state", "durable-ralph")
+	for _, d := range []string{f.ws, f.other, f.tool, f.state, filepath.Join(f.home, ".ssh"), filepath.Join(f.home, ".agentstate")} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+	}
+	write := func(p, s string) { require.NoError(t, os.WriteFile(p, []byte(s), 0o755)) }
+	write(filepath.Join(f.home, ".ssh", "id_ed25519"), "PRIVATE")
+	write(filepath.Join(f.home, ".tool", "lib.txt"), "library")
+	write(filepath.Join(f.tool, "hello"), "#!/bin/sh\necho hello from the toolchain\n")
+	write(filepath.Join(f.state, "temporal.db"), "db")
+	write(filepath.Join(f.home, ".bashrc"), "# rc\n")
+	write(filepath.Join(f.other, "secret.txt"), "other session")
+	return f
+}
+
+func (f fixture) spec(network string) sandbox.Spec {
+	return sandbox.Spec{
+		Workspace: f.ws,
+		State:     []string{filepath.Join(f.home, ".agentstate")},
+		Hidden:    append(sandbox.Credentials(f.home), f.state),
+		Home:      f.home,
+		Path:      f.tool + ":/usr/bin:/bin",
+		Binary:    "/bin/sh",
+		Network:   network,
+	}
+}
+
+func TestFilesystemView(t *testing.T) {
+	f := newFixture(t)
+	tests := []struct {
+		name, script string
+		ok           bool
+		want         string
+	}{
+		{"workspace is writable", "echo x > out.txt && cat out.txt", true, "x"},
+		{"toolchain runs and sees its library", "hello && cat " + filepath.Join(f.home, ".tool", "lib.txt"), true, "library"},
+		{"backend state is writable", "touch " + filepath.Join(f.home, ".agentstate", "s"), true, ""},
+		{"ssh key does not exist", "cat " + filepath.Join(f.home, ".ssh", "id_ed25519"), false, "No such file"},
+		{"home is empty", "cat " + filepath.Join(f.home, ".bashrc"), false, "No such file"},
+		{"state directory does not exist", "ls " + f.state, false, "No such file"},
+		{"other workspace does not exist", "cat " + filepath.Join(f.other, "secret.txt"), false, "No such file"},
+		{"system is read-only", "touch /usr/ralph-test", false, "Read-only"},
+		{"only its own processes", "ls /proc | grep -c '^[0-9]'", true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := run(t, f.spec(sandbox.NetNone), tt.script)
+			if tt.ok {
+				require.NoError(t, err, out)
+			} else {
+				require.Error(t, err, out)
+			}
+			require.Contains(t, out, tt.want)
+		})
+	}
+	// The toolchain's state survives: it was the host's directory.
+	require.FileExists(t, filepath.Join(f.home, ".agentstate", "s"))
+	_, err := os.Stat(filepath.Join(f.home, ".bashrc"))
+	require.NoError(t, err)
+}
+
+func TestNetworkNoneReachesNoHostPort(t *testing.T) {
+	b := box(t)
+	if b.Socat == "" {
+		t.Skip("socat is not installed")
+	}
+	f := newFixture(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	connect := "socat -u /dev/null TCP:" + l.Addr().String()
+	for _, tt := range []struct {
+		network string
+		ok      bool
+	}{{sandbox.NetNone, false}, {sandbox.NetOpen, true}} {
+		spec := f.spec(tt.network)
+		spec.ReadOnly = []string{b.Socat}
+		out, err := run(t, spec, connect)
+		if tt.ok {
+			require.NoError(t, err, "%s: %s", tt.network, out)
+		} else {
+			require.Error(t, err, "%s: %s", tt.network, out)
+			require.Contains(t, out, "Connection refused", tt.network)
+		}
+	}
+}
+
+func TestProcessesAreItsOwn(t *testing.T) {
+	f := newFixture(t)
+	out, err := run(t, f.spec(sandbox.NetNone), "for p in /proc/[0-9]*; do echo ${p#/proc/}; done")
+	require.NoError(t, err, out)
+	pids := strings.Fields(out)
+	require.Less(t, len(pids), 6, "a sandbox sees only its own few processes: %v", pids)
+	require.Contains(t, pids, "1")
+}
+
+func TestProxiedNetworkReachesOnlyTheProxy(t *testing.T) {
+	b := box(t)
+	if b.Socat == "" {
+		t.Skip("socat is not installed")
+	}
+	f := newFixture(t)
+	sock := filepath.Join(t.TempDir(), "egress.sock")
+	l, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			line, _ := bufio.NewReader(c).ReadString('\n')
+			_, _ = c.Write([]byte("proxy got " + line))
+			c.Close()
+		}
+	}()
+	spec := f.spec(sandbox.NetAllowList)
+	spec.ProxySocket = sock
+	out, err := run(t, spec, `read -r x; echo "stdin: $x"; echo "$HTTPS_PROXY"; echo ping | socat - TCP:127.0.0.1:3128`, "the prompt\n")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "stdin: the prompt", "the program reads the stdin it was given")
+	require.Contains(t, out, "http://127.0.0.1:3128")
+	require.Contains(t, out, "proxy got ping")
+}
