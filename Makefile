@@ -28,7 +28,8 @@ install:
 # Tools the tests need beyond Go and git, from Debian: docker-compose
 # validates docker-compose.yml offline; chromium runs the browser test
 # against the embedded Temporal UI; postgresql-15 backs the Temporal cluster
-# of testsuite/cluster. Versions are pinned to Debian 12's; a security
+# of testsuite/cluster; bubblewrap and socat contain the agents (sandbox/).
+# Versions are pinned to Debian 12's; a security
 # update that retires a pinned version falls back to the current one rather
 # than failing the run. Go tools are pinned above and run with `go run`.
 
@@ -37,6 +38,8 @@ deps:
 	command -v docker-compose >/dev/null || missing="$$missing docker-compose=1.29.2-3"; \
 	command -v chromium >/dev/null || missing="$$missing chromium=156.0.8078.79-1~deb12u1"; \
 	test -x /usr/lib/postgresql/15/bin/initdb || missing="$$missing postgresql-15=15.20-0+deb12u1"; \
+	command -v bwrap >/dev/null || missing="$$missing bubblewrap=0.8.0-2+deb12u1"; \
+	command -v socat >/dev/null || missing="$$missing socat=1.7.4.4-2"; \
 	if [ -n "$$missing" ]; then \
 		apt-get update -qq && \
 		{ DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || \
@@ -91,4 +94,5 @@ e2e: agents
 
 # Orchestration overhead per iteration: Temporal session vs a plain loop.
 bench:
+	go test -count=1 -run '^$$' -bench . -benchtime 20x ./sandbox/
 	go test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 20m ./testsuite/

@@ -87,7 +87,7 @@ func (a *Agent) runAgent(ctx context.Context, in contract.IterationInput, backen
 	})
 	stopBeats()
 	refused := c.close()
-	if len(refused) > 0 {
+	if len(refused) > 0 && activity.IsActivity(ctx) {
 		activity.GetLogger(ctx).Warn("The sandbox refused the agent network destinations", "Iteration", in.Iteration, "Refused", refused)
 	}
 	if err != nil {

@@ -107,6 +107,15 @@ func (a *Agent) sandboxSpec(in contract.IterationInput, backend agent.Backend, c
 		Path:      getenv("PATH"),
 		Binary:    cmd.Path,
 	}
+	if m := in.Task.MemoriesFile; m != "" && filepath.IsAbs(m) {
+		// The learnings an issue queue shares between its issues live in
+		// the clone, outside the issue's work tree: the agent appends to
+		// that one file, which must exist to be bound.
+		if f, err := os.OpenFile(m, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			f.Close()
+			spec.ReadWrite = append(slices.Clone(spec.ReadWrite), m)
+		}
+	}
 	if sb, ok := backend.(agent.Sandboxed); ok && home != "" {
 		dirs, files := sb.State(home, getenv)
 		for _, d := range dirs {

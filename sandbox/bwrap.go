@@ -120,17 +120,16 @@ func (b *Bubblewrap) Wrap(spec Spec, cmd Command) (Command, error) {
 
 // bridgeScript runs socat ($1) to bridge the sandbox's 127.0.0.1:3128 to
 // the egress proxy's socket, waits until it listens (its line in
-// /proc/net/tcp in state 0A, read with shell built-ins), then runs the
+// /proc/net/tcp in state 0A, read with shell built-ins) or is gone, then runs the
 // agent ("$@" after the socat path) on the stdin it was given (kept on
 // fd 3 while the loop reads /proc/net/tcp).
 var bridgeScript = fmt.Sprintf(`s=$1; shift; exec 3<&0
 "$s" -lf /dev/null TCP-LISTEN:%d,bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:%s &
-n=0
-while [ $n -lt 5000 ]; do
+b=$!
+while kill -0 $b 2>/dev/null; do
   while read -r _ l _ st _; do
     [ "$l $st" = "0100007F:%04X 0A" ] && exec "$@" <&3 3<&-
   done </proc/net/tcp
-  n=$((n+1))
 done
 echo "ralph-sandbox: the bridge to the egress proxy did not start" >&2
 exit 127`, ProxyPort, proxySocket, ProxyPort)

@@ -95,7 +95,14 @@ func mounts(spec Spec, binary string) ([]string, error) {
 			v.bind("--ro-bind", filepath.Join(home, g))
 		}
 	}
-	v.bind("--ro-bind", cleanAbs(binary))
+	for _, d := range programDirs(cleanAbs(binary)) {
+		if d == "/" || homeOf(d, home) == d {
+			// A program at the top of a home directory brings itself,
+			// not the home directory.
+			d = cleanAbs(binary)
+		}
+		v.bind("--ro-bind", d)
+	}
 	for _, p := range spec.ReadOnly {
 		v.bind("--ro-bind", cleanAbs(p))
 	}
@@ -150,6 +157,31 @@ func toolchains(path, home string) []string {
 		}
 	}
 	return out
+}
+
+// programDirs are the directories the program at binary needs: its own
+// directory, and where a symbolic link leads (an npm CLI's node_modules/.bin
+// entry leads into its package); a path inside node_modules brings the
+// whole node_modules, where the package's dependencies are.
+func programDirs(binary string) []string {
+	if binary == "" {
+		return nil
+	}
+	paths := []string{binary}
+	if resolved, err := filepath.EvalSymlinks(binary); err == nil && resolved != binary {
+		paths = append(paths, resolved)
+	}
+	var dirs []string
+	for _, p := range paths {
+		d := filepath.Dir(p)
+		if i := strings.Index(d+"/", "/node_modules/"); i >= 0 {
+			d = d[:i+len("/node_modules")]
+		}
+		if !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
 }
 
 // homeOf is the home directory d lies in: home, /root or /home/NAME; ""

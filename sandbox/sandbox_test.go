@@ -16,7 +16,7 @@ import (
 
 // box is this machine's Box; tests that need one fail under CI when it
 // is missing and are skipped elsewhere.
-func box(t *testing.T) *sandbox.Bubblewrap {
+func box(t testing.TB) *sandbox.Bubblewrap {
 	t.Helper()
 	b, err := sandbox.Find()
 	if err != nil {

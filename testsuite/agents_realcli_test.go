@@ -22,6 +22,7 @@ import (
 
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/sandbox"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
@@ -213,7 +214,7 @@ func iterate(t *testing.T, a cliAgent) (contract.IterationResult, error) {
 		Iteration:     1,
 		MaxIterations: 10,
 		Workspace:     r.Dir,
-		Agent:         contract.AgentSettings{Backend: a.backend, Command: []string{a.bin}, Timeout: 2 * time.Minute},
+		Agent:         contract.AgentSettings{Backend: a.backend, Command: []string{a.bin}, Timeout: 2 * time.Minute, Sandbox: realSandbox(t)},
 		Git:           contract.GitSettings{AutoCommit: true},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -224,7 +225,24 @@ func iterate(t *testing.T, a cliAgent) (contract.IterationResult, error) {
 	if raw, err := os.ReadFile(filepath.Join(r.Dir, filepath.FromSlash(res.LogFile))); err == nil {
 		t.Logf("the CLI printed:\n%s", raw)
 	}
+	if err == nil && in.Agent.Sandbox.Mode == sandbox.ModeRequired {
+		require.NotEmpty(t, res.Contained, "the CLI ran in the sandbox")
+	}
 	return res, err
+}
+
+// realSandbox contains a real CLI on the allow-list network, where only
+// its model API (the local scripted server its base URL names) is
+// reachable; without bubblewrap, outside CI, it runs bare.
+func realSandbox(t *testing.T) contract.SandboxSettings {
+	b, err := sandbox.Find()
+	if err != nil || b.Socat == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI installs bubblewrap and socat: %v", err)
+		}
+		return contract.SandboxSettings{Mode: sandbox.ModeOff}
+	}
+	return contract.SandboxSettings{Mode: sandbox.ModeRequired, Network: sandbox.NetAllowList}
 }
 
 // heldTurn is the model turn a kill test holds: the reply to the first

@@ -180,7 +180,7 @@ func scenario(t *testing.T, steps ...map[string]any) string {
 
 // fakeDir is a new directory for the fake agent's files, under bins.dir
 // where its sandbox lets it read and write; removed after t.
-func fakeDir(t *testing.T) string {
+func fakeDir(t testing.TB) string {
 	t.Helper()
 	d, err := os.MkdirTemp(bins.dir, "fake-")
 	require.NoError(t, err)

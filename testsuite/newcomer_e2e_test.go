@@ -23,7 +23,7 @@ func TestQueueWithoutTokenSaysSoOnce(t *testing.T) {
 	code, out := starter(t, se, "queue", "--dev", r.Dir)
 	require.Equal(t, 1, code, out)
 	require.Equal(t, 1, strings.Count(out, "GITHUB_TOKEN"), out)
-	require.Contains(t, out, "starter: no GitHub token: set GITHUB_TOKEN (or GH_TOKEN) in this environment: this process is the queue's worker")
+	require.Contains(t, out, "starter: no GitHub token: set GITHUB_TOKEN (or GH_TOKEN) in this environment, or give a file holding it with --github-token-file: this process is the queue's worker")
 	require.NotContains(t, out, "Issue queue ralph-queue", "nothing started")
 
 	code, out = starter(t, se, "list", "--dev")

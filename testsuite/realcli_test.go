@@ -27,6 +27,7 @@ import (
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/agent/claude"
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/sandbox"
 	"github.com/durable-ralph/ralph/testsuite/modelserver"
 	"github.com/durable-ralph/ralph/testsuite/realcli"
 )
@@ -239,7 +240,7 @@ func iterateOnce(t *testing.T, script modelserver.Script, env ...string) (contra
 		Iteration:     1,
 		MaxIterations: 10,
 		Workspace:     r.Dir,
-		Agent:         contract.AgentSettings{Command: []string{claudeBin}, Timeout: 2 * time.Minute},
+		Agent:         contract.AgentSettings{Command: []string{claudeBin}, Timeout: 2 * time.Minute, Sandbox: realSandbox(t)},
 		Git:           contract.GitSettings{AutoCommit: true},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -247,6 +248,9 @@ func iterateOnce(t *testing.T, script modelserver.Script, env ...string) (contra
 	began := time.Now()
 	res, err := ag.Iterate(ctx, in, 1, nil, nil)
 	require.NoError(t, err)
+	if in.Agent.Sandbox.Mode == sandbox.ModeRequired {
+		require.NotEmpty(t, res.Contained, "Claude Code ran in the sandbox, its model API reached on the allow-list")
+	}
 	t.Logf("iteration took %.1f s: outcome %s, reason %q, resets at %v", time.Since(began).Seconds(), res.Outcome, res.Reason, res.RateLimitResetsAt)
 	logPath := filepath.Join(r.Dir, filepath.FromSlash(res.LogFile))
 	raw, err := os.ReadFile(logPath)

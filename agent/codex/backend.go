@@ -43,7 +43,9 @@
 package codex
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/durable-ralph/ralph/agent"
 )
@@ -112,14 +114,38 @@ func (Backend) State(home string, getenv func(string) string) (dirs, files []str
 	return []string{filepath.Join(home, ".codex")}, nil
 }
 
-// APIHosts is the host of $OPENAI_BASE_URL, else api.openai.com and
-// chatgpt.com (a ChatGPT login). A model_provider's base_url in
-// config.toml is not read: add its host to agent.network-allow.
-func (Backend) APIHosts(getenv func(string) string) []string {
-	if h := agent.HostOf(getenv("OPENAI_BASE_URL")); h != "" {
-		return []string{h}
+// APIHosts are the hosts of the base_url lines of the CLI's config.toml
+// (its model providers) and of $OPENAI_BASE_URL, else api.openai.com and
+// chatgpt.com (a ChatGPT login).
+func (b Backend) APIHosts(getenv func(string) string) []string {
+	var hosts []string
+	if dirs, _ := b.State(getenv("HOME"), getenv); len(dirs) > 0 {
+		hosts = configHosts(filepath.Join(dirs[0], "config.toml"))
 	}
-	return []string{"api.openai.com", "chatgpt.com"}
+	if h := agent.HostOf(getenv("OPENAI_BASE_URL")); h != "" {
+		return append(hosts, h)
+	}
+	return append(hosts, "api.openai.com", "chatgpt.com")
+}
+
+// configHosts are the hosts of the `base_url = "…"` lines of the TOML
+// file at path; none when it cannot be read.
+func configHosts(path string) []string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var hosts []string
+	for _, line := range strings.Split(string(data), "\n") {
+		key, value, ok := strings.Cut(line, "=")
+		if !ok || strings.TrimSpace(key) != "base_url" {
+			continue
+		}
+		if h := agent.HostOf(strings.Trim(strings.TrimSpace(value), `"'`)); h != "" {
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts
 }
 
 // NewParser returns a parser of the CLI's JSONL that prices tokens with

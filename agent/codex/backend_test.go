@@ -1,6 +1,8 @@
 package codex
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -52,4 +54,31 @@ func TestBackend(t *testing.T) {
 	p := b.NewParser(agent.Options{Model: "gpt-5"})
 	require.Equal(t, agent.Summary{Model: "gpt-5", CostNote: "cost unknown: Codex reported no token usage (no turn completed)"}, p.Summary())
 	require.False(t, p.ResumeFailed())
+}
+
+func TestAPIHosts(t *testing.T) {
+	home := t.TempDir()
+	codexHome := filepath.Join(home, "codex")
+	require.NoError(t, os.MkdirAll(codexHome, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(`model_provider = "local"
+[model_providers.local]
+name = "local"
+base_url = "http://127.0.0.1:41234/v1"
+env_key = "LOCAL_KEY"
+wire_api = "responses"
+`), 0o600))
+	tests := []struct {
+		name string
+		env  map[string]string
+		want []string
+	}{
+		{"defaults", map[string]string{"HOME": home}, []string{"api.openai.com", "chatgpt.com"}},
+		{"base URL variable", map[string]string{"HOME": home, "OPENAI_BASE_URL": "https://llm.example:8443/v1"}, []string{"llm.example:8443"}},
+		{"provider in config.toml", map[string]string{"HOME": home, "CODEX_HOME": codexHome}, []string{"127.0.0.1:41234", "api.openai.com", "chatgpt.com"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, Backend{}.APIHosts(func(k string) string { return tt.env[k] }))
+		})
+	}
 }

@@ -1,0 +1,78 @@
+package sandbox_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/durable-ralph/ralph/egress"
+	"github.com/durable-ralph/ralph/sandbox"
+)
+
+// BenchmarkStart measures what containing one agent run costs: starting
+// /bin/true bare, in a sandbox without network, and in one whose network
+// goes through a fresh egress proxy (what an iteration on the default
+// network pays: the proxy, bwrap, and the socat bridge inside).
+func BenchmarkStart(b *testing.B) {
+	f := benchFixture(b)
+	bare := timeRuns(b, func() *exec.Cmd { return exec.Command("/bin/true") })
+	fmt.Printf("FIGURE sandbox_start_ms bare %.2f\n", ms(bare))
+	for _, network := range []string{sandbox.NetNone, sandbox.NetInternet} {
+		b.Run(network, func(b *testing.B) {
+			box := box(b)
+			if sandbox.Proxied(network) && box.Socat == "" {
+				b.Skip("socat is not installed")
+			}
+			var d time.Duration
+			for range b.N {
+				spec := f.spec(network)
+				var p *egress.Proxy
+				start := time.Now()
+				if sandbox.Proxied(network) {
+					var err error
+					spec.ProxySocket = filepath.Join(b.TempDir(), "egress.sock")
+					p, err = egress.Listen(spec.ProxySocket, egress.Policy{Internet: true})
+					require.NoError(b, err)
+				}
+				c, err := box.Wrap(spec, sandbox.Command{Path: "/bin/true", Env: []string{"PATH=/usr/bin:/bin", "HOME=" + f.home}})
+				require.NoError(b, err)
+				cmd := exec.Command(c.Path, c.Args...)
+				cmd.Env = c.Env
+				require.NoError(b, cmd.Run())
+				if p != nil {
+					require.NoError(b, p.Close())
+				}
+				d += time.Since(start)
+			}
+			per := d / time.Duration(b.N)
+			b.ReportMetric(ms(per), "ms/start")
+			fmt.Printf("FIGURE sandbox_start_ms %s %.2f (bare %.2f, so %.2f ms per contained run)\n", network, ms(per), ms(bare), ms(per-bare))
+		})
+	}
+}
+
+// benchFixture is newFixture for a benchmark.
+func benchFixture(b *testing.B) fixture {
+	root := b.TempDir()
+	f := fixture{home: filepath.Join(root, "home"), ws: filepath.Join(root, "ws")}
+	for _, d := range []string{f.home, f.ws} {
+		require.NoError(b, os.MkdirAll(d, 0o755))
+	}
+	return f
+}
+
+// timeRuns is the mean time of 20 runs of the command cmd makes.
+func timeRuns(b *testing.B, cmd func() *exec.Cmd) time.Duration {
+	start := time.Now()
+	for range 20 {
+		require.NoError(b, cmd().Run())
+	}
+	return time.Since(start) / 20
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
