@@ -11,6 +11,7 @@ import (
 
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/process"
+	"github.com/durable-ralph/ralph/sandbox"
 )
 
 // checkOutputLimit bounds the output of a failed check kept for the next
@@ -18,8 +19,8 @@ import (
 const checkOutputLimit = 4 << 10
 
 // check runs the session's completion check command in the workspace, in
-// its own process group with the agent's environment, beating while it
-// runs. It never fails the iteration: a check that cannot start has not
+// its own process group with the agent's environment and in the agent's
+// sandbox, beating while it runs. It never fails the iteration: a check that cannot start has not
 // passed, and the next prompt says why.
 func (a *Agent) check(ctx context.Context, in contract.IterationInput, beat func()) *contract.CheckResult {
 	timeout := in.Agent.Timeout
@@ -31,9 +32,17 @@ func (a *Agent) check(ctx context.Context, in contract.IterationInput, beat func
 	started := time.Now()
 	res := &contract.CheckResult{Command: in.Task.CheckCommand}
 
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", in.Task.CheckCommand)
+	// The check runs what the agent wrote (its tests, its build): it is
+	// contained as the agent is.
+	c, err := a.contain(in, nil, sandbox.Command{Path: "/bin/sh", Args: []string{"-c", in.Task.CheckCommand}, Env: a.agentEnv()})
+	if err != nil {
+		res.ExitCode, res.Output = -1, a.Redact.String(err.Error())
+		return res
+	}
+	defer c.close()
+	cmd := exec.CommandContext(ctx, c.cmd.Path, c.cmd.Args...)
 	cmd.Dir = in.Workspace
-	cmd.Env = a.agentEnv()
+	cmd.Env = c.cmd.Env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
@@ -53,7 +62,7 @@ func (a *Agent) check(ctx context.Context, in contract.IterationInput, beat func
 			}
 		}
 	}()
-	err := cmd.Run()
+	err = cmd.Run()
 	close(done)
 	if cmd.Process != nil {
 		process.EndGroup(cmd.Process.Pid)

@@ -1,12 +1,15 @@
 package activities_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/sandbox"
 )
 
 // A completion claim is checked by task.check-command: a failing check
@@ -41,6 +44,39 @@ func TestCheckCommandJudgesTheCompletionClaim(t *testing.T) {
 			} else {
 				require.Empty(t, res.Notices)
 			}
+		})
+	}
+}
+
+// The check runs what the agent wrote, so it is contained as the agent
+// is: the user's files are not there. Without a sandbox they are, which
+// shows the check could tell.
+func TestCheckCommandRunsInTheSandbox(t *testing.T) {
+	if _, err := sandbox.Find(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI installs bubblewrap: %v", err)
+		}
+		t.Skip(err)
+	}
+	home := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".ssh"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519"), []byte("KEY"), 0o600))
+	t.Setenv("HOME", home)
+	for _, tt := range []struct {
+		mode   string
+		passed bool
+	}{{sandbox.ModeRequired, true}, {sandbox.ModeOff, false}} {
+		t.Run(tt.mode, func(t *testing.T) {
+			dir := newRepo(t, map[string]string{"prd.json": prd})
+			env, _ := scenarioEnv(t, map[string]any{"claim": true})
+			in := iterationInput(dir, 1)
+			in.Agent.Sandbox.Mode = tt.mode
+			in.Agent.Sandbox.Network = sandbox.NetNone
+			in.Task.CheckCommand = `! cat "$HOME/.ssh/id_ed25519"`
+			res, _, err := runActivity(t, &activities.Agent{Env: env}, in)
+			require.NoError(t, err)
+			require.NotNil(t, res.Check)
+			require.Equal(t, tt.passed, res.Check.Passed, res.Check.Output)
 		})
 	}
 }
