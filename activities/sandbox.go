@@ -97,9 +97,11 @@ func (c *contained) listen(network string, allow, api []string) error {
 func (a *Agent) sandboxSpec(in contract.IterationInput, backend agent.Backend, cmd sandbox.Command) sandbox.Spec {
 	getenv := lookupIn(cmd.Env)
 	home := getenv("HOME")
+	gd := gitDirs(in.Workspace)
 	spec := sandbox.Spec{
 		Workspace: in.Workspace,
-		GitDirs:   gitDirs(in.Workspace),
+		GitDirs:   gd,
+		Locked:    gitLocked(in.Workspace, gd),
 		ReadOnly:  in.Agent.Sandbox.ReadOnly,
 		ReadWrite: in.Agent.Sandbox.ReadWrite,
 		Hidden:    append(sandbox.Credentials(home), a.Hidden...),
@@ -186,4 +188,23 @@ func gitDirs(ws string) []string {
 		}
 	}
 	return nil
+}
+
+// gitLocked are the files of the repository at ws (its git directory, or
+// the common one gitDirs found) through which git runs commands: the
+// config (core.hooksPath, core.fsmonitor, filter drivers, aliases) and the
+// hooks. The worker's own git commands run outside the sandbox, so the
+// agent may not change them; the hooks directory is made when missing so
+// that none can be planted.
+func gitLocked(ws string, dirs []string) []string {
+	gitDir := filepath.Join(ws, ".git")
+	if len(dirs) > 0 {
+		gitDir = dirs[0]
+	}
+	if fi, err := os.Stat(gitDir); err != nil || !fi.IsDir() {
+		return nil
+	}
+	hooks := filepath.Join(gitDir, "hooks")
+	_ = os.MkdirAll(hooks, 0o755)
+	return []string{filepath.Join(gitDir, "config"), hooks}
 }

@@ -109,6 +109,13 @@ func mounts(spec Spec, binary string) ([]string, error) {
 	for _, p := range slices.Concat(spec.State, spec.ReadWrite, spec.GitDirs, []string{ws}) {
 		v.bind("--bind", cleanAbs(p))
 	}
+	for _, p := range spec.Locked {
+		if p = cleanAbs(p); p != "" && v.covers(p) {
+			if _, err := os.Stat(p); err == nil {
+				v.args = append(v.args, "--ro-bind", p, p)
+			}
+		}
+	}
 	v.hide(spec.Hidden, ws)
 	return v.args, nil
 }

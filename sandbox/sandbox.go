@@ -63,6 +63,10 @@ type Spec struct {
 	// ReadOnly and ReadWrite are paths the user added (agent.sandbox-ro
 	// and agent.sandbox-rw).
 	ReadOnly, ReadWrite []string
+	// Locked are read-only inside although a path above is read-write:
+	// the git configuration and hooks, which the worker's own git
+	// commands would otherwise run outside the sandbox.
+	Locked []string
 	// Hidden never exist inside, even where a path above includes them:
 	// the worker's state directory, the user configuration, credentials.
 	Hidden []string

@@ -65,6 +65,8 @@ func newFixture(t *testing.T) fixture {
 	write(filepath.Join(f.state, "temporal.db"), "db")
 	write(filepath.Join(f.home, ".bashrc"), "# rc\n")
 	write(filepath.Join(f.other, "secret.txt"), "other session")
+	require.NoError(t, os.MkdirAll(filepath.Join(f.ws, ".git"), 0o755))
+	write(filepath.Join(f.ws, ".git", "config"), "[core]\n")
 	return f
 }
 
@@ -77,6 +79,7 @@ func (f fixture) spec(network string) sandbox.Spec {
 		Path:      f.tool + ":/usr/bin:/bin",
 		Binary:    "/bin/sh",
 		Network:   network,
+		Locked:    []string{filepath.Join(f.ws, ".git", "config")},
 	}
 }
 
@@ -95,6 +98,7 @@ func TestFilesystemView(t *testing.T) {
 		{"state directory does not exist", "ls " + f.state, false, "No such file"},
 		{"other workspace does not exist", "cat " + filepath.Join(f.other, "secret.txt"), false, "No such file"},
 		{"system is read-only", "touch /usr/ralph-test", false, "Read-only"},
+		{"a locked file of the workspace is read-only", "echo '[core] hooksPath = /tmp' >> .git/config", false, "Read-only"},
 		{"only its own processes", "ls /proc | grep -c '^[0-9]'", true, ""},
 	}
 	for _, tt := range tests {

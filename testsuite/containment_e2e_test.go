@@ -112,7 +112,7 @@ func hostileRun(t *testing.T, mode, network string, contained bool) {
 	addr := "127.0.0.1:" + strconv.Itoa(se.port)
 	args := []string{bins.hostile, "-kill", strconv.Itoa(w.cmd.Process.Pid), "-starter", bins.starter, "-temporal", addr,
 		"-starter-run", `"respond ` + victim.Dir + ` --approve"`, "-starter-run", `"stop ` + victim.Dir + `"`,
-		"-write", filepath.Join(home, ".bashrc"), "-write", hostTmp,
+		"-write", filepath.Join(home, ".bashrc"), "-write", hostTmp, "-write", ".git/hooks/pre-commit", "-write", ".git/config",
 		"-read", se.stateDir, "-read", filepath.Join(victim.Dir, "PROMPT.md"),
 		"-connect", l.Addr().String(), "-proxy", l.Addr().String(), "-proxy", "10.1.2.3:80", "-proxy", "not-on-the-list.example:443"}
 	for p := range secrets {
@@ -151,6 +151,10 @@ func hostileRun(t *testing.T, mode, network string, contained bool) {
 	require.Equal(t, escaped, strings.Contains(string(bashrc), "hostile"), "the host's ~/.bashrc")
 	_, err = os.Stat(hostTmp)
 	require.Equal(t, escaped, err == nil, "a file in the host's /tmp")
+	// The worker's own git commands run outside the sandbox: its hooks
+	// and config stay the user's.
+	require.Equal(t, escaped, got("write .git/hooks/pre-commit").OK, "plant a git hook")
+	require.Equal(t, escaped, got("write .git/config").OK, "change the git config (core.hooksPath, core.fsmonitor)")
 	require.Equal(t, escaped, got("starter respond "+victim.Dir+" --approve").OK, "answer a checkpoint through Temporal")
 	require.Equal(t, escaped, got("starter stop "+victim.Dir).OK, "stop another session through Temporal")
 	if contained {
