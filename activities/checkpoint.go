@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/durable-ralph/ralph/internal/words"
+	"github.com/durable-ralph/ralph/tasks"
 
 	"github.com/durable-ralph/ralph/contract"
 )
@@ -23,21 +25,26 @@ const (
 )
 
 // takeCheckpoint reads and removes the agent's checkpoint file, keeping a
-// copy under the session's state dir. It returns nil when there is none.
-// A file that cannot be understood is an error the iteration reports.
+// copy at keep (relative to the workspace) under the session's state dir.
+// It returns nil when there is none. A file that cannot be understood is
+// an error the iteration reports. The file is read only inside the
+// workspace: a symlink out of it (to ~/.ssh/id_ed25519, to be shown as the
+// question) is removed unread, and the question says so.
 func takeCheckpoint(workspace, keep string) (*contract.CheckpointRequest, error) {
-	path := filepath.Join(workspace, contract.CheckpointFile)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
+	data, err := tasks.ReadFile(workspace, contract.CheckpointFile)
+	var outside *tasks.OutsideError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
-	}
-	if err != nil {
+	case errors.As(err, &outside):
+		if rerr := os.Remove(filepath.Join(workspace, contract.CheckpointFile)); rerr != nil {
+			return nil, fmt.Errorf("remove %s: %w", contract.CheckpointFile, rerr)
+		}
+		return rawCheckpoint(nil, err), nil
+	case err != nil:
 		return nil, fmt.Errorf("read %s: %w", contract.CheckpointFile, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(keep), 0o755); err != nil {
-		return nil, fmt.Errorf("keep %s: %w", contract.CheckpointFile, err)
-	}
-	if err := os.Rename(path, keep); err != nil {
+	if err := tasks.Rename(workspace, contract.CheckpointFile, keep); err != nil {
 		return nil, fmt.Errorf("keep %s: %w", contract.CheckpointFile, err)
 	}
 	var cp contract.CheckpointRequest

@@ -45,7 +45,7 @@ func (a *Agent) finishCommit(ctx context.Context, repo *git.Repo, in contract.It
 		if commit != "" {
 			res.Commit = commit
 			res.Head = commit
-			if err := saveResult(resultFile, res); err != nil && !slices.Contains(res.Warnings, err.Error()) {
+			if err := saveResult(in.Workspace, resultFile, res); err != nil && !slices.Contains(res.Warnings, err.Error()) {
 				res.Warnings = append(res.Warnings, err.Error())
 			}
 		}

@@ -271,7 +271,8 @@ func TestResultThatCannotBeRecordedStillCommitsAndCounts(t *testing.T) {
 	require.NotEmpty(t, res.Commit, "the agent's work is committed")
 	require.Empty(t, strings.TrimSpace(gitRun(t, dir, "status", "--porcelain")))
 	warnings := strings.Join(res.Warnings, "\n")
-	require.Contains(t, warnings, filepath.Join(dir, ".ralph/state/ralph-test-0001/iteration-0002.json"))
+	require.Contains(t, warnings, ".ralph/state/ralph-test-0001/iteration-0002.json")
+	require.Contains(t, warnings, dir)
 	require.Regexp(t, "permission denied|operation not permitted", warnings)
 }
 
@@ -323,4 +324,35 @@ func TestSecretsAreRedactedFromWhatLeavesTheActivity(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, string(raw), secret)
 	require.Contains(t, string(raw), "[REDACTED:ANTHROPIC_API_KEY]")
+}
+
+// The worker writes logs and records, and reads the checkpoint file, in
+// the workspace, outside the sandbox: a symlink the agent planted there
+// must lead neither its writes nor its reads out of the workspace.
+func TestPlantedSymlinksDoNotLeadTheWorkerOut(t *testing.T) {
+	outside := t.TempDir()
+	target := filepath.Join(outside, "bashrc")
+	secret := filepath.Join(outside, "id_ed25519")
+	require.NoError(t, os.WriteFile(target, []byte("# the user's own\n"), 0o644))
+	require.NoError(t, os.WriteFile(secret, []byte("PRIVATE-KEY-CANARY"), 0o600))
+	dir := newRepo(t, map[string]string{"prd.json": prd})
+	env, _ := scenarioEnv(t)
+	env = append(env, "FAKE_AGENT="+fakeClaude, "TARGET="+target, "SECRET="+secret)
+	in := iterationInput(dir, 1)
+	in.Agent.Command = wrapped(`d=.ralph/logs/ralph-test-0001; s=.ralph/state/ralph-test-0001; mkdir -p $d $s &&
+ln -s "$TARGET" $d/iteration-0002.prompt.md && ln -s "$TARGET" $d/iteration-0002.attempt-1.jsonl &&
+ln -s "$TARGET" $s/iteration-0002.json.tmp && ln -s "$SECRET" .ralph/checkpoint.json`)
+	ag := &activities.Agent{Env: env}
+	first, _, err := runActivity(t, ag, in)
+	require.NoError(t, err)
+	require.NotNil(t, first.Checkpoint, "a checkpoint file that leads out is reported, unread")
+	require.NotContains(t, first.Checkpoint.Question+first.Checkpoint.Context, "PRIVATE-KEY-CANARY")
+	require.Contains(t, first.Checkpoint.Context, "outside the workspace")
+
+	second, _, err := runActivity(t, ag, iterationInput(dir, 2))
+	require.NoError(t, err)
+	require.NotEmpty(t, second.Commit, "the iteration runs and commits without its log")
+	data, err := os.ReadFile(target)
+	require.NoError(t, err)
+	require.Equal(t, "# the user's own\n", string(data), "nothing was written through the planted links")
 }

@@ -89,7 +89,8 @@ type iteration struct {
 	// says it had started (it knew its start commit).
 	prev        *contract.Progress
 	interrupted bool
-	// resultFile records the result, so that a retry after the end
+	// resultFile (relative to the workspace) records the result, so that
+	// a retry after the end
 	// returns it instead of running again.
 	resultFile string
 	mode       contract.Mode
@@ -111,7 +112,7 @@ func (a *Agent) iterate(ctx context.Context, in contract.IterationInput, attempt
 	}
 	// A retry after the iteration already finished returns what it
 	// recorded, committing first if the commit did not happen.
-	if res, ok, err := loadResult(it.resultFile); err != nil {
+	if res, ok, err := loadResult(in.Workspace, it.resultFile); err != nil {
 		return contract.IterationResult{}, err
 	} else if ok {
 		return a.finishCommit(ctx, it.repo, in, res, it.resultFile)
@@ -151,7 +152,7 @@ func (a *Agent) iterate(ctx context.Context, in contract.IterationInput, attempt
 	if err := a.guardProtected(ctx, it, &res); err != nil {
 		return contract.IterationResult{}, err
 	}
-	if err := saveResult(it.resultFile, res); err != nil {
+	if err := saveResult(in.Workspace, it.resultFile, res); err != nil {
 		// The commit's trailers still make the retry of a lost result
 		// find the work; what the agent did and cost is reported.
 		res.Warnings = append(res.Warnings, err.Error())
@@ -176,7 +177,7 @@ func (a *Agent) open(ctx context.Context, in contract.IterationInput, attempt in
 		return nil, err
 	}
 	it.key = safeName(in.Key())
-	it.resultFile = filepath.Join(in.Workspace, contract.StateDir, "state", it.key, fmt.Sprintf("iteration-%04d.json", in.Iteration))
+	it.resultFile = filepath.Join(contract.StateDir, "state", it.key, fmt.Sprintf("iteration-%04d.json", in.Iteration))
 	it.interrupted = prev != nil && prev.StartHead != ""
 	return it, nil
 }
@@ -295,8 +296,8 @@ func (it *iteration) snapshotReview(ctx context.Context) error {
 func (a *Agent) openLog(it *iteration, prompt string) (io.Writer, func()) {
 	base := fmt.Sprintf("iteration-%04d", it.in.Iteration)
 	logName := fmt.Sprintf("%s.attempt-%d.jsonl", base, it.attempt)
-	logDir := filepath.Join(it.in.Workspace, contract.StateDir, "logs", it.key)
-	logw, closeLog, err := createLog(logDir, base+".prompt.md", logName, a.Redact.String(prompt))
+	logDir := filepath.Join(contract.StateDir, "logs", it.key)
+	logw, closeLog, err := createLog(it.in.Workspace, logDir, base+".prompt.md", logName, a.Redact.String(prompt))
 	if err != nil {
 		it.warnings = append(it.warnings, err.Error())
 	}
@@ -389,16 +390,21 @@ func (a *Agent) examine(ctx context.Context, it *iteration, run agentRun, res *c
 }
 
 // createLog saves the prompt and opens the raw stream log of one attempt
-// under dir. When they cannot be written it returns io.Discard and the
-// error, so the iteration still runs.
-func createLog(dir, promptName, logName, prompt string) (io.Writer, func(), error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// under dir, relative to the workspace ws (never out of it: tasks.Create).
+// When they cannot be written it returns io.Discard and the error, so the
+// iteration still runs.
+func createLog(ws, dir, promptName, logName, prompt string) (io.Writer, func(), error) {
+	p, err := tasks.Create(ws, filepath.Join(dir, promptName))
+	if err == nil {
+		_, err = p.WriteString(prompt)
+		if cerr := p.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
 		return io.Discard, func() {}, fmt.Errorf("agent log not saved: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, promptName), []byte(prompt), 0o644); err != nil {
-		return io.Discard, func() {}, fmt.Errorf("agent log not saved: %w", err)
-	}
-	f, err := os.Create(filepath.Join(dir, logName))
+	f, err := tasks.Create(ws, filepath.Join(dir, logName))
 	if err != nil {
 		return io.Discard, func() {}, fmt.Errorf("agent log not saved: %w", err)
 	}
@@ -538,7 +544,7 @@ func (a *Agent) inspect(ctx context.Context, it *iteration, finalText string, re
 		return err
 	}
 
-	keep := filepath.Join(in.Workspace, contract.StateDir, "state", safeName(in.Key()), fmt.Sprintf("checkpoint-%04d.json", in.Iteration))
+	keep := filepath.Join(contract.StateDir, "state", safeName(in.Key()), fmt.Sprintf("checkpoint-%04d.json", in.Iteration))
 	cp, err := takeCheckpoint(in.Workspace, keep)
 	if err != nil {
 		return err

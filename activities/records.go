@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/tasks"
 )
 
 func union(a, b []string) []string {
@@ -30,15 +31,18 @@ var unsafeName = strings.NewReplacer("/", "_", "\\", "_", "..", "_", "\x00", "_"
 
 func safeName(s string) string { return unsafeName.Replace(s) }
 
-func loadResult(path string) (contract.IterationResult, bool, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
+// loadResult reads the result recorded at name in the workspace ws; ok
+// is false when there is none, or when it is not a file of the workspace
+// (the agent replaced it by a symlink out): the iteration then runs again.
+func loadResult(ws, name string) (res contract.IterationResult, ok bool, err error) {
+	data, err := tasks.ReadFile(ws, filepath.ToSlash(name))
+	var outside *tasks.OutsideError
+	if errors.Is(err, fs.ErrNotExist) || errors.As(err, &outside) {
 		return contract.IterationResult{}, false, nil
 	}
 	if err != nil {
 		return contract.IterationResult{}, false, fmt.Errorf("read recorded result: %w", err)
 	}
-	var res contract.IterationResult
 	if err := json.Unmarshal(data, &res); err != nil {
 		// A torn write from a crash: run the iteration again.
 		return contract.IterationResult{}, false, nil
@@ -46,19 +50,18 @@ func loadResult(path string) (contract.IterationResult, bool, error) {
 	return res, true, nil
 }
 
-func saveResult(path string, res contract.IterationResult) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("create state dir: %w", err)
-	}
+// saveResult records res at name in the workspace ws, whole or not at all
+// (a temporary file renamed), never out of the workspace.
+func saveResult(ws, name string, res contract.IterationResult) error {
 	data, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode result: %w", err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	tmp := name + ".tmp"
+	if err := tasks.WriteFile(ws, filepath.ToSlash(tmp), data); err != nil {
 		return fmt.Errorf("record result: %w", err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := tasks.Rename(ws, tmp, name); err != nil {
 		return fmt.Errorf("record result: %w", err)
 	}
 	return nil

@@ -190,3 +190,49 @@ func isOutside(err error) bool {
 	var oe *OutsideError
 	return errors.As(err, &oe)
 }
+
+// ReadFile reads name, a slash-separated path relative to the workspace
+// dir, following symlinks only as long as they stay inside dir: one that
+// leads out is an *OutsideError. The worker reads files the agent may
+// have replaced (its checkpoint request) this way, so that a symlink to
+// ~/.ssh/id_ed25519 is not read and shown.
+func ReadFile(dir, name string) ([]byte, error) { return readInside(dir, name) }
+
+// Create creates or truncates name, a path relative to the workspace dir,
+// making the directories above it, through an os.Root of dir: a symlink
+// the agent planted on the way (.ralph/logs/… to ~/.bashrc) cannot lead
+// the worker's write out of the workspace.
+func Create(dir, name string) (*os.File, error) {
+	local := filepath.FromSlash(name)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open workspace %s: %w", dir, err)
+	}
+	defer root.Close()
+	if err := root.MkdirAll(filepath.Dir(local), 0o755); err != nil {
+		return nil, fmt.Errorf("create %s in workspace %s: %w", name, dir, err)
+	}
+	f, err := root.OpenFile(local, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create %s in workspace %s: %w", name, dir, err)
+	}
+	return f, nil
+}
+
+// Rename moves from to to, both relative to the workspace dir, making the
+// directories above to, through an os.Root of dir as Create does.
+func Rename(dir, from, to string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("open workspace %s: %w", dir, err)
+	}
+	defer root.Close()
+	local := filepath.FromSlash(to)
+	if err := root.MkdirAll(filepath.Dir(local), 0o755); err != nil {
+		return fmt.Errorf("rename %s to %s in workspace %s: %w", from, to, dir, err)
+	}
+	if err := root.Rename(filepath.FromSlash(from), local); err != nil {
+		return fmt.Errorf("rename %s to %s in workspace %s: %w", from, to, dir, err)
+	}
+	return nil
+}
