@@ -119,20 +119,18 @@ func (b *Bubblewrap) Wrap(spec Spec, cmd Command) (Command, error) {
 }
 
 // bridgeScript runs socat ($1) to bridge the sandbox's 127.0.0.1:3128 to
-// the egress proxy's socket, waits until it listens (its line in
-// /proc/net/tcp in state 0A, read with shell built-ins) or is gone, then runs the
-// agent ("$@" after the socat path) on the stdin it was given (kept on
-// fd 3 while the loop reads /proc/net/tcp).
+// the egress proxy's socket, waits until it says it listens (its -d -d
+// notice, read from a pipe: no polling), then runs the agent ("$@" after
+// the socat path) on the stdin it was given (kept on fd 3). socat starts
+// with SIGPIPE ignored, so its later notices, with nobody reading them,
+// do not end it; the agent gets the default back.
 var bridgeScript = fmt.Sprintf(`s=$1; shift; exec 3<&0
-"$s" -lf /dev/null TCP-LISTEN:%d,bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:%s &
-b=$!
-while kill -0 $b 2>/dev/null; do
-  while read -r _ l _ st _; do
-    [ "$l $st" = "0100007F:%04X 0A" ] && exec "$@" <&3 3<&-
-  done </proc/net/tcp
-done
-echo "ralph-sandbox: the bridge to the egress proxy did not start" >&2
-exit 127`, ProxyPort, proxySocket, ProxyPort)
+trap '' PIPE
+r=$( { "$s" -d -d TCP-LISTEN:%d,bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:%s 2>&1 >/dev/null </dev/null & } |
+  while read -r l; do case $l in *"listening on"*) echo ready; break;; esac; done )
+trap - PIPE
+[ "$r" = ready ] || { echo "ralph-sandbox: the bridge to the egress proxy did not start" >&2; exit 127; }
+exec "$@" <&3 3<&-`, ProxyPort, proxySocket)
 
 // sandboxEnv is env with TMPDIR on the private /tmp.
 func sandboxEnv(env []string) []string {

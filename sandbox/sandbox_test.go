@@ -185,9 +185,10 @@ func TestProxiedNetworkReachesOnlyTheProxy(t *testing.T) {
 	}()
 	spec := f.spec(sandbox.NetAllowList)
 	spec.ProxySocket = sock
-	out, err := run(t, spec, `read -r x; echo "stdin: $x"; echo "$HTTPS_PROXY"; echo ping | socat - TCP:127.0.0.1:3128`, "the prompt\n")
+	out, err := run(t, spec, `read -r x; echo "stdin: $x"; echo "$HTTPS_PROXY"; echo ping | socat - TCP:127.0.0.1:3128; echo pong | socat - TCP:127.0.0.1:3128`, "the prompt\n")
 	require.NoError(t, err, out)
 	require.Contains(t, out, "stdin: the prompt", "the program reads the stdin it was given")
 	require.Contains(t, out, "http://127.0.0.1:3128")
 	require.Contains(t, out, "proxy got ping")
+	require.Contains(t, out, "proxy got pong", "the bridge serves on after its first connection")
 }
