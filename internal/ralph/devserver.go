@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -176,6 +177,18 @@ func EnsureDevServer(ctx context.Context, cfg config.Config, serve []string) (re
 			"Durable Ralph does not attach to it. Stop it, give the dev server another port (--dev-port, RALPH_DEV_PORT), "+
 			"or point TEMPORAL_ADDRESS at it and drop --dev", addr, dir)
 	}
+	rec, started, err = startDevServer(ctx, dir, serve)
+	if err != nil && strings.Contains(err.Error(), "address already in use") {
+		// A port the server picked at random was taken between its check
+		// and its bind by another process: new ones, once.
+		rec, started, err = startDevServer(ctx, dir, serve)
+	}
+	return rec, started, err
+}
+
+// startDevServer starts the dev server of dir with the command line serve
+// and waits until it runs.
+func startDevServer(ctx context.Context, dir string, serve []string) (devserver.Record, bool, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return devserver.Record{}, false, fmt.Errorf("create state dir: %w", err)
 	}
@@ -254,12 +267,24 @@ func logTail(path string, n int) string {
 	if err != nil {
 		return "(" + err.Error() + ")"
 	}
-	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
+	// A Go stack trace says less than the lines before it: leave out its
+	// frames (a function, then its file and line after a tab).
+	var lines [][]byte
+	for _, l := range bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n")) {
+		if bytes.HasPrefix(l, []byte("\t")) || stackFrame.Match(l) {
+			continue
+		}
+		lines = append(lines, l)
+	}
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
 	return string(bytes.Join(lines, []byte("\n")))
 }
+
+// stackFrame matches the function line of a Go stack frame, such as
+// github.com/spf13/cobra.(*Command).execute or main.main.
+var stackFrame = regexp.MustCompile(`^[\w.\-/]+\.(\(\*?\w+\)\.)?[\w.]+(\(.*\))?$`)
 
 // starterIdentitySuffix ends the identity of a worker that a starter runs
 // for as long as it follows its own session.
