@@ -86,6 +86,10 @@ func (c *contained) listen(network string, allow, api []string) error {
 	}
 	c.dir = dir
 	policy := egress.Policy{Internet: network == sandbox.NetInternet, Allow: slices.Concat(api, allow)}
+	if err := policy.Validate(); err != nil {
+		c.close()
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("agent.network-allow or the model API's base URL: %v", err), contract.ErrTypeInvalidAgentConfig, err)
+	}
 	if c.proxy, err = egress.Listen(filepath.Join(dir, "egress.sock"), policy); err != nil {
 		c.close()
 		return fmt.Errorf("egress proxy: %w", err)

@@ -566,6 +566,26 @@ func TestLoadInvalid(t *testing.T) {
 			want: []string{`invalid checkpoint.on-timeout (--checkpoint-on-timeout, RALPH_CHECKPOINT_ON_TIMEOUT) = "maybe": must be one of continue, stop`},
 		},
 		{
+			name: "sandbox mode",
+			args: []string{"--sandbox=maybe"},
+			want: []string{`invalid agent.sandbox (--sandbox, RALPH_AGENT_SANDBOX) = "maybe": must be one of auto, required, off`},
+		},
+		{
+			name: "network",
+			env:  map[string]string{"RALPH_AGENT_NETWORK": "wifi"},
+			want: []string{`invalid agent.network (--network, RALPH_AGENT_NETWORK) = "wifi": must be one of internet, open, allow-list, none`},
+		},
+		{
+			name: "network allow with a scheme",
+			args: []string{"--network-allow=https://api.example.com/"},
+			want: []string{`invalid agent.network-allow (--network-allow, RALPH_AGENT_NETWORK_ALLOW) = "https://api.example.com/": must be a host, host:port or *.domain, without a scheme or path (such as api.anthropic.com or 127.0.0.1:8080)`},
+		},
+		{
+			name: "relative sandbox path",
+			args: []string{"--sandbox-ro=cache"},
+			want: []string{`invalid agent.sandbox-ro (--sandbox-ro, RALPH_AGENT_SANDBOX_RO) = "cache": must be an absolute path or start with ~/`},
+		},
+		{
 			name: "file empty checkpoint on-timeout",
 			file: "checkpoint:\n  on-timeout: ''\n",
 			want: []string{`invalid checkpoint.on-timeout (--checkpoint-on-timeout, RALPH_CHECKPOINT_ON_TIMEOUT) = "": must be one of continue, stop`},

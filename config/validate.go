@@ -1,6 +1,7 @@
 package config
 
 import (
+	"github.com/durable-ralph/ralph/egress"
 	"github.com/durable-ralph/ralph/sandbox"
 
 	"errors"
@@ -114,7 +115,8 @@ func (c *Config) validateSandbox(v *validation) {
 	v.check("agent.network", !sandbox.ValidNetwork(a.Network), a.Network,
 		fmt.Sprintf("must be one of %s", strings.Join(sandbox.Networks, ", ")))
 	for _, h := range a.NetworkAllow {
-		v.check("agent.network-allow", strings.Contains(h, "/") || strings.ContainsAny(h, " \t") || h == "", h,
+		err := egress.Policy{Allow: []string{h}}.Validate()
+		v.check("agent.network-allow", err != nil, h,
 			"must be a host, host:port or *.domain, without a scheme or path (such as api.anthropic.com or 127.0.0.1:8080)")
 	}
 	for _, l := range []struct {

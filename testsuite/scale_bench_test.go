@@ -23,6 +23,7 @@ import (
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/ralph"
+	"github.com/durable-ralph/ralph/sandbox"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
@@ -78,7 +79,7 @@ func BenchmarkScale(b *testing.B) {
 		think:      time.Duration(envInt("RALPH_BENCH_SCALE_THINK_MS", 1000)) * time.Millisecond,
 	}
 	sc.template = sc.templateRepo(b)
-	sc.scenario = filepath.Join(b.TempDir(), "scenario.json")
+	sc.scenario = filepath.Join(fakeDir(b), "scenario.json")
 	data, err := json.Marshal(map[string]any{"steps": []any{
 		map[string]any{"sleep_ms": sc.think.Milliseconds(), "counter_file": scaleCounter},
 	}})
@@ -175,6 +176,9 @@ func (sc *scaleBench) input(dir string) contract.SessionInput {
 	in.Limits.MaxNoProgress = sc.iterations
 	in.Limits.MaxRuntime = time.Hour
 	in.Limits.MaxCostUSD = 0
+	// Scale is measured bare, as it was before the sandbox; its cost is
+	// BenchmarkOrchestrationOverhead's contained figure.
+	in.Agent.Sandbox.Mode = sandbox.ModeOff
 	return in
 }
 
