@@ -588,3 +588,27 @@ func TestResumeCommitsTheDeadAttemptsEditsFirst(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(data), "Ralph committed the edits you had made as "+contract.ShortSHA(res.InterruptedCommit))
 }
+
+// TestRetryAfterADeathBeforeTheFirstBeat: an attempt that died before it
+// ever heartbeat leaves its retry no progress, but its work is still
+// committed under its own story (the one HEAD's task file has next), not
+// folded into the next story's commit.
+func TestRetryAfterADeathBeforeTheFirstBeat(t *testing.T) {
+	dir := newRepo(t, map[string]string{"prd.json": prd, "progress.txt": ""})
+	head := strings.TrimSpace(gitRun(t, dir, "rev-parse", "HEAD"))
+	done := strings.Replace(prd, `"passes": false`, `"passes": true`, 1)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "prd.json"), []byte(done), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "story-US-001.txt"), []byte("US-001\n"), 0o644))
+	env, _ := scenarioEnv(t, map[string]any{"auto": true})
+	res, err := (&activities.Agent{Env: env}).Iterate(context.Background(), iterationInput(dir, 1), 2, nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, contract.OutcomeSuccess, res.Outcome, res.Reason)
+	require.Equal(t, "US-002", res.StoryID)
+
+	log := strings.Split(strings.TrimSpace(gitRun(t, dir, "log", "--format=%s", head+"..HEAD")), "\n")
+	require.Len(t, log, 2, "one commit per story")
+	require.True(t, strings.HasPrefix(log[1], "ralph: iteration 1 (interrupted): US-001 List widgets"), log[1])
+	require.True(t, strings.HasPrefix(log[0], "ralph: iteration 1: US-002"), log[0])
+	second := gitRun(t, dir, "show", "--name-only", "--format=", res.Commit)
+	require.NotContains(t, second, "story-US-001.txt")
+}

@@ -179,7 +179,40 @@ func (a *Agent) open(ctx context.Context, in contract.IterationInput, attempt in
 	it.key = safeName(in.Key())
 	it.resultFile = filepath.Join(contract.StateDir, "state", it.key, fmt.Sprintf("iteration-%04d.json", in.Iteration))
 	it.interrupted = prev != nil && prev.StartHead != ""
+	if !it.interrupted && attempt > 1 && in.RoleOf() == contract.RoleExecutor {
+		if it.prev, err = a.orphaned(ctx, it); err != nil {
+			return nil, err
+		}
+		it.interrupted = it.prev != nil
+	}
 	return it, nil
+}
+
+// orphaned is the progress of an earlier attempt that died before its
+// first heartbeat, when it left work uncommitted: its start is HEAD and
+// its story the one HEAD's task file has next. Without it, the retry
+// would find that story done and fold its work into the next story's
+// commit. It is nil when the workspace is clean.
+func (a *Agent) orphaned(ctx context.Context, it *iteration) (*contract.Progress, error) {
+	pending, err := it.repo.Status(ctx)
+	if err != nil || len(pending) == 0 {
+		return nil, err
+	}
+	head, err := it.repo.Head(ctx)
+	if err != nil || head == "" {
+		return nil, err
+	}
+	prev := &contract.Progress{Attempt: it.attempt - 1, Iteration: it.in.Iteration, Role: it.in.Role, StartHead: head}
+	if mode, _, err := resolveTask(it.in.Workspace, it.in.Task); err == nil {
+		if data, err := it.repo.FileAt(ctx, head, mode.File()); err == nil {
+			if st, err := tasks.Parse(mode, data); err == nil {
+				if next, ok := st.Next(); ok {
+					prev.StoryID, prev.StoryTitle = next.ID, next.Title
+				}
+			}
+		}
+	}
+	return prev, nil
 }
 
 // start settles where the iteration starts: its start commit (the dead

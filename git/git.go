@@ -341,6 +341,16 @@ func runIn(ctx context.Context, dir, stdin string, args ...string) (string, erro
 	return runWith(ctx, dir, stdin, nil, args...)
 }
 
+// FileAt is the content of the file name (slash-separated, from the top
+// of the work tree) in commit rev.
+func (r *Repo) FileAt(ctx context.Context, rev, name string) ([]byte, error) {
+	out, err := r.git(ctx, "show", rev+":"+name)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(out), nil
+}
+
 // HasRef reports whether ref (a full ref name such as refs/heads/main)
 // exists.
 func (r *Repo) HasRef(ctx context.Context, ref string) bool {

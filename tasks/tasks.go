@@ -240,6 +240,12 @@ func Load(dir string, m contract.Mode) (State, error) {
 	if err != nil {
 		return State{}, err
 	}
+	return Parse(m, data)
+}
+
+// Parse reads the task file of mode m from data, as Load reads it from
+// the workspace (the file at a commit, for one).
+func Parse(m contract.Mode, data []byte) (State, error) {
 	switch m {
 	case contract.ModePRD:
 		st, _, err := parsePRD(m.File(), data)
