@@ -88,6 +88,12 @@ func mounts(spec Spec, binary string) ([]string, error) {
 		v.args = append(v.args, "--tmpfs", home)
 	}
 	for _, d := range toolchains(spec.Path, home) {
+		if d == "/" || d == "/tmp" || within(ws, d) || home != "" && within(home, d) {
+			// A PATH entry that holds the workspace, the home directory
+			// or the host's /tmp would bring all of it (other
+			// workspaces, the user's files): its programs stay out.
+			continue
+		}
 		v.bind("--ro-bind", d)
 	}
 	if home != "" {

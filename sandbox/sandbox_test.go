@@ -118,6 +118,18 @@ func TestFilesystemView(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// A PATH entry that holds the workspace (or the home directory, or /tmp)
+// would bring everything under it: other workspaces stay out.
+func TestPathAboveTheWorkspaceBringsNothing(t *testing.T) {
+	f := newFixture(t)
+	spec := f.spec(sandbox.NetNone)
+	spec.Path = filepath.Dir(f.ws) + ":" + f.home + ":/tmp:" + spec.Path
+	out, err := run(t, spec, "cat "+filepath.Join(f.other, "secret.txt")+"; cat "+filepath.Join(f.home, ".bashrc"))
+	require.Error(t, err, out)
+	require.NotContains(t, out, "other session")
+	require.NotContains(t, out, "# rc")
+}
+
 func TestNetworkNoneReachesNoHostPort(t *testing.T) {
 	b := box(t)
 	if b.Socat == "" {
