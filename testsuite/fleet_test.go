@@ -209,7 +209,7 @@ func TestFleetOnPostgres(t *testing.T) {
 			require.Equal(t, contract.ReasonComplete, res.Reason, "%s: %s", id, res.Message)
 			require.Equal(t, 0, res.Totals.Failures, "%s: a host that went away is not a failure", id)
 			require.Equal(t, []string{"US-001 List widgets", "US-002 Add a widget", "US-003 Delete a widget"},
-				storySubjects(r.ralphCommits()), "%s: one commit per story, nothing twice", id)
+				storySubjects(r.storyCommits()), "%s: one commit per story, nothing twice", id)
 			for _, call := range workspaceCalls(t, r) {
 				require.Equal(t, h.id, call.Host, "%s: an iteration ran on another host", id)
 				require.Equal(t, r.Dir, call.CWD, "%s", id)

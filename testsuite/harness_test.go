@@ -120,8 +120,16 @@ func (r *repo) write(name, content string) {
 
 // ralphCommits lists the subjects of commits carrying Ralph's trailers,
 // oldest first.
-func (r *repo) ralphCommits() []string {
-	out := r.git("log", "--reverse", "--format=%s%x00%(trailers:key=Ralph-Iteration,valueonly)%x00")
+func (r *repo) ralphCommits() []string { return r.commitsWith("Ralph-Iteration") }
+
+// commitsWith are the subjects of the commits, oldest first, that carry
+// one of the trailers.
+func (r *repo) commitsWith(trailers ...string) []string {
+	format := "%s%x00"
+	for _, k := range trailers {
+		format += "%(trailers:key=" + k + ",valueonly)"
+	}
+	out := r.git("log", "--reverse", "--format="+format+"%x00")
 	var subjects []string
 	parts := strings.Split(out, "\x00")
 	for i := 0; i+1 < len(parts); i += 2 {
@@ -131,6 +139,12 @@ func (r *repo) ralphCommits() []string {
 	}
 	return subjects
 }
+
+// storyCommits are the subjects of Ralph's commits of work, oldest
+// first: the iterations' (Ralph-Iteration) and those of a dead attempt's
+// work committed before its retry (Ralph-Interrupted), which is a
+// story's one commit when the worker died mid-story.
+func (r *repo) storyCommits() []string { return r.commitsWith("Ralph-Iteration", "Ralph-Interrupted") }
 
 const threeStoryPRD = `{
   "project": "Widgets",
