@@ -130,6 +130,19 @@ func TestPathAboveTheWorkspaceBringsNothing(t *testing.T) {
 	require.NotContains(t, out, "# rc")
 }
 
+// serve answers each connection of l with handle, then closes it, until
+// l is closed.
+func serve(l net.Listener, handle func(net.Conn)) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		handle(c)
+		c.Close()
+	}
+}
+
 func TestNetworkNoneReachesNoHostPort(t *testing.T) {
 	b := box(t)
 	if b.Socat == "" {
@@ -139,15 +152,7 @@ func TestNetworkNoneReachesNoHostPort(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	go serve(l, func(net.Conn) {})
 	connect := "socat -u /dev/null TCP:" + l.Addr().String()
 	for _, tt := range []struct {
 		network string
@@ -184,17 +189,10 @@ func TestProxiedNetworkReachesOnlyTheProxy(t *testing.T) {
 	l, err := net.Listen("unix", sock)
 	require.NoError(t, err)
 	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			line, _ := bufio.NewReader(c).ReadString('\n')
-			_, _ = c.Write([]byte("proxy got " + line))
-			c.Close()
-		}
-	}()
+	go serve(l, func(c net.Conn) {
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		_, _ = c.Write([]byte("proxy got " + line))
+	})
 	spec := f.spec(sandbox.NetAllowList)
 	spec.ProxySocket = sock
 	out, err := run(t, spec, `read -r x; echo "stdin: $x"; echo "$HTTPS_PROXY"; echo ping | socat - TCP:127.0.0.1:3128; echo pong | socat - TCP:127.0.0.1:3128`, "the prompt\n")
