@@ -246,32 +246,45 @@ func realSandbox(t *testing.T) contract.SandboxSettings {
 }
 
 // heldTurn is the model turn a kill test holds: the reply to the first
-// tool call of the first iteration, until the CLI is gone.
+// tool call of the first iteration, until the CLI is gone. A request of
+// that turn that comes again (the CLI retrying a connection that broke)
+// is held too, until the test is ready to kill: a broken hold must not
+// let the iteration run to its end before the kill.
 type heldTurn struct {
-	mu sync.Mutex
-	at time.Time
+	mu       sync.Mutex
+	at       time.Time
+	released bool
 }
 
 var firstIterationRE = regexp.MustCompile(`(?m)^# Ralph loop: iteration 1\b`)
 
 // take reports whether a request of the conversation that began with
-// prompt, at turn, is the one to hold; only the first such is.
+// prompt, at turn, is to be held: the first iteration's turn 1, until
+// waited has said yes.
 func (h *heldTurn) take(prompt string, turn int) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !h.at.IsZero() || turn != 1 || !firstIterationRE.MatchString(prompt) {
+	if h.released || turn != 1 || !firstIterationRE.MatchString(prompt) {
 		return false
 	}
-	h.at = time.Now()
+	if h.at.IsZero() {
+		h.at = time.Now()
+	}
 	return true
 }
 
 // waited reports whether the held turn has waited long enough for the
-// CLI to have reported its session in a heartbeat.
+// CLI to have reported its session in a heartbeat. Once it has, no
+// request is held any more: the caller kills the worker now, and the
+// resumed conversation must get its answers.
 func (h *heldTurn) waited() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return !h.at.IsZero() && time.Since(h.at) > 4*time.Second
+	if h.at.IsZero() || time.Since(h.at) <= 4*time.Second {
+		return false
+	}
+	h.released = true
+	return true
 }
 
 // eventField is the string field key of the first event of type typ in a

@@ -14,11 +14,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -377,26 +375,16 @@ func TestRealCLIWorkerKillResumes(t *testing.T) {
 
 	// Hold the first iteration's second turn (the reply to the Write
 	// tool's result) until the CLI goes away.
-	firstIteration := regexp.MustCompile(`(?m)^# Ralph loop: iteration 1\b`)
 	inner := modelserver.RalphPRDScript()
-	var mu sync.Mutex
-	var held time.Time
+	var held heldTurn
 	ms := modelserver.New(func(req *modelserver.Request) modelserver.Reply {
-		if held.IsZero() && firstIteration.MatchString(req.Prompt()) && req.Turn() == 1 {
-			mu.Lock()
-			held = time.Now()
-			mu.Unlock()
+		if held.take(req.Prompt(), req.Turn()) {
 			return modelserver.Hold(5 * time.Minute).Then(inner(req))
 		}
 		return inner(req)
 	})
 	defer ms.Close()
 	ms.SetLog(t.Logf)
-	heldSince := func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return held
-	}
 
 	ws := startWorkerSession(t, append(cliEnv(t, ms.URL()), "RALPH_AGENT_ENV=DISABLE_AUTOUPDATER"), func(dir string) contract.SessionInput {
 		in := input(dir)
@@ -407,10 +395,7 @@ func TestRealCLIWorkerKillResumes(t *testing.T) {
 
 	// Kill the worker once the CLI has waited on the held turn long enough
 	// to have reported its session in a heartbeat.
-	waitFor(t, time.Minute, "the CLI to reach the held turn", func() bool {
-		reqs := ms.Messages()
-		return !heldSince().IsZero() && len(reqs) > 0 && time.Since(reqs[0].Time) > 3*time.Second
-	})
+	waitFor(t, time.Minute, "the CLI to reach the held turn", held.waited)
 	require.FileExists(t, filepath.Join(r.Dir, "story-US-001.txt"), "the first turn's Write ran")
 	res, commits := ws.killWorker(t)
 	for i, c := range commits {

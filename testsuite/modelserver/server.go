@@ -149,7 +149,9 @@ func (s *Server) stream(w http.ResponseWriter, hr *http.Request, m message, r Re
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": startUsage,
 	}})
 	ev.Send("ping", ping)
+	start := time.Now()
 	if !hold(hr, ev, r.hold) {
+		s.Logf("the client went away %s into a hold of %s", time.Since(start).Round(time.Millisecond), r.hold)
 		return
 	}
 	if r.held {
