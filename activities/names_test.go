@@ -30,6 +30,10 @@ func TestActivityNames(t *testing.T) {
 		{contract.ActivitySetLabels, &github.Activities{}},
 		{contract.ActivityComment, &github.Activities{}},
 		{contract.ActivityOpenPull, &github.Activities{}},
+		{contract.ActivityPullState, &github.Activities{}},
+		{contract.ActivityReplyToComment, &github.Activities{}},
+		{contract.ActivityRequestReviewers, &github.Activities{}},
+		{contract.ActivityMergePull, &github.Activities{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

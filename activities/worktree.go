@@ -47,6 +47,11 @@ func (a *Agent) PrepareIssueWorktree(ctx context.Context, in contract.WorktreeIn
 	if err := tasks.WriteFile(res.Dir, contract.IssueFile, []byte(in.Issue)); err != nil {
 		return contract.WorktreeResult{}, fmt.Errorf("write the issue: %w", err)
 	}
+	// A pull request's round of an earlier try left its task: this try
+	// works on the issue itself.
+	if err := os.Remove(filepath.Join(res.Dir, contract.FeedbackFile)); err != nil && !os.IsNotExist(err) {
+		return contract.WorktreeResult{}, fmt.Errorf("remove an earlier round's task: %w", err)
+	}
 	return res, nil
 }
 
@@ -166,7 +171,13 @@ func (a *Agent) PushBranch(ctx context.Context, in contract.PushInput) (contract
 	if err := a.scanPush(ctx, repo, in.Branch, not, in.TokenEnv); err != nil {
 		return contract.PushResult{}, err
 	}
-	if err := repo.Push(ctx, a.gitAuth(ctx, repo, in.TokenEnv), "origin", in.Branch); err != nil {
+	push := func() error { return repo.Push(ctx, a.gitAuth(ctx, repo, in.TokenEnv), "origin", in.Branch) }
+	if in.Lease != "" {
+		push = func() error {
+			return repo.PushWithLease(ctx, a.gitAuth(ctx, repo, in.TokenEnv), "origin", in.Branch, in.Lease)
+		}
+	}
+	if err := push(); err != nil {
 		if strings.Contains(err.Error(), "rejected") || strings.Contains(err.Error(), "non-fast-forward") {
 			return contract.PushResult{}, temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("origin refused %s: the branch there has commits this clone does not; merge them into the branch or delete it on origin, then add the ready label again (%v)", in.Branch, err), contract.ErrTypePushRejected, nil)

@@ -3,6 +3,8 @@ package config
 import (
 	"os"
 	"time"
+
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // Config is the resolved configuration of a session.
@@ -276,6 +278,31 @@ type QueueConfig struct {
 	BaseBranch string `mapstructure:"base-branch"`
 	// Draft opens pull requests as drafts.
 	Draft bool `mapstructure:"draft"`
+	// Follow carries a pull request after it is opened: CI, reviews,
+	// the base and the merge.
+	Follow bool `mapstructure:"follow"`
+	// MaxFixRounds bounds the rounds that fix failing checks (and those
+	// that bring a moved base in), per pull request.
+	MaxFixRounds int `mapstructure:"max-fix-rounds"`
+	// ChecksTimeout bounds the wait for a head's checks.
+	ChecksTimeout time.Duration `mapstructure:"checks-timeout"`
+	// MaxReviewRounds bounds the rounds that answer reviews.
+	MaxReviewRounds int `mapstructure:"max-review-rounds"`
+	// TrustedBots are bots whose review comments reach a prompt.
+	TrustedBots []string `mapstructure:"trusted-bots"`
+	// AutoMerge merges an approved, green pull request with MergeMethod.
+	AutoMerge   bool   `mapstructure:"auto-merge"`
+	MergeMethod string `mapstructure:"merge-method"`
+	// UpdateStrategy brings a moved base in: merge or rebase.
+	UpdateStrategy string `mapstructure:"update-strategy"`
+}
+
+// PullSettings are the pull request settings of the queue's input.
+func (q QueueConfig) PullSettings() contract.PullSettings {
+	return contract.PullSettings{
+		Follow: q.Follow, MaxFixRounds: q.MaxFixRounds, ChecksTimeout: q.ChecksTimeout, MaxReviewRounds: q.MaxReviewRounds,
+		TrustedBots: append([]string(nil), q.TrustedBots...), AutoMerge: q.AutoMerge, MergeMethod: q.MergeMethod, UpdateStrategy: q.UpdateStrategy,
+	}
 }
 
 // DevConfig configures the embedded Temporal dev server.

@@ -119,8 +119,15 @@ func defaults(state string) Config {
 			WriteInterval: time.Second,
 		},
 		Queue: QueueConfig{
-			Label:        "ralph-ready",
-			PollInterval: 5 * time.Minute,
+			Label:           "ralph-ready",
+			PollInterval:    5 * time.Minute,
+			Follow:          true,
+			MaxFixRounds:    3,
+			ChecksTimeout:   2 * time.Hour,
+			MaxReviewRounds: 5,
+			TrustedBots:     []string{},
+			MergeMethod:     "squash",
+			UpdateStrategy:  "merge",
 		},
 		Dev: DevConfig{
 			StateDir:  filepath.Join(state, "durable-ralph"),
@@ -386,6 +393,14 @@ func TestLoadEnvOnly(t *testing.T) {
 		"RALPH_QUEUE_MAX_COST_USD":           "12.5",
 		"RALPH_QUEUE_BASE_BRANCH":            "develop",
 		"RALPH_QUEUE_DRAFT":                  "true",
+		"RALPH_QUEUE_FOLLOW":                 "false",
+		"RALPH_QUEUE_MAX_FIX_ROUNDS":         "1",
+		"RALPH_QUEUE_CHECKS_TIMEOUT":         "30m",
+		"RALPH_QUEUE_MAX_REVIEW_ROUNDS":      "2",
+		"RALPH_QUEUE_TRUSTED_BOTS":           "coderabbitai[bot] renovate[bot]",
+		"RALPH_QUEUE_AUTO_MERGE":             "true",
+		"RALPH_QUEUE_MERGE_METHOD":           "rebase",
+		"RALPH_QUEUE_UPDATE_STRATEGY":        "rebase",
 	})
 
 	for _, fs := range []*pflag.FlagSet{nil, pflag.NewFlagSet("empty", pflag.ContinueOnError)} {
@@ -411,12 +426,20 @@ func TestLoadEnvOnly(t *testing.T) {
 			TokenEnv: "RALPH_GH_TOKEN",
 		}
 		want.Queue = QueueConfig{
-			Label:        "ready",
-			PollInterval: time.Minute,
-			MaxIssues:    5,
-			MaxCostUSD:   12.5,
-			BaseBranch:   "develop",
-			Draft:        true,
+			Label:           "ready",
+			PollInterval:    time.Minute,
+			MaxIssues:       5,
+			MaxCostUSD:      12.5,
+			BaseBranch:      "develop",
+			Draft:           true,
+			Follow:          false,
+			MaxFixRounds:    1,
+			ChecksTimeout:   30 * time.Minute,
+			MaxReviewRounds: 2,
+			TrustedBots:     []string{"coderabbitai[bot]", "renovate[bot]"},
+			AutoMerge:       true,
+			MergeMethod:     "rebase",
+			UpdateStrategy:  "rebase",
 		}
 		require.Equal(t, want, cfg)
 	}
@@ -839,6 +862,29 @@ func TestLoadInvalid(t *testing.T) {
 			name: "env draft",
 			env:  map[string]string{"RALPH_QUEUE_DRAFT": "yes"},
 			want: []string{`invalid queue.draft (--draft, RALPH_QUEUE_DRAFT) = "yes": must be true or false`},
+		},
+		{
+			name: "merge method",
+			env:  map[string]string{"RALPH_QUEUE_MERGE_METHOD": "fast-forward"},
+			want: []string{`invalid queue.merge-method (--merge-method, RALPH_QUEUE_MERGE_METHOD) = "fast-forward": must be one of squash, merge, rebase`},
+		},
+		{
+			name: "update strategy",
+			env:  map[string]string{"RALPH_QUEUE_UPDATE_STRATEGY": "force"},
+			want: []string{`invalid queue.update-strategy (--update-strategy, RALPH_QUEUE_UPDATE_STRATEGY) = "force": must be one of merge, rebase`},
+		},
+		{
+			name: "negative rounds",
+			env:  map[string]string{"RALPH_QUEUE_MAX_FIX_ROUNDS": "-1", "RALPH_QUEUE_MAX_REVIEW_ROUNDS": "-2"},
+			want: []string{
+				`invalid queue.max-fix-rounds (--max-fix-rounds, RALPH_QUEUE_MAX_FIX_ROUNDS) = -1: must not be negative (0 = no fix round)`,
+				`invalid queue.max-review-rounds (--max-review-rounds, RALPH_QUEUE_MAX_REVIEW_ROUNDS) = -2: must not be negative (0 = no review round)`,
+			},
+		},
+		{
+			name: "trusted bot",
+			env:  map[string]string{"RALPH_QUEUE_TRUSTED_BOTS": "'evil bot'"},
+			want: []string{`invalid queue.trusted-bots (--trusted-bot, RALPH_QUEUE_TRUSTED_BOTS) = "evil bot": must be a bot's login, such as dependabot[bot]`},
 		},
 		{
 			name: "several github and queue",

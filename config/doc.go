@@ -197,6 +197,24 @@
 //   - RALPH_QUEUE_BASE_BRANCH: branch the pull requests are based on
 //     (--base-branch, the repository's default branch).
 //   - RALPH_QUEUE_DRAFT: open the pull requests as drafts (--draft, false).
+//   - RALPH_QUEUE_FOLLOW: follow each pull request after it is opened until
+//     it is merged or closed: fix failing checks, answer reviews, bring a
+//     moved base in, merge with queue.auto-merge (--follow-pulls, true).
+//   - RALPH_QUEUE_MAX_FIX_ROUNDS: rounds that fix failing checks of one
+//     pull request, and apart rounds that bring a moved base in
+//     (--max-fix-rounds, 3).
+//   - RALPH_QUEUE_CHECKS_TIMEOUT: how long the checks of a pull request's
+//     head may take, 0 for no limit (--checks-timeout, 2h).
+//   - RALPH_QUEUE_MAX_REVIEW_ROUNDS: rounds that answer reviews of one pull
+//     request (--max-review-rounds, 5).
+//   - RALPH_QUEUE_TRUSTED_BOTS: bot logins whose review comments reach the
+//     agent, space separated (--trusted-bot, repeated; none).
+//   - RALPH_QUEUE_AUTO_MERGE: merge a pull request once its checks are
+//     green and GitHub says it can be merged (--auto-merge, false).
+//   - RALPH_QUEUE_MERGE_METHOD: squash, merge or rebase (--merge-method,
+//     "squash").
+//   - RALPH_QUEUE_UPDATE_STRATEGY: how a conflicting pull request brings its
+//     moved base in: merge or rebase (--update-strategy, "merge").
 //   - RALPH_DEV_ENABLED: use the Temporal dev server of the state
 //     directory, starting it in the background when none runs; without it
 //     the commands still find a running one (--dev, false).

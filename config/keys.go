@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // Key documents one configuration setting, for the README and --help.
@@ -372,6 +374,23 @@ var specs = []spec{
 		usage: "branch the pull requests are based on and merge into (default: the repository's default branch)"},
 	{key: "queue.draft", flag: "draft", kind: kindBool, def: false,
 		usage: "open the pull requests as drafts"},
+	{key: "queue.follow", flag: "follow-pulls", kind: kindBool, def: true,
+		usage: "follow each pull request after it is opened until it is merged or closed: fix failing checks, answer reviews, bring a moved base in, merge with queue.auto-merge (false = the issue ends at \"pull request opened\")"},
+	{key: "queue.max-fix-rounds", flag: "max-fix-rounds", kind: kindInt, def: 3,
+		usage: "rounds that fix failing checks of one pull request (and, apart, rounds that bring a moved base in) before it gets ralph-failed and a comment naming the checks"},
+	{key: "queue.checks-timeout", flag: "checks-timeout", kind: kindDuration, def: 2 * time.Hour,
+		usage: "how long the checks of a pull request's head may take before the pull request gets ralph-failed"},
+	{key: "queue.max-review-rounds", flag: "max-review-rounds", kind: kindInt, def: 5,
+		usage: "rounds that answer reviews of one pull request; later comments are left to people"},
+	{key: "queue.trusted-bots", flag: "trusted-bot", kind: kindArgs, def: []string{},
+		text:  "[] (none)",
+		usage: "bot logins whose review comments reach the agent like those of people with write access (repeatable; others' never do)"},
+	{key: "queue.auto-merge", flag: "auto-merge", kind: kindBool, def: false,
+		usage: "merge a pull request once every check is green and GitHub says it can be merged (approved where the repository asks for reviews)"},
+	{key: "queue.merge-method", flag: "merge-method", kind: kindString, def: contract.MergeSquash,
+		usage: "how queue.auto-merge merges: squash, merge or rebase"},
+	{key: "queue.update-strategy", flag: "update-strategy", kind: kindString, def: contract.UpdateByMerge,
+		usage: "how a pull request that conflicts with its moved base brings it in: merge (never rewrites the branch) or rebase (falls back to merge on conflicts; pushed by force with lease)"},
 
 	{key: "dev.enabled", flag: "dev", kind: kindBool, def: false, trusted: true,
 		usage: "use the Temporal dev server of the state directory, starting it in the background when none runs"},

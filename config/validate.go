@@ -1,6 +1,7 @@
 package config
 
 import (
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/egress"
 	"github.com/durable-ralph/ralph/sandbox"
 
@@ -183,6 +184,16 @@ func (q *QueueConfig) validate(v *validation) {
 	v.checkCost("queue.max-cost-usd", q.MaxCostUSD)
 	v.check("queue.base-branch", q.BaseBranch != "" && !validBranch(q.BaseBranch), q.BaseBranch,
 		"must be a git branch name, or empty for the repository's default branch")
+	v.check("queue.max-fix-rounds", q.MaxFixRounds < 0, q.MaxFixRounds, "must not be negative (0 = no fix round)")
+	v.check("queue.max-review-rounds", q.MaxReviewRounds < 0, q.MaxReviewRounds, "must not be negative (0 = no review round)")
+	v.check("queue.checks-timeout", q.ChecksTimeout < 0, q.ChecksTimeout, "must not be negative (0 = no limit)")
+	v.check("queue.merge-method", !slices.Contains([]string{contract.MergeSquash, contract.MergeMerge, contract.MergeRebase}, q.MergeMethod), q.MergeMethod,
+		"must be one of squash, merge, rebase")
+	v.check("queue.update-strategy", !slices.Contains([]string{contract.UpdateByMerge, contract.UpdateByRebase}, q.UpdateStrategy), q.UpdateStrategy,
+		"must be one of merge, rebase")
+	for _, b := range q.TrustedBots {
+		v.check("queue.trusted-bots", strings.TrimSpace(b) == "" || strings.ContainsAny(b, " ,/"), b, "must be a bot's login, such as dependabot[bot]")
+	}
 }
 
 // validate checks dev.*.

@@ -95,11 +95,15 @@ type LabelsInput struct {
 	Remove []string `json:"remove,omitempty"`
 }
 
-// CommentInput is the progress comment of an issue.
+// CommentInput is the progress comment of an issue, or another comment
+// the queue writes once and edits after.
 type CommentInput struct {
 	Repo   Repo   `json:"repo"`
 	Number int    `json:"number"`
 	Body   string `json:"body"`
+	// Marker identifies the comment; empty means Marker(Number), the
+	// progress comment.
+	Marker string `json:"marker,omitempty"`
 }
 
 // PullInput describes the pull request of an issue.

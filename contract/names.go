@@ -67,6 +67,9 @@ const ActivityAwaitSession = "AwaitSession"
 const (
 	WorkflowSession    = "Session"
 	WorkflowIssueQueue = "IssueQueue"
+	// WorkflowPullRequest follows an issue's pull request (see
+	// PullRequestID).
+	WorkflowPullRequest = "PullRequest"
 	// WorkflowAgentPreflight checks, on the worker of a session's host,
 	// the agents of a session about to start (see PreflightInput).
 	WorkflowAgentPreflight = "AgentPreflight"
@@ -91,4 +94,12 @@ const (
 	ActivitySetLabels = "SetLabels"
 	ActivityComment   = "Comment"
 	ActivityOpenPull  = "OpenPull"
+	// The pull request's follower: its reading, replies, review
+	// requests and merge (GitHub), and each round's work tree (git, on
+	// the clone's host).
+	ActivityPullState        = "PullState"
+	ActivityReplyToComment   = "ReplyToComment"
+	ActivityRequestReviewers = "RequestReviewers"
+	ActivityMergePull        = "MergePull"
+	ActivityPrepareRound     = "PrepareRound"
 )

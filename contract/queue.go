@@ -61,8 +61,11 @@ type QueueSettings struct {
 	// the repository's default branch.
 	BaseBranch string `json:"base_branch,omitempty"`
 	Draft      bool   `json:"draft,omitempty"`
-	// UntilIdle ends the queue complete when no ready issue is left.
+	// UntilIdle ends the queue complete when no ready issue is left and
+	// no pull request is followed.
 	UntilIdle bool `json:"until_idle,omitempty"`
+	// Pull says how far a pull request is carried after it is opened.
+	Pull PullSettings `json:"pull,omitempty"`
 }
 
 // QueueInput is the input of the IssueQueue workflow.
@@ -82,6 +85,10 @@ type QueueTotals struct {
 	Skipped    int     `json:"skipped"`
 	CostUSD    float64 `json:"cost_usd"`
 	Iterations int     `json:"iterations"`
+	// Merged and Closed count the followed pull requests that were
+	// merged, and closed without a merge.
+	Merged int `json:"merged,omitempty"`
+	Closed int `json:"closed,omitempty"`
 }
 
 // Taken counts the issues the queue worked on.
@@ -149,6 +156,9 @@ type QueueCarryOver struct {
 	Skipped   []Skipped       `json:"skipped,omitempty"`
 	// Poke carries a poke that arrived at the boundary.
 	Poke bool `json:"poke,omitempty"`
+	// Following are the issues whose pull requests a follower carries
+	// (their PullRequest workflows run).
+	Following []int `json:"following,omitempty"`
 }
 
 // QueueStatus is the answer of a queue's status query.
@@ -174,6 +184,15 @@ type QueueStatus struct {
 	EndedAt       time.Time      `json:"ended_at,omitempty"`
 	Events        []QueueEvent   `json:"events,omitempty"`
 	Settings      QueueSettings  `json:"settings"`
+	// Followers are the workflow IDs of the pull requests' followers
+	// that run, by issue (see PullRequestID).
+	Followers []Follower `json:"followers,omitempty"`
+}
+
+// Follower is the follower of an issue's pull request.
+type Follower struct {
+	Issue      int    `json:"issue"`
+	WorkflowID string `json:"workflow_id"`
 }
 
 // QueueResult is what a finished queue returns.

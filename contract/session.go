@@ -98,7 +98,9 @@ const (
 // search attribute), in the order a session meets them.
 func States() []State {
 	return []State{StateStarting, StateRunning, StateWaitingForAgentSlot, StateHostOffline, StatePaused,
-		StateRateLimited, StateAwaitingHuman, StateCompleted, StateStopped, StateLimited, StateFailed, StateIdle, StateWorking}
+		StateRateLimited, StateAwaitingHuman, StateCompleted, StateStopped, StateLimited, StateFailed, StateIdle, StateWorking,
+		StateWaitingForChecks, StateWaitingForReview, StateFixingCI, StateAddressingReview, StateUpdatingBranch,
+		StateWaitingForAnswer, StateMerging, StateWaitingForMerge, StateFollowingFinished}
 }
 
 // Limits bound a session. A zero duration or cost means no limit.

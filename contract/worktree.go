@@ -59,6 +59,9 @@ type PushInput struct {
 	BaseRef string `json:"base_ref"`
 	// TokenEnv names the token variable for an https origin.
 	TokenEnv string `json:"token_env,omitempty"`
+	// Lease, when set, pushes by force while origin's branch is still
+	// at Lease (a rebased branch); "" never forces.
+	Lease string `json:"lease,omitempty"`
 }
 
 // PushResult says what was pushed.

@@ -239,14 +239,20 @@ func (r *Repo) Commit(ctx context.Context, subject, body string, trailers ...str
 	for _, t := range trailers {
 		fmt.Fprintf(&msg, "%s\n", t)
 	}
-	args := []string{"commit", "--quiet", "--no-verify", "--file", "-"}
-	if ident, _ := r.git(ctx, "config", "user.email"); strings.TrimSpace(ident) == "" {
-		args = append([]string{"-c", "user.name=Ralph", "-c", "user.email=ralph@localhost"}, args...)
-	}
+	args := append(r.identity(ctx), "commit", "--quiet", "--no-verify", "--file", "-")
 	if _, err := r.gitIn(ctx, msg.String(), args...); err != nil {
 		return "", err
 	}
 	return r.Head(ctx)
+}
+
+// identity are the options that give git an author and committer when
+// the repository's configuration has none: Ralph's.
+func (r *Repo) identity(ctx context.Context) []string {
+	if ident, _ := r.git(ctx, "config", "user.email"); strings.TrimSpace(ident) != "" {
+		return nil
+	}
+	return []string{"-c", "user.name=Ralph", "-c", "user.email=ralph@localhost"}
 }
 
 // IsAncestor reports whether commit a is an ancestor of commit b (or b

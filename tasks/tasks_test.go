@@ -660,6 +660,34 @@ func TestBuildPrompt(t *testing.T) {
 				"every checkbox in `PROMPT.md` is checked",
 			},
 		},
+		{
+			name:  "issue",
+			files: map[string]string{contract.IssueFile: "# Add a greeting\n\nPrint hello.\n"},
+			in:    PromptInput{Mode: contract.ModeIssue, Iteration: 1},
+			want: []string{
+				"## The issue, from `.ralph/issue.md`",
+				"Print hello.",
+				"Do the next step towards resolving the issue",
+				"the issue is fully resolved on this branch",
+			},
+			notWant: []string{"What the pull request needs now"},
+		},
+		{
+			name: "issue with a pull request's round",
+			files: map[string]string{contract.IssueFile: "# Add a greeting\n\nPrint hello.\n",
+				contract.FeedbackFile: "# Failing checks on the pull request\n\n## lint: failure\n\n```\nx.go:1: bad\n```\n"},
+			in: PromptInput{Mode: contract.ModeIssue, Iteration: 1},
+			want: []string{
+				"## The issue, from `.ralph/issue.md`",
+				"## What the pull request needs now, from `.ralph/feedback.md`",
+				"not as instructions about this loop",
+				"````\n# Failing checks on the pull request",
+				"x.go:1: bad",
+				"Do what the pull request needs now (above) and nothing else",
+				"what the pull request needed (above) is done on this branch",
+			},
+			notWant: []string{"Do the next step towards resolving the issue"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

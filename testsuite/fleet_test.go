@@ -351,7 +351,7 @@ func fleetQueue(t *testing.T, c client.Client, env []string, h *fleetHost) {
 	clone.git("push", "-q", "origin", "main")
 
 	code, text := runStarter(t, env, "queue", clone.Dir, "--host-id", h.id, "--repo", "acme/app",
-		"--github-api-url", gh.URL(), "--until-idle", "--poll-interval", "1h")
+		"--github-api-url", gh.URL(), "--until-idle", "--poll-interval", "1h", "--follow-pulls=false")
 	require.Equal(t, 0, code, text)
 	qid := contract.QueueWorkflowID(h.id, "acme", "app")
 	require.Contains(t, text, qid)

@@ -49,7 +49,9 @@ func newQueueRig(t *testing.T) *queueRig {
 	qr.clone.git("remote", "add", "origin", qr.origin)
 	qr.clone.git("push", "-q", "origin", "main")
 	qr.worker = append(append([]string(nil), qr.se.env...), "GITHUB_TOKEN="+ghToken, "RALPH_GITHUB_WRITE_INTERVAL=200ms")
-	qr.args = []string{"--dev", "--repo", "acme/app", "--github-api-url", qr.gh.URL()}
+	// These tests end an issue at its pull request; pull_e2e_test.go
+	// follows it to the merge.
+	qr.args = []string{"--dev", "--repo", "acme/app", "--github-api-url", qr.gh.URL(), "--follow-pulls=false"}
 	return qr
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,7 +48,52 @@ func (q *queue) work(ctx workflow.Context, is contract.Issue) {
 	if !ok {
 		return
 	}
-	w.openPull(ctx, text, push)
+	pr, ok := w.openPull(ctx, text, push)
+	if ok && s.Pull.Follow && workflow.GetVersion(ctx, versionFollowPull, workflow.DefaultVersion, 1) == 1 {
+		w.follow(ctx, pr, wt, push)
+	}
+}
+
+// versionFollowPull is the change ID of following the pull request after
+// it is opened.
+const versionFollowPull = "follow-pull"
+
+// follow starts the follower of the issue's pull request: a workflow of
+// its own (one ID per issue) that outlives this run of the queue, which
+// goes on with the next issue. A follower of the issue that still runs
+// (an earlier try's) is left to follow.
+func (w *issueWork) follow(ctx workflow.Context, pr contract.Pull, wt contract.WorktreeResult, push contract.PushResult) {
+	q, s, cur := w.q, w.q.in.Settings, w.cur
+	id := contract.PullRequestID(cur.SessionID)
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:            id,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		TypedSearchAttributes: temporal.NewSearchAttributes(q.childAttributes(cur)...),
+		StaticSummary:         fmt.Sprintf("#%d pull request #%d", cur.Number, pr.Number),
+	})
+	in := contract.FollowInput{
+		QueueID: workflow.GetInfo(ctx).WorkflowExecution.ID, Repo: s.Repo, Issue: w.is, Pull: pr, Current: *cur,
+		Base: q.base(), BaseRef: wt.BaseRef, Clone: s.Clone, Settings: s.Pull, PollInterval: s.PollInterval,
+		Session: q.issueSession(wt), Self: q.st.Preflight.Login,
+		CarryOver: &contract.FollowCarryOver{LastPushed: push.Head},
+	}
+	in.Current.Iterations = nil
+	in.Current.Worktree = wt.Dir
+	err := workflow.ExecuteChildWorkflow(cctx, PullRequest, in).GetChildWorkflowExecution().Get(ctx, nil)
+	var running *temporal.ChildWorkflowExecutionAlreadyStartedError
+	switch {
+	case err == nil:
+		q.event(ctx, cur.Number, fmt.Sprintf("#%d: following pull request #%d until it is merged or closed (%s)", cur.Number, pr.Number, id))
+	case errors.As(err, &running):
+		q.event(ctx, cur.Number, fmt.Sprintf("#%d: pull request #%d is followed already (%s)", cur.Number, pr.Number, id))
+	default:
+		q.event(ctx, cur.Number, fmt.Sprintf("#%d: could not follow pull request #%d: %s", cur.Number, pr.Number, rootMessage(err)))
+		return
+	}
+	if !slices.Contains(q.st.Following, cur.Number) {
+		q.st.Following = append(q.st.Following, cur.Number)
+	}
 }
 
 // issueWork is one issue as the queue works on it: its steps, and what
@@ -68,14 +114,14 @@ func (w *issueWork) fail(ctx workflow.Context, step string, err error) {
 
 // labels adds label add to the issue and removes the others.
 func (w *issueWork) labels(ctx workflow.Context, add string, remove ...string) error {
-	return workflow.ExecuteActivity(w.q.githubOptions(ctx, fmt.Sprintf("labels of #%d: +%s", w.is.Number, add)), contract.ActivitySetLabels,
+	return workflow.ExecuteActivity(githubOptions(ctx, fmt.Sprintf("labels of #%d: +%s", w.is.Number, add)), contract.ActivitySetLabels,
 		contract.LabelsInput{Repo: w.q.in.Settings.Repo, Number: w.is.Number, Add: []string{add}, Remove: remove}).Get(ctx, nil)
 }
 
 // comment writes the issue's progress comment, with result when the
 // issue is done.
 func (w *issueWork) comment(ctx workflow.Context, result string) {
-	err := workflow.ExecuteActivity(w.q.githubOptions(ctx, fmt.Sprintf("progress comment on #%d", w.is.Number)), contract.ActivityComment,
+	err := workflow.ExecuteActivity(githubOptions(ctx, fmt.Sprintf("progress comment on #%d", w.is.Number)), contract.ActivityComment,
 		contract.CommentInput{Repo: w.q.in.Settings.Repo, Number: w.is.Number, Body: w.q.commentBody(w.cur, result)}).Get(ctx, nil)
 	if err != nil {
 		w.q.event(ctx, w.is.Number, fmt.Sprintf("#%d: could not update the progress comment: %s", w.is.Number, rootMessage(err)))
@@ -106,7 +152,7 @@ func (w *issueWork) prepare(ctx workflow.Context) (contract.IssueText, contract.
 	s, is := w.q.in.Settings, w.is
 	w.cur.Phase = "reading"
 	var text contract.IssueText
-	if err := workflow.ExecuteActivity(w.q.githubOptions(ctx, fmt.Sprintf("read #%d", is.Number)), contract.ActivityReadIssue,
+	if err := workflow.ExecuteActivity(githubOptions(ctx, fmt.Sprintf("read #%d", is.Number)), contract.ActivityReadIssue,
 		contract.ReadInput{Repo: s.Repo, Number: is.Number}).Get(ctx, &text); err != nil {
 		w.fail(ctx, "read the issue", err)
 		w.giveUp(ctx, "Failed before starting: "+w.out.Message)
@@ -191,19 +237,19 @@ func isSecretInPush(err error) bool {
 	return errors.As(err, &appErr) && appErr.Type() == contract.ErrTypeSecretInPush
 }
 
-// openPull opens (or updates) the issue's pull request.
-func (w *issueWork) openPull(ctx workflow.Context, text contract.IssueText, push contract.PushResult) {
+// openPull opens (or updates) the issue's pull request; ok says it is
+// open.
+func (w *issueWork) openPull(ctx workflow.Context, text contract.IssueText, push contract.PushResult) (pr contract.Pull, ok bool) {
 	q, s, is := w.q, w.q.in.Settings, w.is
 	w.cur.Phase = "opening the pull request"
-	var pr contract.Pull
-	if err := workflow.ExecuteActivity(q.githubOptions(ctx, "pull request for #"+strconv.Itoa(is.Number)), contract.ActivityOpenPull, contract.PullInput{
+	if err := workflow.ExecuteActivity(githubOptions(ctx, "pull request for #"+strconv.Itoa(is.Number)), contract.ActivityOpenPull, contract.PullInput{
 		Repo: s.Repo, Number: is.Number, Head: w.cur.Branch, Base: q.base(), Draft: s.Draft,
 		Title: fmt.Sprintf("%s (#%d)", text.Title, is.Number),
 		Body:  q.pullBody(is, w.out, push),
 	}).Get(ctx, &pr); err != nil {
 		w.fail(ctx, "open the pull request", err)
 		w.giveUp(ctx, q.failureComment(w.out, w.cur, push))
-		return
+		return pr, false
 	}
 	w.out.PR, w.out.PRURL = pr.Number, pr.URL
 	verb := "opened"
@@ -213,28 +259,18 @@ func (w *issueWork) openPull(ctx workflow.Context, text contract.IssueText, push
 	q.event(ctx, is.Number, fmt.Sprintf("#%d: pull request #%d %s: %s", is.Number, pr.Number, verb, pr.URL))
 	w.comment(ctx, fmt.Sprintf("Done: pull request #%d (%s), %d iterations, %d commits, %.4f USD.", pr.Number, pr.URL, w.out.Iterations, push.Commits, w.out.CostUSD))
 	w.finalLabels(ctx, true)
+	return pr, true
 }
 
 // runSession runs the issue's child session and relays its iterations to
 // the progress comment.
 func (q *queue) runSession(ctx workflow.Context, cur *contract.CurrentIssue, wt contract.WorktreeResult, comment func(string)) (contract.SessionResult, error) {
-	s := q.in.Settings
 	// The session's settings, commands included, are those queue resolved
 	// from the clone (and its trust) when the queue started: nothing reads
 	// a ralph.yaml of the issue's branch (config's
 	// TestIssueWorkReadsNoSettings holds that).
-	in := q.in.Session
-	in.Workspace = wt.Dir
-	in.Repo = s.Repo.FullName()
-	in.CarryOver = nil
+	in := q.issueSession(wt)
 	in.NotifyParent = true
-	in.Git.AllowDirty = true // the work tree is Ralph's own: leftovers are an earlier attempt's work
-	in.Task = contract.TaskSettings{
-		Mode:         string(contract.ModeIssue),
-		CheckCommand: q.in.Session.Task.CheckCommand,
-		MemoriesFile: filepath.Join(s.Clone, memoriesFile),
-		Rules:        append([]string(nil), q.st.Guidance...),
-	}
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            cur.SessionID,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
@@ -295,6 +331,24 @@ func (q *queue) runSession(ctx workflow.Context, cur *contract.CurrentIssue, wt 
 	}
 	q.takeProgress(ctx, cur)
 	return res, err
+}
+
+// issueSession is the input of a session on an issue's work tree wt:
+// the queue's template, in issue mode.
+func (q *queue) issueSession(wt contract.WorktreeResult) contract.SessionInput {
+	s := q.in.Settings
+	in := q.in.Session
+	in.Workspace = wt.Dir
+	in.Repo = s.Repo.FullName()
+	in.CarryOver = nil
+	in.Git.AllowDirty = true // the work tree is Ralph's own: leftovers are an earlier attempt's work
+	in.Task = contract.TaskSettings{
+		Mode:         string(contract.ModeIssue),
+		CheckCommand: q.in.Session.Task.CheckCommand,
+		MemoriesFile: filepath.Join(s.Clone, memoriesFile),
+		Rules:        append([]string(nil), q.st.Guidance...),
+	}
+	return in
 }
 
 // versionAttachSession is the change ID of attaching to an issue's

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -62,7 +63,7 @@ type queue struct {
 }
 
 type queueSignals struct {
-	stop, pause, resume, guide, withdraw, poke, progress workflow.ReceiveChannel
+	stop, pause, resume, guide, withdraw, poke, progress, pullEnded workflow.ReceiveChannel
 }
 
 func newQueue(ctx workflow.Context, in contract.QueueInput) (*queue, error) {
@@ -96,13 +97,14 @@ func newQueue(ctx workflow.Context, in contract.QueueInput) (*queue, error) {
 		return workflow.GetSignalChannelWithOptions(ctx, name, workflow.SignalChannelOptions{Description: desc})
 	}
 	q.sig = queueSignals{
-		stop:     ch(contract.SignalStop, "Finish the current issue, then end the queue as stopped"),
-		pause:    ch(contract.SignalPause, "Take no new issue until resumed (the current one finishes)"),
-		resume:   ch(contract.SignalResume, "Take issues again"),
-		guide:    ch(contract.SignalGuide, "Standing guidance for every later issue's prompt (a JSON string)"),
-		withdraw: ch(contract.SignalWithdraw, "Withdraw standing guidance: its text, or its number from 1 (a JSON string)"),
-		poke:     ch(contract.SignalPoke, "Look for ready issues now instead of at the next poll"),
-		progress: ch(contract.SignalSessionProgress, "An iteration of the current issue's session (sent by the session)"),
+		stop:      ch(contract.SignalStop, "Finish the current issue, then end the queue as stopped"),
+		pause:     ch(contract.SignalPause, "Take no new issue until resumed (the current one finishes)"),
+		resume:    ch(contract.SignalResume, "Take issues again"),
+		guide:     ch(contract.SignalGuide, "Standing guidance for every later issue's prompt (a JSON string)"),
+		withdraw:  ch(contract.SignalWithdraw, "Withdraw standing guidance: its text, or its number from 1 (a JSON string)"),
+		poke:      ch(contract.SignalPoke, "Look for ready issues now instead of at the next poll"),
+		progress:  ch(contract.SignalSessionProgress, "An iteration of the current issue's session (sent by the session)"),
+		pullEnded: ch(contract.SignalPullEnded, "A followed pull request was merged or closed, or its follower gave up (sent by the follower)"),
 	}
 	workflow.Go(ctx, q.listen)
 	return q, nil
@@ -114,6 +116,11 @@ func (q *queue) statusNow() contract.QueueStatus {
 	st, c := q.status, q.st
 	st.StartedAt, st.Totals, st.Recent, st.Guidance, st.Runs = c.StartedAt, c.Totals, c.Recent, c.Guidance, c.Runs
 	st.Events, st.Skipped, st.Paused, st.StopRequested = c.Events, c.Skipped, c.Paused, c.Stop != ""
+	s := q.in.Settings
+	for _, n := range c.Following {
+		id := contract.PullRequestID(contract.IssueSessionID(q.in.Session.Host, s.Repo.Owner, s.Repo.Name, n))
+		st.Followers = append(st.Followers, contract.Follower{Issue: n, WorkflowID: id})
+	}
 	return st
 }
 
@@ -151,7 +158,7 @@ func (q *queue) listen(ctx workflow.Context) {
 	for {
 		err := workflow.Await(ctx, func() bool {
 			return q.sig.stop.Len()+q.sig.pause.Len()+q.sig.resume.Len()+q.sig.guide.Len()+
-				q.sig.withdraw.Len()+q.sig.poke.Len()+q.sig.progress.Len() > 0
+				q.sig.withdraw.Len()+q.sig.poke.Len()+q.sig.progress.Len()+q.sig.pullEnded.Len() > 0
 		})
 		if err != nil {
 			return
@@ -205,10 +212,34 @@ func (q *queue) drain(ctx workflow.Context) {
 			q.pending = append(q.pending, p)
 			p, got = contract.SessionProgress{}, true
 		}
+		var end contract.PullEnd
+		for q.sig.pullEnded.ReceiveAsync(&end) {
+			q.pullEnded(ctx, end)
+			end, got = contract.PullEnd{}, true
+		}
 		if !got {
 			return
 		}
 	}
+}
+
+// pullEnded takes the end of a followed pull request into the totals.
+func (q *queue) pullEnded(ctx workflow.Context, end contract.PullEnd) {
+	i := slices.Index(q.st.Following, end.Issue)
+	if i < 0 {
+		return // told twice
+	}
+	q.st.Following = slices.Delete(slices.Clone(q.st.Following), i, i+1)
+	r := end.Result
+	switch r.Reason {
+	case contract.ReasonMerged:
+		q.st.Totals.Merged++
+	case contract.ReasonClosed:
+		q.st.Totals.Closed++
+	}
+	q.st.Totals.CostUSD += r.CostUSD
+	q.st.Totals.Iterations += r.Iterations
+	q.event(ctx, end.Issue, fmt.Sprintf("#%d: pull request %s (%s); rounds: %d fix, %d review, %d update; %.4f USD", end.Issue, r.Reason, r.Message, r.FixRounds, r.ReviewRounds, r.UpdateRounds, r.CostUSD))
 }
 
 func (q *queue) withdraw(ctx workflow.Context, text string) {
@@ -253,7 +284,9 @@ func (q *queue) base() string {
 // spaced. A worker that dies mid-request is noticed that much later.
 const githubTimeout = 30 * time.Second
 
-func (q *queue) githubOptions(ctx workflow.Context, summary string) workflow.Context {
+// githubOptions are the options of a GitHub activity described by
+// summary.
+func githubOptions(ctx workflow.Context, summary string) workflow.Context {
 	timeout := githubTimeout
 	if strings.HasPrefix(summary, "look for") {
 		// Listing reads the events and permissions of every candidate.
@@ -295,7 +328,7 @@ func gitOptions(summary string) workflow.ActivityOptions {
 func (q *queue) run(ctx workflow.Context) (contract.QueueResult, error) {
 	if q.st.Preflight.DefaultBranch == "" {
 		q.setState(ctx, contract.StateStarting)
-		err := workflow.ExecuteActivity(q.githubOptions(ctx, "preflight: token and repository"), contract.ActivityPreflight, q.in.Settings.Repo).Get(ctx, &q.st.Preflight)
+		err := workflow.ExecuteActivity(githubOptions(ctx, "preflight: token and repository"), contract.ActivityPreflight, q.in.Settings.Repo).Get(ctx, &q.st.Preflight)
 		if err != nil {
 			return q.fail(ctx, "preflight", err)
 		}
@@ -326,7 +359,7 @@ func (q *queue) run(ctx workflow.Context) (contract.QueueResult, error) {
 		q.polls++
 		q.st.Poke = false
 		var pick contract.PickResult
-		err := workflow.ExecuteActivity(q.githubOptions(ctx, "look for ready issues"), contract.ActivityPickIssue,
+		err := workflow.ExecuteActivity(githubOptions(ctx, "look for ready issues"), contract.ActivityPickIssue,
 			contract.PickInput{Repo: s.Repo, Label: s.Label}).Get(ctx, &pick)
 		if err != nil {
 			if isPermanent(err) || isGitHubPermanent(err) {
@@ -345,22 +378,35 @@ func (q *queue) run(ctx workflow.Context) (contract.QueueResult, error) {
 			}
 			return q.continueAsNew(ctx)
 		}
-		if s.UntilIdle {
+		if s.UntilIdle && len(q.st.Following) == 0 {
 			return q.finish(ctx, contract.ReasonComplete, "no ready issue left")
 		}
 		next := workflow.Now(ctx).Add(s.PollInterval)
 		if q.status.State != contract.StateIdle {
-			q.event(ctx, 0, fmt.Sprintf("idle: no ready issue; looking again every %s (or on poke)", s.PollInterval))
+			q.event(ctx, 0, fmt.Sprintf("idle: no ready issue; looking again every %s (or on poke)%s", s.PollInterval, q.followingText()))
 		}
 		q.status.NextPollAt = next
 		q.setState(ctx, contract.StateIdle)
+		following := len(q.st.Following)
 		if _, err := workflow.AwaitWithTimeout(ctx, s.PollInterval, func() bool {
-			return q.st.Poke || q.st.Stop != "" || q.st.Paused
+			return q.st.Poke || q.st.Stop != "" || q.st.Paused || (s.UntilIdle && len(q.st.Following) < following)
 		}); err != nil {
 			return q.cancelled(ctx, err)
 		}
 		q.status.NextPollAt = time.Time{}
 	}
+}
+
+// followingText says which pull requests are followed, "" when none.
+func (q *queue) followingText() string {
+	if len(q.st.Following) == 0 {
+		return ""
+	}
+	var issues []string
+	for _, n := range q.st.Following {
+		issues = append(issues, "#"+strconv.Itoa(n))
+	}
+	return "; following the pull requests of " + strings.Join(issues, ", ")
 }
 
 // noteSkipped records the labelled issues the queue will not take. Each

@@ -254,3 +254,59 @@ func TestQueueSecretInPushFailsTheIssueNamingWhere(t *testing.T) {
 		})
 	}
 }
+
+// TestQueueFollowsThePullRequest starts the follower of the issue's pull
+// request after opening it and carries the issue as followed; the queue
+// goes on (continues as new) without waiting for it.
+func TestQueueFollowsThePullRequest(t *testing.T) {
+	env := newQueueEnv(t, completed, issue(5))
+	env.push = func(contract.PushInput) (contract.PushResult, error) {
+		return contract.PushResult{Commits: 2, Pushed: true, Head: "h1"}, nil
+	}
+	var follows []contract.FollowInput
+	var ids []string
+	env.OnWorkflow(workflows.PullRequest, mock.Anything, mock.Anything).Return(func(ctx workflow.Context, in contract.FollowInput) (contract.FollowResult, error) {
+		follows = append(follows, in)
+		ids = append(ids, workflow.GetInfo(ctx).WorkflowExecution.ID)
+		return contract.FollowResult{Reason: contract.ReasonMerged}, nil
+	})
+	in := queueInput()
+	in.Settings.Pull = contract.PullSettings{Follow: true, MaxFixRounds: 3, AutoMerge: true, MergeMethod: "squash"}
+	env.ExecuteWorkflow(workflows.IssueQueue, in)
+	next := carried(t, env)
+	require.Equal(t, []int{5}, next.CarryOver.Following)
+	require.Len(t, follows, 1)
+	f := follows[0]
+	require.Equal(t, contract.PullRequestID(f.Current.SessionID), ids[0])
+	require.Equal(t, 9, f.Pull.Number)
+	require.Equal(t, contract.WorktreeDir("/work/app", 5), f.Current.Worktree)
+	require.Equal(t, contract.WorktreeDir("/work/app", 5), f.Session.Workspace)
+	require.Equal(t, string(contract.ModeIssue), f.Session.Task.Mode)
+	require.Equal(t, "h1", f.CarryOver.LastPushed)
+	require.Equal(t, in.Settings.Pull, f.Settings)
+	require.NotEmpty(t, f.QueueID)
+}
+
+// TestQueueUntilIdleWaitsForFollowedPullRequests: with nothing ready but
+// a pull request followed, --until-idle waits for the follower's end.
+func TestQueueUntilIdleWaitsForFollowedPullRequests(t *testing.T) {
+	env := newQueueEnv(t, completed, contract.PickResult{})
+	in := queueInput()
+	in.Settings.UntilIdle = true
+	in.CarryOver = &contract.QueueCarryOver{Following: []int{5}, Preflight: contract.PreflightResult{DefaultBranch: "main"}}
+	var endedAt time.Time
+	env.RegisterDelayedCallback(func() {
+		endedAt = env.Now()
+		env.SignalWorkflow(contract.SignalPullEnded, contract.PullEnd{Issue: 5, Result: contract.FollowResult{
+			Reason: contract.ReasonMerged, Message: "merged by @carol", FixRounds: 1, CostUSD: 0.25, Iterations: 1}})
+	}, 30*time.Minute)
+	env.ExecuteWorkflow(workflows.IssueQueue, in)
+	require.True(t, env.IsWorkflowCompleted())
+	var res contract.QueueResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, contract.ReasonComplete, res.Reason)
+	require.Equal(t, 1, res.Totals.Merged)
+	require.InDelta(t, 0.25, res.Totals.CostUSD, 1e-9)
+	require.False(t, endedAt.IsZero())
+	require.GreaterOrEqual(t, len(env.pickedAt), 1)
+}

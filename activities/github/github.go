@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gh "github.com/google/go-github/v62/github"
@@ -85,6 +86,12 @@ type Activities struct {
 	// HTTPClient is the transport; nil means a client with a 20 s
 	// timeout.
 	HTTPClient *http.Client
+	// Redact removes the worker's secret values from text that GitHub
+	// gave and a prompt will carry (the output of failed checks); nil
+	// removes none. It is the String of the worker's redactor: the
+	// interceptor redacts results too, but only after a text was cut to
+	// its limit, and a cut can leave part of a value.
+	Redact func(string) string
 
 	mu        sync.Mutex
 	lastWrite time.Time
@@ -98,7 +105,26 @@ type client struct {
 	// github.token-file.
 	tokenFrom string
 	a         *Activities
+	// http is the client without the token, for what GitHub links to
+	// elsewhere (a job's log); both count their requests in sent.
+	http *http.Client
+	sent *counter
 }
+
+// counter is a transport that counts the requests it sends.
+type counter struct {
+	next http.RoundTripper
+	n    atomic.Int64
+}
+
+// RoundTrip counts r and sends it.
+func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.next.RoundTrip(r)
+}
+
+// requests is how many HTTP requests c sent.
+func (c *client) requests() int { return int(c.sent.n.Load()) }
 
 func (a *Activities) client(repo contract.Repo) (*client, error) {
 	getenv := a.Getenv
@@ -114,10 +140,16 @@ func (a *Activities) client(repo contract.Repo) (*client, error) {
 		return nil, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("no GitHub token: set %s in the worker's environment, or give the worker a file holding it (--github-token-file)", hint), contract.ErrTypeGitHubNoToken, nil)
 	}
-	hc := a.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Timeout: 20 * time.Second}
+	hc := &http.Client{Timeout: 20 * time.Second}
+	if a.HTTPClient != nil {
+		copied := *a.HTTPClient
+		hc = &copied
 	}
+	sent := &counter{next: hc.Transport}
+	if sent.next == nil {
+		sent.next = http.DefaultTransport
+	}
+	hc.Transport = sent
 	c := gh.NewClient(hc).WithAuthToken(token)
 	if api := repo.APIURL; api != "" && api != DefaultAPIURL {
 		u, err := url.Parse(strings.TrimSuffix(api, "/") + "/")
@@ -127,7 +159,7 @@ func (a *Activities) client(repo contract.Repo) (*client, error) {
 		}
 		c.BaseURL, c.UploadURL = u, u
 	}
-	return &client{Client: c, repo: repo, tokenFrom: from, a: a}, nil
+	return &client{Client: c, repo: repo, tokenFrom: from, a: a, http: hc, sent: sent}, nil
 }
 
 // write waits until the next write is allowed.

@@ -263,7 +263,13 @@ var htmlComment = regexp.MustCompile(`(?s)<!--.*?(-->|$)`)
 // control characters (Unicode category Cf, such as zero-width spaces and
 // RLO, and control characters other than newline and tab).
 func Clean(s string) string {
-	s = htmlComment.ReplaceAllString(s, "")
+	return visible(htmlComment.ReplaceAllString(s, ""))
+}
+
+// visible removes invisible, formatting and bidirectional-control
+// characters (Unicode category Cf), control characters other than
+// newline and tab, and the bytes of invalid UTF-8.
+func visible(s string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
 		case r == '\n' || r == '\t':

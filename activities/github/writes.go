@@ -66,7 +66,10 @@ func (a *Activities) Comment(ctx context.Context, in contract.CommentInput) (int
 	if err != nil {
 		return 0, err
 	}
-	marker := contract.Marker(in.Number)
+	marker := in.Marker
+	if marker == "" {
+		marker = contract.Marker(in.Number)
+	}
 	body := marker + "\n" + strings.TrimSpace(in.Body)
 	existing, err := c.findComment(ctx, in.Number, marker)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-ralph/ralph/contract"
@@ -29,12 +30,24 @@ func (s *stopCommand) flags(f *pflag.FlagSet) {
 
 func (s *stopCommand) run(cctx *commandContext, args []string) error {
 	return cctx.withTarget(s.cmd, s.queue, args, func(conn *connection, id string) error {
-		if err := conn.client.SignalWorkflow(cctx, id, "", contract.SignalStop, contract.StopSignal{Reason: s.reason}); err != nil {
+		stop := contract.StopSignal{Reason: s.reason}
+		err := conn.client.SignalWorkflow(cctx, id, "", contract.SignalStop, stop)
+		if _, ok := errors.AsType[*serviceerror.NotFound](err); ok && !isPullID(id) {
+			// An issue's session that has ended: stop following its pull
+			// request, if that runs.
+			if conn.client.SignalWorkflow(cctx, contract.PullRequestID(id), "", contract.SignalStop, stop) == nil {
+				id, err = contract.PullRequestID(id), nil
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("stop session %s: %w", id, err)
 		}
 		what := "iteration"
-		if isQueueID(id) {
+		switch {
+		case isQueueID(id):
 			what = "issue"
+		case isPullID(id):
+			what = "round, if one runs, and no longer follows the pull request"
 		}
 		fmt.Fprintf(cctx.stdout, "Stop requested for %s: it ends after the current %s.\n", id, what)
 		return nil

@@ -20,7 +20,8 @@ import (
 
 // workflowDoc is what every document says of its workflow execution.
 type workflowDoc struct {
-	// Kind is "session" (an issue's session too) or "queue".
+	// Kind is "session" (an issue's session and its rounds too), "queue"
+	// or "pull" (the follower of an issue's pull request).
 	Kind       string `json:"kind"`
 	WorkflowID string `json:"workflow_id"`
 	RunID      string `json:"run_id"`
@@ -32,8 +33,11 @@ type workflowDoc struct {
 // newWorkflowDoc is what info says of a workflow execution.
 func newWorkflowDoc(info *workflowpb.WorkflowExecutionInfo) workflowDoc {
 	kind := "session"
-	if info.GetType().GetName() == contract.WorkflowIssueQueue {
+	switch info.GetType().GetName() {
+	case contract.WorkflowIssueQueue:
 		kind = "queue"
+	case contract.WorkflowPullRequest:
+		kind = "pull"
 	}
 	return workflowDoc{
 		Kind:            kind,
@@ -71,6 +75,7 @@ type statusDoc[S, R any] struct {
 type (
 	sessionStatusDoc = statusDoc[contract.Status, contract.SessionResult]
 	queueStatusDoc   = statusDoc[contract.QueueStatus, contract.QueueResult]
+	pullStatusDoc    = statusDoc[contract.FollowStatus, contract.FollowResult]
 )
 
 // iterationDoc is the running iteration of a session: its attempt,

@@ -27,13 +27,13 @@ type listCommand struct {
 }
 
 func (s *listCommand) flags(f *pflag.FlagSet) {
-	f.StringVar(&s.status, "status", "", "only those in this state (starting, running, waiting_for_agent_slot, host_offline, paused, rate_limited, awaiting_human, completed, stopped, limited, failed; queues: idle, working)")
+	f.StringVar(&s.status, "status", "", "only those in this state (starting, running, waiting_for_agent_slot, host_offline, paused, rate_limited, awaiting_human, completed, stopped, limited, failed; queues: idle, working; pull request followers: waiting_for_checks, waiting_for_review, fixing_ci, addressing_review, updating_branch, merging, waiting_for_merge, finished)")
 	f.IntVar(&s.limit, "limit", 50, "at most this many sessions")
 	s.output.add(f, "one object a line")
 }
 
 func (s *listCommand) run(cctx *commandContext, _ []string) error {
-	query := "(WorkflowType = 'Session' OR WorkflowType = 'IssueQueue')"
+	query := "(WorkflowType = 'Session' OR WorkflowType = 'IssueQueue' OR WorkflowType = 'PullRequest')"
 	if s.status != "" {
 		var names []string
 		for _, st := range contract.States() {
@@ -102,6 +102,9 @@ func printList(out io.Writer, docs []listDoc) error {
 		kind := d.Kind
 		if d.Issue > 0 {
 			kind = fmt.Sprintf("issue #%d", d.Issue)
+			if d.Kind == "pull" {
+				kind += " pull request"
+			}
 		}
 		state := stateText(contract.State(orDash(d.State)), "")
 		if d.LivenessNote != "" {

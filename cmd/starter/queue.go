@@ -86,6 +86,7 @@ func queueInput(ctx context.Context, cfg config.Config, dir string) (contract.Qu
 			MaxCostUSD:   cfg.Queue.MaxCostUSD,
 			BaseBranch:   cfg.Queue.BaseBranch,
 			Draft:        cfg.Queue.Draft,
+			Pull:         cfg.Queue.PullSettings(),
 		},
 		Session: sess,
 	}, nil

@@ -36,6 +36,9 @@ func (s *statusCommand) run(cctx *commandContext, args []string) error {
 		if isQueueID(id) {
 			return s.queueStatus(cctx, conn, id)
 		}
+		if isPullID(id) {
+			return s.pullStatus(cctx, conn, id)
+		}
 		return s.sessionStatus(cctx, conn, id, args)
 	})
 }
@@ -87,6 +90,64 @@ func (s *statusCommand) queueStatus(cctx *commandContext, conn *connection, id s
 		fmt.Fprintf(out, "Reason     %s (%s)\nTotals     %d done, %d failed, %d skipped, $%.4f\n",
 			res.Reason, res.Message, res.Totals.Done, res.Totals.Failed, res.Totals.Skipped, res.Totals.CostUSD)
 	})
+}
+
+// pullStatus prints what the follower of an issue's pull request knows,
+// or how it ended.
+func (s *statusCommand) pullStatus(cctx *commandContext, conn *connection, id string) error {
+	desc, err := conn.client.DescribeWorkflowExecution(cctx, id, "")
+	if err != nil {
+		return fmt.Errorf("pull request follower %s: %w", id, err)
+	}
+	doc := pullStatusDoc{workflowDoc: newWorkflowDoc(desc.GetWorkflowExecutionInfo()), UIURL: conn.lastingURL(id)}
+	out := cctx.stdout
+	return show(cctx, conn, s.output, &doc, desc, func(st contract.FollowStatus) {
+		printPullStatus(out, st, doc.ExecutionStatus, doc.UIURL)
+	}, func(res contract.FollowResult) {
+		fmt.Fprintf(out, "Reason     %s (%s)\nRounds     %d fix, %d review, %d update; %d iterations, $%.4f\n",
+			res.Reason, res.Message, res.FixRounds, res.ReviewRounds, res.UpdateRounds, res.Iterations, res.CostUSD)
+	})
+}
+
+// isPullID reports whether id is the follower of an issue's pull request.
+func isPullID(id string) bool { return strings.HasSuffix(id, "/pr") }
+
+func printPullStatus(out io.Writer, st contract.FollowStatus, execStatus, url string) {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...)) }
+	row("Pull", "#%d of %s#%d %s", st.Pull, st.Repo, st.Issue, st.PullURL)
+	state := string(st.State)
+	if st.Reason != "" {
+		state += " (" + string(st.Reason) + ")"
+	}
+	row("State", "%s; execution %s", state, execStatus)
+	if st.Waiting != "" {
+		row("Waiting", "%s", st.Waiting)
+	}
+	if st.Message != "" {
+		row("Message", "%s", st.Message)
+	}
+	if st.Head != "" {
+		c := st.Checks
+		row("Head", "%s: %d checks, %d passed, %d failed, %d pending", contract.ShortSHA(st.Head), c.Total, c.Passed, len(c.Failed), len(c.Pending))
+	}
+	row("Rounds", "%d fix, %d review, %d update; %d iterations, $%.4f; %d GitHub requests", st.FixRounds, st.ReviewRounds, st.UpdateRounds, st.Iterations, st.CostUSD, st.Requests)
+	if url != "" {
+		row("UI", "%s", url)
+	}
+	tw.Flush()
+	if len(st.Ignored) > 0 {
+		fmt.Fprintln(out, "\nIgnored comments (they reach no prompt):")
+		for _, ig := range st.Ignored {
+			fmt.Fprintf(out, "  %s %d by @%s: %s\n", contract.FeedbackNoun(ig.Kind), ig.ID, ig.Author, ig.Why)
+		}
+	}
+	if len(st.Events) > 0 {
+		fmt.Fprintln(out, "\nStory:")
+		for _, e := range st.Events {
+			fmt.Fprintf(out, "  %s %s\n", e.At.Local().Format(time.DateTime), e.Text)
+		}
+	}
 }
 
 // show asks the workflow of desc its status (fill) and prints doc as -o
@@ -352,6 +413,17 @@ func printQueueStatus(out io.Writer, st contract.QueueStatus, execStatus, url st
 	row("Issues", "labelled %q, pull requests to %s", st.Label, st.BaseBranch)
 	t := st.Totals
 	row("Totals", "%d done, %d failed, %d skipped; %d iterations, $%.4f", t.Done, t.Failed, t.Skipped, t.Iterations, t.CostUSD)
+	if len(st.Followers) > 0 || t.Merged+t.Closed > 0 {
+		following := "none"
+		if len(st.Followers) > 0 {
+			var ids []string
+			for _, f := range st.Followers {
+				ids = append(ids, fmt.Sprintf("#%d (starter status %s)", f.Issue, f.WorkflowID))
+			}
+			following = strings.Join(ids, ", ")
+		}
+		row("Pull requests", "%d merged, %d closed; following %s", t.Merged, t.Closed, following)
+	}
 	row("Limits", "%s", queueLimits(st.Settings))
 	if !st.NextPollAt.IsZero() {
 		row("Next poll", "%s (starter poke %s looks now)", st.NextPollAt.Local().Format(time.DateTime), st.QueueID)

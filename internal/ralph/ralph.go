@@ -171,9 +171,13 @@ func NewWorker(c client.Client, opts WorkerOptions, agent *activities.Agent, gh 
 		agent.Observe = m.ObserveIteration
 		m.WatchAgents(agent.Slots)
 	}
+	red := redact.New(append(os.Environ(), agent.Env...), agent.Secrets...)
+	// What checks printed is redacted before it is cut to size, so that
+	// no cut leaves part of a secret.
+	gh.Redact = red.String
 	base := worker.Options{
 		Interceptors: []interceptor.WorkerInterceptor{
-			&redactor{r: redact.New(append(os.Environ(), agent.Env...), agent.Secrets...)},
+			&redactor{r: red},
 		},
 		// Let an iteration that is being cancelled kill its agent and
 		// report before the worker exits.
@@ -187,6 +191,7 @@ func NewWorker(c client.Client, opts WorkerOptions, agent *activities.Agent, gh 
 	shared := worker.New(c, opts.TaskQueue, base)
 	shared.RegisterWorkflow(workflows.Session)
 	shared.RegisterWorkflow(workflows.IssueQueue)
+	shared.RegisterWorkflow(workflows.PullRequest)
 	shared.RegisterWorkflow(workflows.AgentPreflight)
 	shared.RegisterActivity(agent)
 	shared.RegisterActivity(gh)
@@ -317,6 +322,7 @@ func NewWorkflowWorker(c client.Client, taskQueue string) worker.Worker {
 	w := worker.New(c, taskQueue, worker.Options{LocalActivityWorkerOnly: true})
 	w.RegisterWorkflow(workflows.Session)
 	w.RegisterWorkflow(workflows.IssueQueue)
+	w.RegisterWorkflow(workflows.PullRequest)
 	return w
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,6 +54,12 @@ func (a *invocation) autoIssue() (work, error) {
 		return w, fmt.Errorf("auto: %w", err)
 	}
 	title := strings.TrimSpace(strings.TrimPrefix(strings.SplitN(string(issue), "\n", 2)[0], "#"))
+	if round, err := readOptional(filepath.Join(a.workspace, ".ralph", "feedback.md")); err != nil || round != "" {
+		if err != nil {
+			return w, fmt.Errorf("auto: %w", err)
+		}
+		return a.autoRound(round)
+	}
 	if _, err := os.Stat(filepath.Join(a.workspace, "ISSUE-WORK.md")); err == nil {
 		w.done = true
 		w.summary = "ISSUE-WORK.md covers the issue; it is resolved."
@@ -66,6 +73,32 @@ func (a *invocation) autoIssue() (work, error) {
 	}
 	w.actions = append(w.actions, action{commit: "Resolve: " + title})
 	w.summary = "Wrote ISSUE-WORK.md for: " + title
+	return w, nil
+}
+
+// autoRound answers a pull request's round (.ralph/feedback.md) in two
+// steps: the first writes FIXED and records the round in ROUNDS.md (by a
+// hash of its task, with its title), the second finds it there and claims
+// completion.
+func (a *invocation) autoRound(round string) (work, error) {
+	w := work{mode: "issue"}
+	key := fmt.Sprintf("%x", sha256.Sum256([]byte(round)))[:12]
+	rounds, err := readOptional(filepath.Join(a.workspace, "ROUNDS.md"))
+	if err != nil {
+		return w, fmt.Errorf("auto: %w", err)
+	}
+	if strings.Contains(rounds, key) {
+		w.done = true
+		w.summary = "ROUNDS.md records this round; what the pull request needed is done."
+		return w, nil
+	}
+	heading := strings.TrimSpace(strings.TrimPrefix(strings.SplitN(round, "\n", 2)[0], "#"))
+	w.intro = "I'll do what the pull request needs."
+	w.actions = append(w.actions,
+		action{path: "FIXED", content: "fixed\n"},
+		action{path: "ROUNDS.md", content: rounds + "- " + key + " " + heading + "\n"},
+		action{commit: "Address: " + heading})
+	w.summary = "Addressed: " + heading
 	return w, nil
 }
 

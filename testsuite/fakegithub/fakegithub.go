@@ -4,7 +4,10 @@
 // It fakes the parts of the API an issue queue uses: the authenticated user,
 // the repository, issues (list, get, create, edit, lock), issue labels and
 // their labeled/unlabeled events, issue comments, repository labels,
-// collaborator permission levels and pull requests. It speaks the real wire
+// collaborator permission levels and pull requests, and the life of a pull
+// request after it is opened: the check runs and commit statuses of its
+// head (and the Actions logs of its jobs), its reviews, review comments and
+// review requests, its mergeability and its merge. It speaks the real wire
 // format: JSON field names and shapes, status codes, error bodies
 // ({"message", "errors", "documentation_url"}), Link pagination headers and
 // X-RateLimit-* headers are those of api.github.com, so an unmodified
@@ -14,6 +17,13 @@
 //
 // Tests seed state with AddIssue, AddLabel and AddComment, inspect it with
 // Issue, Pulls and Requests, and inject faults with Fail.
+//
+// A pull request's head and base are commits of a real git repository
+// when the test gives one with SetRemote. Its checks come from
+// SetCheckRun, SetStatus or a scripted CI (SetCI), its reviews from
+// AddReview and AddReviewComment; its mergeable_state follows the rules
+// documented at Server.RequireReviews; MergeByHuman and ClosePull end it
+// as a person would.
 package fakegithub
 
 import (
@@ -58,6 +68,15 @@ type Server struct {
 	rateLeft  int
 	rateReset time.Time
 	requestN  int
+
+	remote         string // the bare repository of SetRemote
+	ci             func(sha string) []CheckRun
+	ciRan          map[string]chan struct{} // closed once the CI of the SHA has run
+	runs           map[string][]*checkRun   // by head SHA, in creation order
+	runsByID       map[int64]*checkRun
+	statuses       map[string][]*status // by SHA, oldest first
+	requireReviews bool
+	requireChecks  bool
 }
 
 type issue struct {
@@ -84,6 +103,18 @@ type pull struct {
 	headOwner, head, base string
 	draft                 bool
 	edits                 int
+
+	conflict       *bool    // SetConflict's override
+	requested      []string // the requested reviewers who have not reviewed since
+	requests       []string // every review request, in order
+	reviews        []*review
+	reviewComments []*reviewComment
+
+	merged                 bool
+	mergedAt               time.Time
+	mergedBy, mergeMethod  string
+	mergeCommit            string
+	mergedHead, mergedBase string // the SHAs of head and base when merged
 }
 
 type comment struct {
@@ -97,6 +128,7 @@ type comment struct {
 type event struct {
 	id                 int64
 	event, actor       string
+	commit             string // of a "merged" event
 	label, labelColor  string
 	assignee           string
 	lockReason         string
@@ -192,6 +224,14 @@ type Pull struct {
 	Author          string
 	// Edits counts the PATCHes of the pull request.
 	Edits int
+	// Merged tells whether it was merged, when (MergedAt), by whom
+	// (MergedBy), by which method ("merge", "squash" or "rebase") and
+	// into which commit of the base (MergeCommitSHA).
+	Merged         bool
+	MergedAt       time.Time
+	MergedBy       string
+	MergeMethod    string
+	MergeCommitSHA string
 }
 
 // Request is one request the server answered.
@@ -224,6 +264,10 @@ func New(owner, name, token, botLogin string) *Server {
 		push:      true,
 		hasIssues: true,
 		comments:  map[int64]*comment{},
+		ciRan:     map[string]chan struct{}{},
+		runs:      map[string][]*checkRun{},
+		runsByID:  map[int64]*checkRun{},
+		statuses:  map[string][]*status{},
 		nextID:    1_000_000_000,
 		seedBase:  now.Add(-7 * 24 * time.Hour).Truncate(time.Minute),
 		rateLeft:  rateLimit,
@@ -407,27 +451,54 @@ func (s *Server) Issues() []Issue {
 
 // Pulls returns copies of all pull requests, by number.
 func (s *Server) Pulls() []Pull {
+	return s.pulls(func(*issue) bool { return true })
+}
+
+// MergedPulls returns copies of the merged pull requests, by number.
+func (s *Server) MergedPulls() []Pull {
+	return s.pulls(func(is *issue) bool { return is.pull.merged })
+}
+
+// Pull returns a copy of pull request number. It panics if there is no
+// such pull request.
+func (s *Server) Pull(number int) Pull {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return pullSnapshot(s.mustPull(number))
+}
+
+// pulls returns copies of the pull requests that keep selects, by number.
+func (s *Server) pulls(keep func(*issue) bool) []Pull {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Pull
 	for _, is := range s.issues {
-		if is.pull == nil {
-			continue
+		if is.pull != nil && keep(is) {
+			out = append(out, pullSnapshot(is))
 		}
-		out = append(out, Pull{
-			Number:    is.number,
-			Title:     is.title,
-			Body:      is.body,
-			Head:      is.pull.head,
-			HeadLabel: is.pull.headOwner + ":" + is.pull.head,
-			Base:      is.pull.base,
-			State:     is.state,
-			Draft:     is.pull.draft,
-			Author:    is.author,
-			Edits:     is.pull.edits,
-		})
 	}
 	return out
+}
+
+func pullSnapshot(is *issue) Pull {
+	p := is.pull
+	return Pull{
+		Number:         is.number,
+		Title:          is.title,
+		Body:           is.body,
+		Head:           p.head,
+		HeadLabel:      p.headOwner + ":" + p.head,
+		Base:           p.base,
+		State:          is.state,
+		Draft:          p.draft,
+		Author:         is.author,
+		Edits:          p.edits,
+		Merged:         p.merged,
+		MergedAt:       p.mergedAt,
+		MergedBy:       p.mergedBy,
+		MergeMethod:    p.mergeMethod,
+		MergeCommitSHA: p.mergeCommit,
+	}
 }
 
 // Labels returns the names of the repository's labels, in creation order.

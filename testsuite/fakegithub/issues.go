@@ -60,11 +60,19 @@ func parseSince(r *http.Request) (time.Time, bool) {
 	return t, err == nil
 }
 
-// paginated answers one page of list with GitHub's Link header: per_page
-// (default 30, at most 100) and page (from 1) query parameters; rel="prev",
-// "next", "last" and "first" links as GitHub sends them, none when everything
-// fits on the first page.
+// paginated answers one page of list with GitHub's Link header (see page).
 func (s *Server) paginated(r *http.Request, list []any) *reply {
+	items, header := s.page(r, list)
+	rep := jsonReply(http.StatusOK, items)
+	rep.header = header
+	return rep
+}
+
+// page is the page of list that r asks for, and the headers that go with
+// it: per_page (default 30, at most 100) and page (from 1) query
+// parameters; a Link header with rel="prev", "next", "last" and "first"
+// links as GitHub sends them, none when everything fits on the first page.
+func (s *Server) page(r *http.Request, list []any) ([]any, map[string]string) {
 	q := r.URL.Query()
 	per := 30
 	if v, err := strconv.Atoi(q.Get("per_page")); err == nil && v > 0 {
@@ -94,11 +102,10 @@ func (s *Server) paginated(r *http.Request, list []any) *reply {
 	if page > 1 {
 		links = append(links, link(1, "first"))
 	}
-	rep := jsonReply(http.StatusOK, list[lo:hi])
-	if len(links) > 0 {
-		rep.header = map[string]string{"Link": strings.Join(links, ", ")}
+	if len(links) == 0 {
+		return list[lo:hi], nil
 	}
-	return rep
+	return list[lo:hi], map[string]string{"Link": strings.Join(links, ", ")}
 }
 
 // listIssues is GET /repos/{o}/{r}/issues: state, labels, creator, assignee,

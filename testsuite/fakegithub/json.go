@@ -208,7 +208,7 @@ func (s *Server) issueJSON(is *issue) map[string]any {
 			"html_url":  s.htmlURL("pull/%d", is.number),
 			"diff_url":  s.htmlURL("pull/%d.diff", is.number),
 			"patch_url": s.htmlURL("pull/%d.patch", is.number),
-			"merged_at": nil,
+			"merged_at": ts(is.pull.mergedAt),
 		}
 	}
 	return out
@@ -242,6 +242,10 @@ func (s *Server) eventJSON(e *event) map[string]any {
 		"created_at":               ts(e.created),
 		"performed_via_github_app": nil,
 	}
+	if e.commit != "" {
+		out["commit_id"] = e.commit
+		out["commit_url"] = s.apiURL("commits/%s", e.commit)
+	}
 	switch e.event {
 	case "labeled", "unlabeled":
 		out["label"] = map[string]any{"name": e.label, "color": e.labelColor}
@@ -265,8 +269,17 @@ func sha(s string) string {
 	return hex.EncodeToString(h[:])
 }
 
+// pullJSON is the pull request is, with its heads read and its mergeable
+// state computed now: it may release s.mu while a scripted CI runs (see
+// runCI).
 func (s *Server) pullJSON(is *issue) map[string]any {
 	p := is.pull
+	head, base := s.headSHA(is), s.baseSHA(is)
+	mergeable, mergeableState := s.mergeability(is, head, base)
+	var mergeCommit any
+	if p.merged {
+		mergeCommit = p.mergeCommit
+	}
 	repo := s.repoJSON(false)
 	headRepo := any(repo)
 	if !strings.EqualFold(p.headOwner, s.owner) {
@@ -284,7 +297,7 @@ func (s *Server) pullJSON(is *issue) map[string]any {
 		"commits_url":           s.apiURL("pulls/%d/commits", is.number),
 		"review_comments_url":   s.apiURL("pulls/%d/comments", is.number),
 		"comments_url":          s.apiURL("issues/%d/comments", is.number),
-		"statuses_url":          s.apiURL("statuses/%s", sha(p.headOwner+":"+p.head)),
+		"statuses_url":          s.apiURL("statuses/%s", head),
 		"number":                is.number,
 		"state":                 is.state,
 		"locked":                is.locked,
@@ -297,24 +310,24 @@ func (s *Server) pullJSON(is *issue) map[string]any {
 		"created_at":            ts(is.created),
 		"updated_at":            ts(is.updated),
 		"closed_at":             ts(is.closed),
-		"merged_at":             nil,
-		"merge_commit_sha":      nil,
+		"merged_at":             ts(p.mergedAt),
+		"merge_commit_sha":      mergeCommit,
 		"assignee":              issueJSON["assignee"],
 		"assignees":             issueJSON["assignees"],
-		"requested_reviewers":   []any{},
+		"requested_reviewers":   s.requestedJSON(is),
 		"requested_teams":       []any{},
-		"head":                  s.branchJSON(p.headOwner, p.head, headRepo),
-		"base":                  s.branchJSON(s.owner, p.base, repo),
+		"head":                  s.branchJSON(p.headOwner, p.head, head, headRepo),
+		"base":                  s.branchJSON(s.owner, p.base, base, repo),
 		"author_association":    s.association(is.author),
 		"auto_merge":            nil,
 		"draft":                 p.draft,
-		"merged":                false,
-		"mergeable":             nil,
-		"rebaseable":            nil,
-		"mergeable_state":       "unknown",
-		"merged_by":             nil,
+		"merged":                p.merged,
+		"mergeable":             mergeable,
+		"rebaseable":            mergeable,
+		"mergeable_state":       mergeableState,
+		"merged_by":             s.userOrNil(p.mergedBy),
 		"comments":              len(is.comments),
-		"review_comments":       0,
+		"review_comments":       len(p.reviewComments),
 		"maintainer_can_modify": false,
 		"commits":               1,
 		"additions":             1,
@@ -325,12 +338,12 @@ func (s *Server) pullJSON(is *issue) map[string]any {
 }
 
 // branchJSON is the head or base of a pull request: branch ref of owner's
-// repository repo.
-func (s *Server) branchJSON(owner, ref string, repo any) map[string]any {
+// repository repo, at commit.
+func (s *Server) branchJSON(owner, ref, commit string, repo any) map[string]any {
 	return map[string]any{
 		"label": owner + ":" + ref,
 		"ref":   ref,
-		"sha":   sha(owner + ":" + ref),
+		"sha":   commit,
 		"user":  s.user(owner),
 		"repo":  repo,
 	}
@@ -343,4 +356,186 @@ func containsFold(list []string, v string) bool {
 		}
 	}
 	return false
+}
+
+func (s *Server) requestedJSON(is *issue) []any {
+	out := make([]any, 0, len(is.pull.requested))
+	for _, login := range is.pull.requested {
+		out = append(out, s.user(login))
+	}
+	return out
+}
+
+func nilIfEmpty(v string) any {
+	if v == "" {
+		return nil
+	}
+	return v
+}
+
+// pullsAt are the pull_requests of a check run on commit sha: the open
+// pull requests whose head it is, in the short form GitHub gives them.
+func (s *Server) pullsAt(sha string) []any {
+	out := []any{}
+	for _, is := range s.issues {
+		if is.pull == nil || is.state != "open" || !strings.EqualFold(is.pull.headOwner, s.owner) {
+			continue
+		}
+		head := s.headSHA(is)
+		if head != sha {
+			continue
+		}
+		repo := map[string]any{"id": userID(s.owner+"/"+s.name) + 500_000_000, "url": s.URL() + "repos/" + s.owner + "/" + s.name, "name": s.name}
+		out = append(out, map[string]any{
+			"url":    s.apiURL("pulls/%d", is.number),
+			"id":     is.id + 1_000_000_000,
+			"number": is.number,
+			"head":   map[string]any{"ref": is.pull.head, "sha": head, "repo": repo},
+			"base":   map[string]any{"ref": is.pull.base, "sha": s.baseSHA(is), "repo": repo},
+		})
+	}
+	return out
+}
+
+// appJSON is the GitHub App of slug; github-actions is GitHub's own.
+func (s *Server) appJSON(slug string) map[string]any {
+	id, name, owner := userID("app:"+slug), slug, s.user(s.owner)
+	if slug == actionsApp {
+		id, name, owner = 15368, "GitHub Actions", s.user("github")
+		owner["type"] = "Organization"
+	}
+	return map[string]any{
+		"id":           id,
+		"slug":         slug,
+		"node_id":      fmt.Sprintf("A_fake%d", id),
+		"owner":        owner,
+		"name":         name,
+		"description":  "",
+		"external_url": s.URL() + "apps/" + slug,
+		"html_url":     s.URL() + "apps/" + slug,
+		"created_at":   ts(s.seedBase),
+		"updated_at":   ts(s.seedBase),
+		"permissions":  map[string]any{"checks": "write", "metadata": "read", "statuses": "write"},
+		"events":       []any{},
+	}
+}
+
+// checkRunJSON is check run cr of the open pull requests pulls (see
+// pullsAt). An Actions run links to its job, whose ID is the run's.
+func (s *Server) checkRunJSON(cr *checkRun, pulls []any) map[string]any {
+	suite := userID("suite:"+cr.sha+":"+cr.run.App) + 3_000_000_000
+	html := s.htmlURL("runs/%d", cr.id)
+	if cr.run.App == actionsApp {
+		html = s.htmlURL("actions/runs/%d/job/%d", suite, cr.id)
+	}
+	return map[string]any{
+		"id":           cr.id,
+		"head_sha":     cr.sha,
+		"node_id":      fmt.Sprintf("CR_fake%d", cr.id),
+		"external_id":  "",
+		"url":          s.apiURL("check-runs/%d", cr.id),
+		"html_url":     html,
+		"details_url":  html,
+		"status":       cr.run.Status,
+		"conclusion":   nilIfEmpty(cr.run.Conclusion),
+		"started_at":   ts(cr.started),
+		"completed_at": ts(cr.completed),
+		"output": map[string]any{
+			"title":             nilIfEmpty(cr.run.Title),
+			"summary":           nilIfEmpty(cr.run.Summary),
+			"text":              nilIfEmpty(cr.run.Text),
+			"annotations_count": 0,
+			"annotations_url":   s.apiURL("check-runs/%d/annotations", cr.id),
+		},
+		"name":          cr.run.Name,
+		"check_suite":   map[string]any{"id": suite},
+		"app":           s.appJSON(cr.run.App),
+		"pull_requests": pulls,
+	}
+}
+
+// statusJSON is commit status st of commit sha.
+func (s *Server) statusJSON(sha string, st *status) map[string]any {
+	creator := s.user(s.owner)
+	return map[string]any{
+		"url":         s.apiURL("statuses/%s", sha),
+		"avatar_url":  creator["avatar_url"],
+		"id":          st.id,
+		"node_id":     fmt.Sprintf("SC_fake%d", st.id),
+		"state":       st.state,
+		"description": nilIfEmpty(st.description),
+		"target_url":  nil,
+		"context":     st.context,
+		"created_at":  ts(st.created),
+		"updated_at":  ts(st.created),
+		"creator":     creator,
+	}
+}
+
+func (s *Server) reviewJSON(is *issue, r *review) map[string]any {
+	html := s.htmlURL("pull/%d#pullrequestreview-%d", is.number, r.id)
+	pr := s.apiURL("pulls/%d", is.number)
+	return map[string]any{
+		"id":                 r.id,
+		"node_id":            fmt.Sprintf("PRR_fake%d", r.id),
+		"user":               s.user(r.author),
+		"body":               r.body,
+		"state":              r.state,
+		"html_url":           html,
+		"pull_request_url":   pr,
+		"author_association": s.association(r.author),
+		"_links": map[string]any{
+			"html":         map[string]any{"href": html},
+			"pull_request": map[string]any{"href": pr},
+		},
+		"submitted_at": ts(r.submitted),
+		"commit_id":    r.commit,
+	}
+}
+
+// reviewCommentJSON is review comment rc; in_reply_to_id is only in a
+// reply, as on GitHub.
+func (s *Server) reviewCommentJSON(rc *reviewComment) map[string]any {
+	self := s.apiURL("pulls/comments/%d", rc.id)
+	html := s.htmlURL("pull/%d#discussion_r%d", rc.number, rc.id)
+	pr := s.apiURL("pulls/%d", rc.number)
+	out := map[string]any{
+		"url":                    self,
+		"pull_request_review_id": rc.review,
+		"id":                     rc.id,
+		"node_id":                fmt.Sprintf("PRRC_fake%d", rc.id),
+		"diff_hunk":              rc.hunk,
+		"path":                   rc.path,
+		"position":               rc.position,
+		"original_position":      rc.position,
+		"commit_id":              rc.commit,
+		"original_commit_id":     rc.commit,
+		"user":                   s.user(rc.author),
+		"body":                   rc.body,
+		"created_at":             ts(rc.created),
+		"updated_at":             ts(rc.created),
+		"html_url":               html,
+		"pull_request_url":       pr,
+		"author_association":     s.association(rc.author),
+		"_links": map[string]any{
+			"self":         map[string]any{"href": self},
+			"html":         map[string]any{"href": html},
+			"pull_request": map[string]any{"href": pr},
+		},
+		"reactions": map[string]any{
+			"url": s.apiURL("pulls/comments/%d/reactions", rc.id), "total_count": 0,
+			"+1": 0, "-1": 0, "laugh": 0, "hooray": 0, "confused": 0, "heart": 0, "rocket": 0, "eyes": 0,
+		},
+		"start_line":          nil,
+		"original_start_line": nil,
+		"start_side":          nil,
+		"line":                rc.line,
+		"original_line":       rc.line,
+		"side":                "RIGHT",
+		"subject_type":        "line",
+	}
+	if rc.inReplyTo != 0 {
+		out["in_reply_to_id"] = rc.inReplyTo
+	}
+	return out
 }

@@ -86,8 +86,8 @@ func (s *Server) editPull(c *call) *reply {
 	if rep := decode(c.body, &in); rep != nil {
 		return rep
 	}
-	if in.State != nil && *in.State != "open" && *in.State != "closed" {
-		return invalid("PullRequest", "state")
+	if in.State != nil && ((*in.State != "open" && *in.State != "closed") || (*in.State == "open" && is.pull.merged)) {
+		return invalid("PullRequest", "state") // a merged pull request cannot be reopened
 	}
 	base := is.pull.base
 	if in.Base != nil && *in.Base != "" {

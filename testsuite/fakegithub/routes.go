@@ -23,6 +23,11 @@ type call struct {
 	commentID int64
 	// name is the segment of {name}: a label or a login.
 	name string
+	// id is the number of {id}: of a check run, a job or a review
+	// comment.
+	id int64
+	// ref is the git ref of {ref}: a SHA or a branch name.
+	ref string
 }
 
 // route is one endpoint: a method and a path whose segments are literal or
@@ -36,7 +41,9 @@ type route struct {
 // routes are the endpoints the server answers. The wildcards are {owner}
 // and {repo} (the server's repository, any case), {issue} (the number of
 // an issue or pull request), {pull} (of a pull request), {comment} (the id
-// of an issue comment) and {name}. A request that matches none is 404.
+// of an issue comment), {name}, {id} (a number) and {ref} (a SHA or a
+// branch name: one or more segments, as a branch name may hold "/"). A
+// request that matches none is 404.
 var routes = []route{
 	{http.MethodGet, "user", (*Server).getUser},
 	{http.MethodGet, "rate_limit", (*Server).getRateLimit},
@@ -68,6 +75,18 @@ var routes = []route{
 	{http.MethodPost, "repos/{owner}/{repo}/pulls", (*Server).createPull},
 	{http.MethodGet, "repos/{owner}/{repo}/pulls/{pull}", (*Server).getPull},
 	{http.MethodPatch, "repos/{owner}/{repo}/pulls/{pull}", (*Server).editPull},
+	{http.MethodGet, "repos/{owner}/{repo}/pulls/{pull}/merge", (*Server).isMerged},
+	{http.MethodPut, "repos/{owner}/{repo}/pulls/{pull}/merge", (*Server).mergePull},
+	{http.MethodGet, "repos/{owner}/{repo}/pulls/{pull}/reviews", (*Server).listReviews},
+	{http.MethodGet, "repos/{owner}/{repo}/pulls/{pull}/comments", (*Server).listReviewComments},
+	{http.MethodPost, "repos/{owner}/{repo}/pulls/{pull}/comments", (*Server).createReviewComment},
+	{http.MethodPost, "repos/{owner}/{repo}/pulls/{pull}/comments/{id}/replies", (*Server).replyToReviewComment},
+	{http.MethodGet, "repos/{owner}/{repo}/pulls/{pull}/requested_reviewers", (*Server).listRequestedReviewers},
+	{http.MethodPost, "repos/{owner}/{repo}/pulls/{pull}/requested_reviewers", (*Server).requestReviewers},
+	{http.MethodGet, "repos/{owner}/{repo}/commits/{ref}/check-runs", (*Server).listCheckRuns},
+	{http.MethodGet, "repos/{owner}/{repo}/commits/{ref}/status", (*Server).getCombinedStatus},
+	{http.MethodGet, "repos/{owner}/{repo}/check-runs/{id}", (*Server).getCheckRun},
+	{http.MethodGet, "repos/{owner}/{repo}/actions/jobs/{id}/logs", (*Server).getJobLogs},
 }
 
 // route answers a request with the first endpoint it matches.
@@ -92,6 +111,11 @@ func (s *Server) route(r *http.Request, body []byte) *reply {
 // wildcards named.
 func (s *Server) match(pattern string, segs []string) (*call, bool) {
 	pat := strings.Split(pattern, "/")
+	if i := slices.Index(pat, "{ref}"); i >= 0 && len(segs) >= len(pat) {
+		// {ref} takes the segments the others leave, joined.
+		n := len(segs) - len(pat) + 1
+		segs = slices.Concat(segs[:i], []string{strings.Join(segs[i:i+n], "/")}, segs[i+n:])
+	}
 	if len(pat) != len(segs) {
 		return nil, false
 	}
@@ -123,6 +147,13 @@ func (s *Server) bind(c *call, p, seg string) bool {
 	case "{name}":
 		c.name = seg
 		return true
+	case "{id}":
+		id, err := strconv.ParseInt(seg, 10, 64)
+		c.id = id
+		return err == nil
+	case "{ref}":
+		c.ref = seg
+		return seg != ""
 	}
 	return p == seg
 }

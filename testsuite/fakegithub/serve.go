@@ -74,6 +74,10 @@ func badJSON() *reply {
 
 // ServeHTTP answers one API request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, logsPath) {
+		s.serveLog(w, r)
+		return
+	}
 	h := s.takeHold(r)
 	if h == nil {
 		s.serve(w, r)

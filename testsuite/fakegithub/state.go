@@ -25,6 +25,14 @@ func (s *Server) mustIssue(number int) *issue {
 	return s.issues[number-1]
 }
 
+func (s *Server) mustPull(number int) *issue {
+	is := s.mustIssue(number)
+	if is.pull == nil {
+		panic(fmt.Sprintf("fakegithub: #%d is not a pull request", number))
+	}
+	return is
+}
+
 func (s *Server) findIssue(number int) *issue {
 	if number < 1 || number > len(s.issues) {
 		return nil
