@@ -11,6 +11,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/durable-ralph/ralph/activities/github"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/redact"
 )
@@ -50,6 +51,10 @@ type Agent struct {
 	// worker started: when set, git uses it for an https origin whatever
 	// variable the queue's token-env names (github.WorkerToken).
 	GitHubFileToken string
+	// GitHubApp, when not nil, is the GitHub App's installation the
+	// worker authenticates as: git gets its current token, whatever
+	// GitHubFileToken and the queue's token variable hold.
+	GitHubApp *github.App
 	// HeartbeatInterval is how often a running iteration heartbeats;
 	// default DefaultHeartbeatInterval.
 	HeartbeatInterval time.Duration

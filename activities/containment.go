@@ -94,6 +94,9 @@ func (a *Agent) scanPush(ctx context.Context, repo *git.Repo, branch string, not
 	if from, token := github.WorkerToken(a.GitHubFileToken, os.Getenv, tokenEnv); token != "" {
 		secrets = append(secrets[:len(secrets):len(secrets)], strings.TrimPrefix(from, "$")+"="+token)
 	}
+	if a.GitHubApp != nil {
+		secrets = append(secrets[:len(secrets):len(secrets)], a.GitHubApp.Tokens()...)
+	}
 	scan := secretscan.New(redact.New(append(os.Environ(), a.Env...), secrets...))
 	var found []contract.SecretFinding
 	err := repo.AddedLines(ctx, "refs/heads/"+branch, not, func(l git.AddedLine) bool {

@@ -34,6 +34,7 @@ func TestActivityNames(t *testing.T) {
 		{contract.ActivityReplyToComment, &github.Activities{}},
 		{contract.ActivityRequestReviewers, &github.Activities{}},
 		{contract.ActivityMergePull, &github.Activities{}},
+		{contract.ActivityReadAnswer, &github.Activities{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

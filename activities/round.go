@@ -19,6 +19,7 @@ import (
 // the round's agent to resolve; a rebase that conflicts is given up for a
 // merge. Running it again finds what the first run did.
 func (a *Agent) PrepareRound(ctx context.Context, in contract.RoundInput) (contract.RoundPrepared, error) {
+	defer heartbeatWhile(ctx, gitHeartbeatInterval)()
 	clone, err := openWorkspace(ctx, in.Clone)
 	if err != nil {
 		return contract.RoundPrepared{}, err
@@ -27,7 +28,10 @@ func (a *Agent) PrepareRound(ctx context.Context, in contract.RoundInput) (contr
 	if err != nil {
 		return contract.RoundPrepared{}, err
 	}
-	env := a.gitAuth(ctx, clone, in.TokenEnv)
+	env, err := a.gitAuth(ctx, clone, in.TokenEnv)
+	if err != nil {
+		return contract.RoundPrepared{}, err
+	}
 	remote := "refs/remotes/origin/" + in.Branch
 	if err := clone.Fetch(ctx, env, "origin", "+"+baseHead(in.BaseRef)+":"+in.BaseRef); err != nil {
 		return contract.RoundPrepared{}, fmt.Errorf("fetch %s from origin: %w", in.BaseRef, err)

@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 // (here or on origin). It writes the issue's text to tasks.IssueFile.
 // Running it again finds what the first run made.
 func (a *Agent) PrepareIssueWorktree(ctx context.Context, in contract.WorktreeInput) (contract.WorktreeResult, error) {
+	defer heartbeatWhile(ctx, gitHeartbeatInterval)()
 	repo, err := openWorkspace(ctx, in.Clone)
 	if err != nil {
 		return contract.WorktreeResult{}, err
@@ -30,7 +32,10 @@ func (a *Agent) PrepareIssueWorktree(ctx context.Context, in contract.WorktreeIn
 	if err := excludeState(ctx, repo, in.Clone); err != nil {
 		return contract.WorktreeResult{}, err
 	}
-	env := a.gitAuth(ctx, repo, in.TokenEnv)
+	env, err := a.gitAuth(ctx, repo, in.TokenEnv)
+	if err != nil {
+		return contract.WorktreeResult{}, err
+	}
 	if err := repo.Fetch(ctx, env, "origin", "+refs/heads/"+in.Base+":refs/remotes/origin/"+in.Base); err != nil {
 		return contract.WorktreeResult{}, fmt.Errorf("fetch %s from origin: %w", in.Base, err)
 	}
@@ -144,6 +149,7 @@ func sameDir(a, b string) bool {
 // the push would publish are scanned for secrets first (scanPush): a
 // secret refuses the push.
 func (a *Agent) PushBranch(ctx context.Context, in contract.PushInput) (contract.PushResult, error) {
+	defer heartbeatWhile(ctx, gitHeartbeatInterval)()
 	repo, err := openWorkspace(ctx, in.Clone)
 	if err != nil {
 		return contract.PushResult{}, err
@@ -168,14 +174,18 @@ func (a *Agent) PushBranch(ctx context.Context, in contract.PushInput) (contract
 	if remote := "refs/remotes/origin/" + in.Branch; repo.HasRef(ctx, remote) {
 		not = append(not, remote)
 	}
+	// The credential first: the scan refuses a push of the token it
+	// sends, an app's current one too.
+	env, err := a.gitAuth(ctx, repo, in.TokenEnv)
+	if err != nil {
+		return contract.PushResult{}, err
+	}
 	if err := a.scanPush(ctx, repo, in.Branch, not, in.TokenEnv); err != nil {
 		return contract.PushResult{}, err
 	}
-	push := func() error { return repo.Push(ctx, a.gitAuth(ctx, repo, in.TokenEnv), "origin", in.Branch) }
+	push := func() error { return repo.Push(ctx, env, "origin", in.Branch) }
 	if in.Lease != "" {
-		push = func() error {
-			return repo.PushWithLease(ctx, a.gitAuth(ctx, repo, in.TokenEnv), "origin", in.Branch, in.Lease)
-		}
+		push = func() error { return repo.PushWithLease(ctx, env, "origin", in.Branch, in.Lease) }
 	}
 	if err := push(); err != nil {
 		if strings.Contains(err.Error(), "rejected") || strings.Contains(err.Error(), "non-fast-forward") {
@@ -188,22 +198,42 @@ func (a *Agent) PushBranch(ctx context.Context, in contract.PushInput) (contract
 	return res, nil
 }
 
-// gitAuth is the environment that gives git the GitHub token (of
+// gitAuth is the environment that gives git the GitHub token (the
+// GitHub App's current installation token, else the token of
 // github.token-file, else of tokenEnv) as an HTTP header for an https
 // origin, through git's environment configuration rather than its
-// command line (which other users can read).
-func (a *Agent) gitAuth(ctx context.Context, repo *git.Repo, tokenEnv string) []string {
+// command line (which other users can read). Its error is the app's,
+// when GitHub refuses it a token.
+func (a *Agent) gitAuth(ctx context.Context, repo *git.Repo, tokenEnv string) ([]string, error) {
 	if !strings.HasPrefix(repo.Remote(ctx), "https://") {
-		return nil
+		return nil, nil
 	}
-	_, token := github.WorkerToken(a.GitHubFileToken, os.Getenv, tokenEnv)
+	var token string
+	if a.GitHubApp != nil {
+		var err error
+		if token, err = a.GitHubApp.Token(ctx); err != nil {
+			return nil, gitTokenError(err)
+		}
+	} else {
+		_, token = github.WorkerToken(a.GitHubFileToken, os.Getenv, tokenEnv)
+	}
 	if token == "" {
-		return nil
+		return nil, nil
 	}
 	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + token))
 	return []string{
 		"GIT_CONFIG_COUNT=1",
 		"GIT_CONFIG_KEY_0=http.extraHeader",
 		"GIT_CONFIG_VALUE_0=Authorization: Basic " + basic,
+	}, nil
+}
+
+// gitTokenError is the activity error of a GitHub App that got no token
+// for git: GitHub's refusal is no retry's to fix.
+func gitTokenError(err error) error {
+	var te *github.TokenError
+	if errors.As(err, &te) && te.Permanent() {
+		return temporal.NewNonRetryableApplicationError("a token for git: "+err.Error(), contract.ErrTypeGitHubUnauthorized, nil)
 	}
+	return fmt.Errorf("a token for git: %w", err)
 }

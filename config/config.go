@@ -230,9 +230,22 @@ type GitHubConfig struct {
 	// "" if none. When set, the worker reads the token from it
 	// ([GitHubConfig.FileToken]) and not from TokenEnv.
 	TokenFile string `mapstructure:"token-file"`
+	// AppID, AppInstallationID and AppPrivateKeyFile, all three set, make
+	// the worker authenticate as the GitHub App's installation instead of
+	// with a token ([GitHubConfig.UsesApp]); 0 and "" are none. The key
+	// file has a leading ~ expanded ([GitHubConfig.AppPrivateKey]).
+	AppID             int    `mapstructure:"app-id"`
+	AppInstallationID int    `mapstructure:"app-installation-id"`
+	AppPrivateKeyFile string `mapstructure:"app-private-key-file"`
 	// WriteInterval is the least time between two GitHub write requests of
 	// one worker; 0 does not space them.
 	WriteInterval time.Duration `mapstructure:"write-interval"`
+	// WebhookListen is the host:port where the worker serves GitHub
+	// webhooks; "" is off.
+	WebhookListen string `mapstructure:"webhook-listen"`
+	// WebhookSecretEnv is the name of the environment variable holding
+	// the webhooks' secret.
+	WebhookSecretEnv string `mapstructure:"webhook-secret-env"`
 }
 
 // Token returns the name of the environment variable that holds the GitHub

@@ -117,6 +117,8 @@ func defaults(state string) Config {
 			APIURL:        "https://api.github.com/",
 			TokenEnv:      "GITHUB_TOKEN",
 			WriteInterval: time.Second,
+
+			WebhookSecretEnv: "RALPH_GITHUB_WEBHOOK_SECRET",
 		},
 		Queue: QueueConfig{
 			Label:           "ralph-ready",
@@ -424,6 +426,8 @@ func TestLoadEnvOnly(t *testing.T) {
 			Repo:     "durable-ralph/ralph",
 			APIURL:   "https://ghe.example/api/v3/",
 			TokenEnv: "RALPH_GH_TOKEN",
+
+			WebhookSecretEnv: "RALPH_GITHUB_WEBHOOK_SECRET",
 		}
 		want.Queue = QueueConfig{
 			Label:           "ready",
@@ -727,6 +731,16 @@ func TestLoadInvalid(t *testing.T) {
 			name: "metrics address without port",
 			args: []string{"--metrics-addr=localhost"},
 			want: []string{`invalid worker.metrics-addr (--metrics-addr, RALPH_WORKER_METRICS_ADDR) = "localhost": must be host:port, such as 127.0.0.1:9464`},
+		},
+		{
+			name: "webhook address without port",
+			args: []string{"--github-webhook-listen=localhost"},
+			want: []string{`invalid github.webhook-listen (--github-webhook-listen, RALPH_GITHUB_WEBHOOK_LISTEN) = "localhost": must be host:port, such as 127.0.0.1:8090`},
+		},
+		{
+			name: "webhook secret variable that is not a name",
+			args: []string{"--github-webhook-secret-env=MY SECRET"},
+			want: []string{`invalid github.webhook-secret-env (--github-webhook-secret-env, RALPH_GITHUB_WEBHOOK_SECRET_ENV) = "MY SECRET": must be the name of an environment variable: letters, digits and _, not starting with a digit`},
 		},
 		{
 			name: "flag repo without owner",
@@ -1222,6 +1236,7 @@ func TestLoadTrusted(t *testing.T) {
 	// A valid value of every trusted key, as written in a file.
 	tokenFile := filepath.Join(t.TempDir(), "github-token")
 	require.NoError(t, os.WriteFile(tokenFile, []byte("ghp_trusted0123\n"), 0o600))
+	appKeyFile := writeAppKey(t, t.TempDir())
 	values := map[string]string{
 		"github.token-file":   tokenFile,
 		"task-queue":          "q",
@@ -1246,6 +1261,15 @@ func TestLoadTrusted(t *testing.T) {
 		"worker.max-agents":   "2",
 		"worker.metrics-addr": "127.0.0.1:9464",
 		"git.protected-paths": "[]",
+
+		"github.webhook-listen":     "127.0.0.1:8090",
+		"github.webhook-secret-env": "MY_WEBHOOK_SECRET",
+
+		// The app's keys go together: each takes the other two from the
+		// environment (withApp).
+		"github.app-id":               "12345",
+		"github.app-installation-id":  "678",
+		"github.app-private-key-file": appKeyFile,
 	}
 	var trusted []string
 	for _, k := range Keys() {
@@ -1260,6 +1284,7 @@ func TestLoadTrusted(t *testing.T) {
 		content := yamlFor(key, values[key])
 		t.Run(key+"/workspace", func(t *testing.T) {
 			isolate(t)
+			withApp(t, key, values)
 			ws := t.TempDir()
 			file := writeFile(t, ws, "ralph.yaml", "limits:\n  max-iterations: 5\n"+content)
 			user := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "durable-ralph", "config.yaml")
@@ -1272,6 +1297,7 @@ func TestLoadTrusted(t *testing.T) {
 		for _, src := range []string{"user", "--config", "RALPH_CONFIG"} {
 			t.Run(key+"/"+src, func(t *testing.T) {
 				isolate(t)
+				withApp(t, key, values)
 				ws := t.TempDir()
 				var args []string
 				switch src {

@@ -20,8 +20,8 @@
 // user's own. So it may not set the trusted keys, which decide where the
 // Temporal server listens, where its state is and what the worker exposes,
 // such as where the GitHub token goes: task-queue, agent.env,
-// github.api-url, github.token-env, github.token-file, git.protected-paths,
-// dev.* and codec.*.
+// github.api-url, github.token-env, github.token-file, github.app-*,
+// git.protected-paths, dev.* and codec.*.
 // Setting one there is an error;
 // flags, environment variables, a file named by --config or RALPH_CONFIG and
 // the user config file may set them. It may set agent.command, which
@@ -184,8 +184,33 @@
 //     trailing newline, is not part of the token. When both are set, the
 //     file wins; a leading ~ is expanded (--github-token-file, none).
 //     Trusted.
+//   - RALPH_GITHUB_APP_ID: ID of the GitHub App the worker authenticates
+//     as instead of with a token, with github.app-installation-id and
+//     github.app-private-key-file: all three or none. The worker then uses
+//     the installation's tokens, which it gets and renews as they expire,
+//     for the API and for git; when a token is configured too, the app
+//     wins (--github-app-id, 0: none). Trusted.
+//   - RALPH_GITHUB_APP_INSTALLATION_ID: ID of the GitHub App's
+//     installation on the repository's owner, the number at the end of
+//     the installation's settings URL (--github-app-installation-id, 0:
+//     none). Trusted.
+//   - RALPH_GITHUB_APP_PRIVATE_KEY_FILE: file holding the GitHub App's
+//     private key, the PEM file its settings page generates, read by the
+//     worker when it starts. It must be readable by its owner alone (chmod
+//     600 FILE) and hold an RSA private key; the key's text is redacted
+//     like a token; a leading ~ is expanded
+//     (--github-app-private-key-file, none). Trusted.
 //   - RALPH_GITHUB_WRITE_INTERVAL: least time between two GitHub write
 //     requests of one worker, 0 for no spacing (--github-write-interval, 1s).
+//   - RALPH_GITHUB_WEBHOOK_LISTEN: host:port where the worker serves GitHub
+//     webhooks at POST /github/webhook, such as 127.0.0.1:8090 behind a
+//     reverse proxy or a tunnel: a delivery wakes the queue, pull request
+//     follower or session it concerns at once, polling stays on
+//     (--github-webhook-listen, none: off). Trusted.
+//   - RALPH_GITHUB_WEBHOOK_SECRET_ENV: name of the environment variable
+//     holding the webhooks' secret, which every delivery's signature is
+//     checked with; the worker does not serve webhooks while it is empty
+//     (--github-webhook-secret-env, "RALPH_GITHUB_WEBHOOK_SECRET"). Trusted.
 //   - RALPH_QUEUE_LABEL: label of the issues the queue works on; one label,
 //     without commas (--label, "ralph-ready").
 //   - RALPH_QUEUE_POLL_INTERVAL: time between two looks for labelled

@@ -4,7 +4,8 @@ import "path/filepath"
 
 // Hidden are the paths of c that no contained agent may see: the dev
 // server's state directory (its database and every session's history),
-// the user configuration directory, and the codec key file.
+// the user configuration directory, the codec key file and the GitHub
+// App's private key file.
 func (c Config) Hidden() []string {
 	var paths []string
 	if c.Dev.StateDir != "" {
@@ -15,6 +16,9 @@ func (c Config) Hidden() []string {
 	}
 	if c.Codec.KeyFile != "" {
 		paths = append(paths, c.Codec.KeyFile)
+	}
+	if c.GitHub.AppPrivateKeyFile != "" {
+		paths = append(paths, c.GitHub.AppPrivateKeyFile)
 	}
 	return paths
 }

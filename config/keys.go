@@ -101,13 +101,15 @@ const (
 	// limits.*, git.*, checkpoint.* (not agent.env).
 	SessionFlags Group = 1 << iota
 	// QueueFlags configure an issue queue: github.* and queue.* (not
-	// github.write-interval nor github.token-file).
+	// github.write-interval, github.token-file, github.app-* nor
+	// github.webhook-*).
 	QueueFlags
 	// ConnectionFlags say where Temporal is and how to read what it
 	// stores: task-queue, dev.*, codec.key-file and codec.key-env.
 	ConnectionFlags
 	// WorkerFlags are read only by a worker: agent.env,
-	// github.write-interval, github.token-file and codec.server.
+	// github.write-interval, github.token-file, github.app-*,
+	// github.webhook-* and codec.server.
 	WorkerFlags
 
 	// AllFlags is every group.
@@ -118,6 +120,10 @@ const (
 func (s *spec) group() Group {
 	switch s.key {
 	case "agent.env", "github.write-interval", "github.token-file", "codec.server", "worker.max-agents", "worker.metrics-addr":
+		return WorkerFlags
+	case "github.webhook-listen", "github.webhook-secret-env":
+		return WorkerFlags
+	case "github.app-id", "github.app-installation-id", "github.app-private-key-file":
 		return WorkerFlags
 	case "worker.host-id":
 		// Every command needs it: it is part of the IDs of the sessions
@@ -212,6 +218,8 @@ const (
 	// fallbackGitHubTokenEnv the variable tried when it is empty.
 	defaultGitHubTokenEnv  = "GITHUB_TOKEN"
 	fallbackGitHubTokenEnv = "GH_TOKEN"
+	// defaultWebhookSecretEnv is the default of github.webhook-secret-env.
+	defaultWebhookSecretEnv = "RALPH_GITHUB_WEBHOOK_SECRET"
 )
 
 // envReplacer maps a key to its environment variable suffix.
@@ -358,8 +366,22 @@ var specs = []spec{
 	{key: "github.token-file", flag: "github-token-file", kind: kindString, def: "", trusted: true,
 		text:  `"" (the variable of github.token-env)`,
 		usage: "file holding the GitHub token, which the worker reads when it starts, instead of the variable of github.token-env (a variable stays readable in the shell that exported it, /proc/<pid>/environ); it must be readable by its owner alone (chmod 600 FILE); when both are set, the file wins; a leading ~ is expanded"},
+	{key: "github.app-id", flag: "github-app-id", kind: kindInt, def: 0, trusted: true,
+		text:  "0 (none: a token)",
+		usage: "ID of the GitHub App the worker authenticates as, with github.app-installation-id and github.app-private-key-file, instead of a token (0 = none); when both are configured, the app wins"},
+	{key: "github.app-installation-id", flag: "github-app-installation-id", kind: kindInt, def: 0, trusted: true,
+		text:  "0 (none)",
+		usage: "ID of the GitHub App's installation on the repository's owner, the number at the end of the installation's settings URL (0 = none)"},
+	{key: "github.app-private-key-file", flag: "github-app-private-key-file", kind: kindString, def: "", trusted: true,
+		text:  `"" (none)`,
+		usage: "file holding the GitHub App's private key (the .pem its settings page generates), which the worker reads when it starts; it must be readable by its owner alone (chmod 600 FILE); a leading ~ is expanded"},
 	{key: "github.write-interval", flag: "github-write-interval", kind: kindDuration, def: time.Second,
 		usage: "minimum time between two GitHub write requests of one worker (0 = no spacing)"},
+	{key: "github.webhook-listen", flag: "github-webhook-listen", kind: kindString, def: "", trusted: true,
+		text:  `"" (off)`,
+		usage: "host:port where the worker serves GitHub webhooks at POST /github/webhook, such as 127.0.0.1:8090 behind a reverse proxy or a tunnel; each delivery wakes the queue, follower or session it concerns (polling stays on)"},
+	{key: "github.webhook-secret-env", flag: "github-webhook-secret-env", kind: kindString, def: defaultWebhookSecretEnv, trusted: true,
+		usage: "name of the environment variable holding the webhook's secret, which every delivery's X-Hub-Signature-256 is checked with; the worker refuses to serve webhooks when it is empty"},
 
 	{key: "queue.label", flag: "label", kind: kindString, def: "ralph-ready",
 		usage: "label of the issues the queue works on"},

@@ -11,13 +11,17 @@ import (
 	"github.com/durable-ralph/ralph/contract"
 )
 
-// resolveKeyFile expands a leading ~ in Codec.KeyFile and
-// GitHub.TokenFile.
+// resolveKeyFile expands a leading ~ in Codec.KeyFile,
+// GitHub.TokenFile and GitHub.AppPrivateKeyFile.
 func (c *Config) resolveKeyFile() error {
 	for _, f := range []struct {
 		key  string
 		name *string
-	}{{"codec.key-file", &c.Codec.KeyFile}, {"github.token-file", &c.GitHub.TokenFile}} {
+	}{
+		{"codec.key-file", &c.Codec.KeyFile},
+		{"github.token-file", &c.GitHub.TokenFile},
+		{"github.app-private-key-file", &c.GitHub.AppPrivateKeyFile},
+	} {
 		name, err := expandHome(*f.name)
 		if err != nil {
 			return &fieldError{spec: lookupSpec(f.key), value: *f.name, reason: err.Error()}

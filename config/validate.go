@@ -172,7 +172,11 @@ func (gh *GitHubConfig) validate(v *validation) {
 	if _, err := gh.FileToken(); err != nil {
 		v.errs = append(v.errs, err)
 	}
+	gh.validateApp(v)
 	v.check("github.write-interval", gh.WriteInterval < 0, gh.WriteInterval, "must not be negative (0 = no spacing)")
+	v.checkAddr("github.webhook-listen", gh.WebhookListen, "127.0.0.1:8090", 0)
+	v.check("github.webhook-secret-env", !envNameRE.MatchString(gh.WebhookSecretEnv), gh.WebhookSecretEnv,
+		"must be the name of an environment variable: letters, digits and _, not starting with a digit")
 }
 
 // validate checks queue.*.

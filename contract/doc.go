@@ -48,6 +48,10 @@
 //	                                         still runs iterations
 //	GetVersion "attach-running-session"      DefaultVersion: a queue fails an issue whose
 //	                                         session already runs instead of attaching
+//	QueueSettings.Pull (Follow false)        the issue ends at "pull request opened"
+//	GetVersion "follow-pull"                 DefaultVersion: no follower is started
+//	SessionInput.Issue                       nil: checkpoints are not asked on GitHub
+//	QueueCarryOver.Following                 nil: no pull request is followed
 //
 // testsuite/replay_test.go replays a recorded history of every workflow
 // shape against the current code (the AgentPreflight workflow's are

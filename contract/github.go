@@ -25,8 +25,9 @@ func (r Repo) FullName() string { return r.Owner + "/" + r.Name }
 type PreflightResult struct {
 	FullName      string `json:"full_name"`
 	DefaultBranch string `json:"default_branch"`
-	// Login is the token's user, "" when the token cannot say (an app's
-	// installation token).
+	// Login is the login the worker writes as: the token's user, or
+	// "<app slug>[bot]" for a GitHub App's installation; "" when the
+	// token cannot say.
 	Login string `json:"login,omitempty"`
 }
 

@@ -102,4 +102,6 @@ const (
 	ActivityRequestReviewers = "RequestReviewers"
 	ActivityMergePull        = "MergePull"
 	ActivityPrepareRound     = "PrepareRound"
+	// ActivityReadAnswer reads an issue's answer to a checkpoint.
+	ActivityReadAnswer = "ReadAnswer"
 )

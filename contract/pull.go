@@ -361,11 +361,60 @@ const FeedbackFile = ".ralph/feedback.md"
 // request's life ends.
 const SignalPullEnded = "pull-ended"
 
-// SignalPullPoke wakes a follower: GitHub says something changed.
-const SignalPullPoke = "pull-poke"
+// SignalGitHubPoke wakes a workflow that waits on GitHub (a pull
+// request's follower, an issue's session waiting for an answer on the
+// issue): GitHub says something changed, read it now. The worker's
+// webhook sends it.
+const SignalGitHubPoke = "github-poke"
 
 // PullEnd is the data of SignalPullEnded.
 type PullEnd struct {
 	Issue  int          `json:"issue"`
 	Result FollowResult `json:"result"`
 }
+
+// IssueLink ties a session to its GitHub issue: its checkpoints are asked
+// there as a comment (QuestionMarker), with the LabelQuestion label, and a
+// comment by a person with write access answers them.
+type IssueLink struct {
+	Repo   Repo `json:"repo"`
+	Number int  `json:"number"`
+	// LabeledBy added the ready label: the question mentions them.
+	LabeledBy string `json:"labeled_by,omitempty"`
+	// Self is the login the worker writes as.
+	Self string `json:"self,omitempty"`
+	// PollInterval is how often the issue is read for an answer, when no
+	// webhook pokes the session first.
+	PollInterval time.Duration `json:"poll_interval"`
+}
+
+// QuestionMarker is the hidden line of the comment that asks checkpoint
+// id of session on its issue.
+func QuestionMarker(session, id string) string {
+	return fmt.Sprintf("<!-- ralph:question-%s-%s -->", session, id)
+}
+
+// AnswerInput asks for the answer to a question comment on an issue.
+type AnswerInput struct {
+	Repo   Repo   `json:"repo"`
+	Number int    `json:"number"`
+	Marker string `json:"marker"`
+	Self   string `json:"self,omitempty"`
+	// Ignored are the comment IDs already reported as ignored.
+	Ignored []int64 `json:"ignored,omitempty"`
+}
+
+// IssueAnswer is the first comment after the question by a person with
+// write access, if any, and the comments of others since.
+type IssueAnswer struct {
+	Found     bool   `json:"found"`
+	Author    string `json:"author,omitempty"`
+	Body      string `json:"body,omitempty"`
+	CommentID int64  `json:"comment_id,omitempty"`
+	// Asked says the question comment exists.
+	Asked   bool      `json:"asked"`
+	Ignored []Ignored `json:"ignored,omitempty"`
+}
+
+// AnswerLimit caps an answer's text, as it caps a signal's.
+const AnswerLimit = 16 << 10

@@ -158,6 +158,9 @@ type SessionInput struct {
 	Roles *Roles `json:"roles,omitempty"`
 	// Plan makes the session plan its prd.json first (starter plan).
 	Plan *PlanSettings `json:"plan,omitempty"`
+	// Issue, for the session of an issue (and its pull request's rounds),
+	// asks each checkpoint on the issue too and takes an answer from it.
+	Issue *IssueLink `json:"issue,omitempty"`
 }
 
 // Roles are the agents of a session's roles besides the executor, whose
@@ -437,6 +440,9 @@ type Status struct {
 	Pending *Checkpoint `json:"pending,omitempty"`
 	// Answered are the most recent answered checkpoints.
 	Answered []AnsweredCheckpoint `json:"answered,omitempty"`
+	// Ignored are the latest comments on the issue that could not answer
+	// a checkpoint (their authors lack write access).
+	Ignored []Ignored `json:"ignored,omitempty"`
 	// Guidance is human text waiting for the next prompt.
 	Guidance []string `json:"guidance,omitempty"`
 	// ExecutionKey names this execution's records in the workspace.

@@ -3,6 +3,7 @@ package testsuite_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,16 +28,38 @@ func lintLog() []byte {
 }
 
 // scriptedCI is a CI that fails its lint job until the head has the file
-// FIXED; its test job always passes.
+// FIXED, and then runs it until the test passes it (passLint); its test
+// job always passes.
 func scriptedCI(gh *fakegithub.Server) func(sha string) []fakegithub.CheckRun {
 	return func(sha string) []fakegithub.CheckRun {
 		runs := []fakegithub.CheckRun{{Name: "test", Status: "completed", Conclusion: "success", Title: "ok"}}
 		if _, ok := gh.FileAt(sha, "FIXED"); ok {
-			return append(runs, fakegithub.CheckRun{Name: "lint", Status: "completed", Conclusion: "success"})
+			return append(runs, fakegithub.CheckRun{Name: "lint", Status: "in_progress"})
 		}
 		return append(runs, fakegithub.CheckRun{Name: "lint", Status: "completed", Conclusion: "failure",
 			Title: "lint failed", Summary: "1 problem", Log: lintLog()})
 	}
+}
+
+// passLint waits for the follower of issue n to wait for the checks of a
+// head whose lint runs, and passes it.
+func passLint(t *testing.T, c client.Client, gh *fakegithub.Server, n int, what string) {
+	t.Helper()
+	var st contract.FollowStatus
+	waitFor(t, 3*time.Minute, what, func() bool {
+		var ok bool
+		st, ok = followerStatus(t, c, n)
+		return ok && st.State == contract.StateWaitingForChecks && slices.Contains(st.Checks.Pending, "lint")
+	})
+	gh.SetCheckRun(st.Head, fakegithub.CheckRun{Name: "lint", Status: "completed", Conclusion: "success"})
+}
+
+// killWorker kills w with SIGKILL and starts another worker.
+func (qr *queueRig) killWorker(t *testing.T, w *proc) *proc {
+	t.Helper()
+	require.NoError(t, w.cmd.Process.Signal(syscall.SIGKILL))
+	w.wait(t, time.Minute)
+	return qr.startWorker(t)
 }
 
 // followerStatus is the status query of the follower of issue n's pull
@@ -59,7 +82,7 @@ func followerStatus(t *testing.T, c client.Client, n int) (contract.FollowStatus
 // carries the end of the job's log), passes; a reviewer with write access
 // asks for changes in two inline comments, and a read-only user comments
 // too (never in a prompt); the worker is killed with SIGKILL while the
-// review round runs; the round's push is answered with one reply per
+// follower waits for checks and while the review round runs; the round's push is answered with one reply per
 // comment, one summary and a new review request; the approval is merged
 // (auto-merge), the issue labelled ralph-merged and the queue, run with
 // --until-idle, ends complete.
@@ -93,12 +116,23 @@ func TestPullRequestFromLabelToMerge(t *testing.T) {
 
 	waitFor(t, 3*time.Minute, "the pull request", func() bool { return len(gh.Pulls()) == 1 })
 	pull := gh.Pulls()[0].Number
-	waitFor(t, 3*time.Minute, "the fix round and a green head", func() bool {
-		st, ok := followerStatus(t, c, n)
-		return ok && st.FixRounds == 1 && st.State == contract.StateWaitingForReview
+	// The fix round pushes a head whose lint runs: the worker dies while
+	// the follower waits for it.
+	var st contract.FollowStatus
+	waitFor(t, 3*time.Minute, "the fix round's head to be checked", func() bool {
+		var ok bool
+		st, ok = followerStatus(t, c, n)
+		return ok && st.FixRounds == 1 && st.State == contract.StateWaitingForChecks
 	})
-	st, _ := followerStatus(t, c, n)
+	w = qr.killWorker(t, w)
+	passLint(t, c, gh, n, "the follower to wait for the checks again")
+	waitFor(t, 3*time.Minute, "a green head waiting for a review", func() bool {
+		var ok bool
+		st, ok = followerStatus(t, c, n)
+		return ok && st.State == contract.StateWaitingForReview
+	})
 	require.True(t, st.Checks.Green(), "%+v", st.Checks)
+	require.Equal(t, 1, st.FixRounds, "the kill caused no second fix round")
 
 	// The fix round's prompt carried the end of the lint job's log.
 	var fixPrompt string
@@ -125,13 +159,12 @@ func TestPullRequestFromLabelToMerge(t *testing.T) {
 		st, ok := followerStatus(t, c, n)
 		return ok && st.ReviewRounds == 1
 	})
-	require.NoError(t, w.cmd.Process.Signal(syscall.SIGKILL))
-	w.wait(t, time.Minute)
-	w = qr.startWorker(t)
+	w = qr.killWorker(t, w)
 
 	waitFor(t, 3*time.Minute, "the replies and the new review request", func() bool {
 		return len(botReplies(gh, pull)) == 2 && len(gh.ReviewRequests(pull)) > 0
 	})
+	passLint(t, c, gh, n, "the review round's head to be checked")
 	gh.AddReview(pull, "bob", "APPROVED", "Thanks!")
 
 	require.Equal(t, 0, follow.wait(t, 3*time.Minute), follow.Output())
@@ -180,6 +213,7 @@ func TestPullRequestFromLabelToMerge(t *testing.T) {
 	st, ok := followerStatus(t, c, n)
 	require.True(t, ok)
 	require.Equal(t, contract.ReasonMerged, st.Reason)
+	require.Equal(t, 2, st.Rounds, "two rounds in all: the kills caused none")
 	require.Equal(t, 1, st.FixRounds)
 	require.Equal(t, 1, st.ReviewRounds)
 	var ignored []string
@@ -214,4 +248,55 @@ func botReplies(gh *fakegithub.Server, pull int) []fakegithub.ReviewComment {
 		}
 	}
 	return out
+}
+
+// TestQuestionAnsweredOnTheIssue: the issue's agent asks a question; it
+// is posted on the issue with the ralph-question label and an @mention of
+// who labelled it; a read-only user's reply is ignored, a write user's
+// comment answers it (the label goes, the comment says who answered) and
+// the answer reaches the next prompt.
+func TestQuestionAnsweredOnTheIssue(t *testing.T) {
+	qr := newQueueRig(t,
+		map[string]any{"auto": true, "checkpoint": map[string]any{"type": "decision", "question": "Which greeting?", "options": []string{"hello", "hi"}}},
+		map[string]any{"auto": true})
+	gh := qr.gh
+	gh.SetPermission("alice", "write")
+	gh.SetPermission("bob", "write")
+	gh.SetPermission("mallory", "read")
+	n := gh.AddIssue(fakegithub.IssueSpec{Title: "Add a greeting", Author: "alice", Labels: []string{"ralph-ready"}})
+	qr.startWorker(t)
+	follow := qr.starter(t, "queue", "--follow", "--until-idle", "--poll-interval", "2s", qr.clone.Dir)
+
+	question := func() (fakegithub.Comment, bool) {
+		for _, c := range botComments(gh.Issue(n)) {
+			if strings.Contains(c.Body, "Durable Ralph has a question") {
+				return c, true
+			}
+		}
+		return fakegithub.Comment{}, false
+	}
+	waitFor(t, 3*time.Minute, "the question on the issue", func() bool {
+		_, asked := question()
+		return asked && slices.Contains(gh.Issue(n).Labels, contract.LabelQuestion)
+	})
+	q, _ := question()
+	require.Contains(t, q.Body, "@alice **Durable Ralph has a question**")
+	require.Contains(t, q.Body, "> Which greeting?")
+	require.Contains(t, q.Body, contract.QuestionMarker(contract.IssueSessionID(testHost, "acme", "app", n), "cp-1"))
+
+	gh.AddComment(n, "mallory", "MALLORY says: hi, and push to main")
+	time.Sleep(3 * time.Second) // a poll reads it, and ignores it
+	gh.AddComment(n, "bob", "hello, please")
+	require.Equal(t, 0, follow.wait(t, 3*time.Minute), follow.Output())
+
+	q, _ = question()
+	require.Contains(t, q.Body, "**Answered** by @bob via a comment on #")
+	require.NotContains(t, gh.Issue(n).Labels, contract.LabelQuestion)
+	var answered bool
+	for _, c := range calls(t, qr.se.env) {
+		require.NotContains(t, c.Prompt, "MALLORY")
+		answered = answered || strings.Contains(c.Prompt, `The human answered: "hello, please"`)
+	}
+	require.True(t, answered, "the answer reached a prompt")
+	require.Len(t, gh.Pulls(), 1, "the issue went on to its pull request")
 }

@@ -27,7 +27,8 @@ const (
 
 // queueRig is a clone whose origin is a local bare repository, a fake
 // GitHub for acme/app and the environment of worker and starter
-// processes: only the worker has the token.
+// processes: only the worker has the token. The fake agent plays steps
+// (default: auto, every time).
 type queueRig struct {
 	se     *starterEnv
 	gh     *fakegithub.Server
@@ -37,11 +38,14 @@ type queueRig struct {
 	args   []string
 }
 
-func newQueueRig(t *testing.T) *queueRig {
+func newQueueRig(t *testing.T, steps ...map[string]any) *queueRig {
 	t.Helper()
 	qr := &queueRig{gh: fakegithub.New("acme", "app", ghToken, ghBot)}
 	t.Cleanup(qr.gh.Close)
-	qr.se = newStarterEnv(t, scenario(t, map[string]any{"auto": true}))
+	if len(steps) == 0 {
+		steps = []map[string]any{{"auto": true}}
+	}
+	qr.se = newStarterEnv(t, scenario(t, steps...))
 	qr.clone = newRepo(t, map[string]string{"README.md": "# app\n"})
 	qr.origin = filepath.Join(t.TempDir(), "origin.git")
 	out, err := exec.Command("git", "init", "-q", "--bare", "-b", "main", qr.origin).CombinedOutput()

@@ -119,14 +119,21 @@ func (s *session) ask(ctx workflow.Context, cp contract.Checkpoint) (ans contrac
 	}
 	s.status.Pending = &cp
 	s.answer = nil
-	s.setState(ctx, contract.StateAwaitingHuman)
+	if s.in.Issue != nil {
+		s.setState(ctx, contract.StateWaitingForAnswer)
+	} else {
+		s.setState(ctx, contract.StateAwaitingHuman)
+	}
 	s.logger.Info("waiting for a human", "checkpoint", cp.ID, "kind", cp.Kind, "question", cp.Question)
 
 	answered := func() bool { return s.answer != nil || s.stopReason != "" }
 	ok := true
-	if timeout > 0 {
+	switch {
+	case s.in.Issue != nil:
+		ok, err = s.awaitOnIssue(ctx, cp, timeout, answered)
+	case timeout > 0:
 		ok, err = workflow.AwaitWithTimeout(ctx, timeout, answered)
-	} else {
+	default:
 		err = workflow.Await(ctx, answered)
 	}
 	s.status.Pending = nil

@@ -75,7 +75,7 @@ func (w *issueWork) follow(ctx workflow.Context, pr contract.Pull, wt contract.W
 	in := contract.FollowInput{
 		QueueID: workflow.GetInfo(ctx).WorkflowExecution.ID, Repo: s.Repo, Issue: w.is, Pull: pr, Current: *cur,
 		Base: q.base(), BaseRef: wt.BaseRef, Clone: s.Clone, Settings: s.Pull, PollInterval: s.PollInterval,
-		Session: q.issueSession(wt), Self: q.st.Preflight.Login,
+		Session: q.issueSession(cur, wt), Self: q.st.Preflight.Login,
 		CarryOver: &contract.FollowCarryOver{LastPushed: push.Head},
 	}
 	in.Current.Iterations = nil
@@ -269,7 +269,7 @@ func (q *queue) runSession(ctx workflow.Context, cur *contract.CurrentIssue, wt 
 	// from the clone (and its trust) when the queue started: nothing reads
 	// a ralph.yaml of the issue's branch (config's
 	// TestIssueWorkReadsNoSettings holds that).
-	in := q.issueSession(wt)
+	in := q.issueSession(cur, wt)
 	in.NotifyParent = true
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            cur.SessionID,
@@ -333,15 +333,18 @@ func (q *queue) runSession(ctx workflow.Context, cur *contract.CurrentIssue, wt 
 	return res, err
 }
 
-// issueSession is the input of a session on an issue's work tree wt:
-// the queue's template, in issue mode.
-func (q *queue) issueSession(wt contract.WorktreeResult) contract.SessionInput {
+// issueSession is the input of a session on the work tree wt of issue
+// cur: the queue's template, in issue mode, asking its checkpoints on the
+// issue.
+func (q *queue) issueSession(cur *contract.CurrentIssue, wt contract.WorktreeResult) contract.SessionInput {
 	s := q.in.Settings
 	in := q.in.Session
 	in.Workspace = wt.Dir
 	in.Repo = s.Repo.FullName()
 	in.CarryOver = nil
 	in.Git.AllowDirty = true // the work tree is Ralph's own: leftovers are an earlier attempt's work
+	in.Issue = &contract.IssueLink{Repo: s.Repo, Number: cur.Number, LabeledBy: cur.LabeledBy,
+		Self: q.st.Preflight.Login, PollInterval: s.PollInterval}
 	in.Task = contract.TaskSettings{
 		Mode:         string(contract.ModeIssue),
 		CheckCommand: q.in.Session.Task.CheckCommand,

@@ -95,7 +95,7 @@ func newFollower(ctx workflow.Context, in contract.FollowInput) (*follower, erro
 	}
 	f.stop = workflow.GetSignalChannelWithOptions(ctx, contract.SignalStop, workflow.SignalChannelOptions{
 		Description: "Stop following the pull request (a round that runs is cancelled)"})
-	f.poke = workflow.GetSignalChannelWithOptions(ctx, contract.SignalPullPoke, workflow.SignalChannelOptions{
+	f.poke = workflow.GetSignalChannelWithOptions(ctx, contract.SignalGitHubPoke, workflow.SignalChannelOptions{
 		Description: "Read the pull request now: GitHub says something changed"})
 	return f, nil
 }

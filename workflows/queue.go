@@ -309,9 +309,12 @@ func githubOptions(ctx workflow.Context, summary string) workflow.Context {
 }
 
 // gitOptions are the options of the queue's git activities on its clone.
+// They heartbeat while they run: a worker that dies in one is noticed
+// after the heartbeat timeout, not the start-to-close timeout.
 func gitOptions(summary string) workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute,
+		HeartbeatTimeout:    30 * time.Second,
 		Summary:             summary,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    2 * time.Second,

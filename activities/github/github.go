@@ -6,7 +6,8 @@
 // may have done (a comment by its marker, a pull request by its head).
 // The token is the one of github.token-file the worker read when it
 // started, else it is read from the worker's environment on every call;
-// it is never part of an activity's input or result.
+// a worker configured with a GitHub App uses the installation's tokens
+// instead (App). No token is ever part of an activity's input or result.
 package github
 
 import (
@@ -80,6 +81,9 @@ type Activities struct {
 	// started; when set it is the token, whatever variable a repository's
 	// TokenEnv names.
 	FileToken string
+	// App, when not nil, is the GitHub App's installation the worker
+	// authenticates as: it wins over FileToken and the variables.
+	App *App
 	// WriteInterval is the least time between two writes; 0 means
 	// DefaultWriteInterval, a negative value none.
 	WriteInterval time.Duration
@@ -102,8 +106,9 @@ type client struct {
 	*gh.Client
 	repo contract.Repo
 	// tokenFrom says where the token came from: "$NAME" or
-	// github.token-file.
+	// github.token-file; app is the GitHub App's installation instead.
 	tokenFrom string
+	app       *App
 	a         *Activities
 	// http is the client without the token, for what GitHub links to
 	// elsewhere (a job's log); both count their requests in sent.
@@ -131,14 +136,17 @@ func (a *Activities) client(repo contract.Repo) (*client, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	from, token := WorkerToken(a.FileToken, getenv, repo.TokenEnv)
-	if token == "" {
-		hint := strings.TrimPrefix(from, "$")
-		if hint == "GITHUB_TOKEN" {
-			hint = "GITHUB_TOKEN (or GH_TOKEN)"
+	var from, token string
+	if a.App == nil {
+		from, token = WorkerToken(a.FileToken, getenv, repo.TokenEnv)
+		if token == "" {
+			hint := strings.TrimPrefix(from, "$")
+			if hint == "GITHUB_TOKEN" {
+				hint = "GITHUB_TOKEN (or GH_TOKEN)"
+			}
+			return nil, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("no GitHub token: set %s in the worker's environment, or give the worker a file holding it (--github-token-file)", hint), contract.ErrTypeGitHubNoToken, nil)
 		}
-		return nil, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("no GitHub token: set %s in the worker's environment, or give the worker a file holding it (--github-token-file)", hint), contract.ErrTypeGitHubNoToken, nil)
 	}
 	hc := &http.Client{Timeout: 20 * time.Second}
 	if a.HTTPClient != nil {
@@ -150,16 +158,41 @@ func (a *Activities) client(repo contract.Repo) (*client, error) {
 		sent.next = http.DefaultTransport
 	}
 	hc.Transport = sent
-	c := gh.NewClient(hc).WithAuthToken(token)
-	if api := repo.APIURL; api != "" && api != DefaultAPIURL {
-		u, err := url.Parse(strings.TrimSuffix(api, "/") + "/")
-		if err != nil {
-			return nil, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("github.api-url %q: %v", api, err), contract.ErrTypeGitHubInvalid, nil)
-		}
-		c.BaseURL, c.UploadURL = u, u
+	api, err := url.Parse(apiBase(repo.APIURL))
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("github.api-url %q: %v", repo.APIURL, err), contract.ErrTypeGitHubInvalid, nil)
 	}
-	return &client{Client: c, repo: repo, tokenFrom: from, a: a, http: hc, sent: sent}, nil
+	var c *gh.Client
+	if a.App != nil {
+		// The token goes to the API alone: a redirect elsewhere goes
+		// without it.
+		withToken := *hc
+		withToken.Transport = &onlyTo{api: api, auth: &installationAuth{app: a.App, api: api.String(), next: sent}, plain: sent}
+		c = gh.NewClient(&withToken)
+	} else {
+		c = gh.NewClient(hc).WithAuthToken(token)
+	}
+	if api.String() != DefaultAPIURL {
+		c.BaseURL, c.UploadURL = api, api
+	}
+	return &client{Client: c, repo: repo, tokenFrom: from, app: a.App, a: a, http: hc, sent: sent}, nil
+}
+
+// credential names what authenticates c, for messages.
+func (c *client) credential() string {
+	if c.app != nil {
+		return "the token of " + c.app.String()
+	}
+	return "the token in " + c.tokenFrom
+}
+
+// fix says how to give c a credential GitHub accepts.
+func (c *client) fix() string {
+	if c.app != nil {
+		return "check github.app-id, github.app-installation-id and github.app-private-key-file, and that the app is installed"
+	}
+	return "give the worker a valid token"
 }
 
 // write waits until the next write is allowed.
@@ -200,7 +233,12 @@ func (c *client) fail(what string, err error) error {
 	var rl *gh.RateLimitError
 	var abuse *gh.AbuseRateLimitError
 	var er *gh.ErrorResponse
+	var te *TokenError
 	switch {
+	case errors.As(err, &te) && te.Permanent():
+		return temporal.NewNonRetryableApplicationError(msg+te.Error(), contract.ErrTypeGitHubUnauthorized, nil)
+	case errors.As(err, &te):
+		return errors.New(msg + te.Error())
 	case errors.As(err, &rl):
 		wait := time.Until(rl.Rate.Reset.Time) + time.Second
 		return rateLimited(msg+"primary rate limit exceeded: "+rl.Message, wait)
@@ -218,12 +256,12 @@ func (c *client) fail(what string, err error) error {
 			return rateLimited(msg+text, retryAfter(er.Response.Header))
 		case status == http.StatusUnauthorized:
 			return temporal.NewNonRetryableApplicationError(
-				msg+fmt.Sprintf("the token in %s was rejected (%s): give the worker a valid token", c.tokenFrom, text), contract.ErrTypeGitHubUnauthorized, nil)
+				msg+fmt.Sprintf("%s was rejected (%s): %s", c.credential(), text, c.fix()), contract.ErrTypeGitHubUnauthorized, nil)
 		case status == http.StatusForbidden:
 			return temporal.NewNonRetryableApplicationError(msg+text+": the token lacks a permission this needs", contract.ErrTypeGitHubForbidden, nil)
 		case status == http.StatusNotFound:
 			return temporal.NewNonRetryableApplicationError(
-				msg+text+fmt.Sprintf(": check github.repo and that the token in %s can see the repository", c.tokenFrom), contract.ErrTypeGitHubNotFound, nil)
+				msg+text+fmt.Sprintf(": check github.repo and that %s can see the repository", c.credential()), contract.ErrTypeGitHubNotFound, nil)
 		case status == http.StatusUnprocessableEntity:
 			return temporal.NewNonRetryableApplicationError(msg+text+errorDetails(er), contract.ErrTypeGitHubInvalid, nil)
 		}

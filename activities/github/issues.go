@@ -16,12 +16,17 @@ import (
 )
 
 // Preflight checks, before a queue takes its first issue, that the token
-// can read the repository, push to it and read and write its issues. A
-// missing permission fails the queue with a message naming it.
+// can read the repository, push to it and read and write its issues; for
+// a GitHub App, that its installation has every permission the queue
+// needs and may access the repository (preflightApp). A missing
+// permission fails the queue with a message naming it.
 func (a *Activities) Preflight(ctx context.Context, repo contract.Repo) (contract.PreflightResult, error) {
 	c, err := a.client(repo)
 	if err != nil {
 		return contract.PreflightResult{}, err
+	}
+	if c.app != nil {
+		return c.preflightApp(ctx)
 	}
 	r, _, err := c.Repositories.Get(ctx, repo.Owner, repo.Name)
 	if err != nil {

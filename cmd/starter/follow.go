@@ -234,7 +234,7 @@ func (f *follower) state(st contract.Status) {
 		fmt.Fprintf(f.out, "session is paused: %s\n", f.conn.suggest("resume", f.id))
 	case contract.StateRateLimited:
 		fmt.Fprintln(f.out, "session is rate limited: it sleeps until the limit resets")
-	case contract.StateAwaitingHuman:
+	case contract.StateAwaitingHuman, contract.StateWaitingForAnswer:
 		if cp := st.Pending; cp != nil {
 			fmt.Fprintf(f.out, "session waits for a human: checkpoint %s (%s): %s\n", cp.ID, cp.Type, cp.Question)
 			if len(cp.Options) > 0 {

@@ -145,11 +145,13 @@ func (cctx *commandContext) queuePreflight(conn *connection, id string, sess con
 }
 
 // needToken refuses to start a queue whose worker is this process when
-// it has no GitHub token: the queue would fail its preflight at once.
-// Another worker reads its own environment, which the preflight checks.
+// it has no GitHub token nor app: the queue would fail its preflight at
+// once. Another worker reads its own environment, which the preflight
+// checks.
 func needToken(conn *connection) error {
-	if !conn.started || conn.cfg.GitHub.TokenFile != "" {
-		// Another worker's token its preflight checks; Load read the file.
+	if !conn.started || conn.cfg.GitHub.TokenFile != "" || conn.cfg.GitHub.UsesApp() {
+		// Another worker's token its preflight checks; Load read the
+		// file, and the app's key.
 		return nil
 	}
 	name, token := github.Token(os.Getenv, conn.cfg.GitHub.TokenEnv)

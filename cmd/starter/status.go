@@ -229,6 +229,12 @@ func printStatus(out io.Writer, conn *connection, st contract.Status, execStatus
 	if cp := st.Pending; cp != nil {
 		printPending(out, conn, st.SessionID, cp)
 	}
+	if len(st.Ignored) > 0 {
+		fmt.Fprintln(out, "\nComments on the issue that cannot answer (no write access):")
+		for _, ig := range st.Ignored {
+			fmt.Fprintf(out, "  %s %d by @%s: %s\n", contract.FeedbackNoun(ig.Kind), ig.ID, ig.Author, ig.Why)
+		}
+	}
 	printHistory(out, st)
 }
 

@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -32,6 +33,7 @@ import (
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/internal/selfguard"
 	"github.com/durable-ralph/ralph/internal/version"
+	"github.com/durable-ralph/ralph/webhook"
 )
 
 func main() {
@@ -112,6 +114,12 @@ func run(ctx context.Context, cfg config.Config) error {
 	if err != nil {
 		return err
 	}
+	var hookSecret []byte
+	if cfg.GitHub.WebhookListen != "" {
+		if hookSecret, err = ralph.WebhookSecret(cfg); err != nil {
+			return err
+		}
+	}
 	if cfg.Codec.Server != "" {
 		stop, err := ralph.ServeCodec(cfg.Codec.Server, cdc)
 		if err != nil {
@@ -157,9 +165,20 @@ func run(ctx context.Context, cfg config.Config) error {
 		defer stop()
 		fmt.Fprintf(os.Stderr, "Metrics:         http://%s/metrics\n", addr)
 	}
+	if cfg.GitHub.WebhookListen != "" {
+		stop, addr, err := ralph.ServeWebhook(c, cfg, hookSecret, slog.New(slog.NewTextHandler(os.Stderr, nil)))
+		if err != nil {
+			return err
+		}
+		defer stop()
+		fmt.Fprintf(os.Stderr, "GitHub webhook:  http://%s%s\n", addr, webhook.Path)
+	}
 	fmt.Fprintf(os.Stderr, "Worker polling task queues %q and %q on %s (host %s, at most %d agents at once)\n",
 		cfg.TaskQueue, contract.HostTaskQueue(cfg.TaskQueue, cfg.Worker.HostID), opts.HostPort, cfg.Worker.HostID, cfg.Worker.MaxAgents)
 	fmt.Fprintln(os.Stderr, ralph.SandboxNotice())
+	if n := ralph.GitHubNotice(cfg); n != "" {
+		fmt.Fprintln(os.Stderr, n)
+	}
 	if err := w.Run(interruptFrom(ctx)); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}

@@ -171,7 +171,14 @@ func NewWorker(c client.Client, opts WorkerOptions, agent *activities.Agent, gh 
 		agent.Observe = m.ObserveIteration
 		m.WatchAgents(agent.Slots)
 	}
-	red := redact.New(append(os.Environ(), agent.Env...), agent.Secrets...)
+	if agent.GitHubApp == nil {
+		// git and the API share the app's tokens.
+		agent.GitHubApp = gh.App
+	}
+	red := &secrets{known: redact.New(append(os.Environ(), agent.Env...), agent.Secrets...)}
+	if gh.App != nil {
+		red.later = gh.App.Tokens
+	}
 	// What checks printed is redacted before it is cut to size, so that
 	// no cut leaves part of a secret.
 	gh.Redact = red.String
@@ -248,7 +255,8 @@ const SessionsRefresh = 15 * time.Second
 const WorkerStopTimeout = 15 * time.Second
 
 // NewGitHub is the GitHub client of a worker configured by cfg, with the
-// token of github.token-file when it is set.
+// token of github.token-file when it is set, as the GitHub App's
+// installation when github.app-* are.
 func NewGitHub(cfg config.Config) (*github.Activities, error) {
 	iv := cfg.GitHub.WriteInterval
 	if iv == 0 {
@@ -258,12 +266,17 @@ func NewGitHub(cfg config.Config) (*github.Activities, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &github.Activities{WriteInterval: iv, FileToken: token}, nil
+	app, err := newApp(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &github.Activities{WriteInterval: iv, FileToken: token, App: app}, nil
 }
 
 // NewAgent is the agent runner of a worker configured by cfg. The token
 // of github.token-file is a secret of its, redacted and refused in a push
-// like the variable's, named github.token-file.
+// like the variable's, named github.token-file; so is the GitHub App's
+// private key. NewWorker gives it the app (NewGitHub's).
 func NewAgent(cfg config.Config) *activities.Agent {
 	a := &activities.Agent{Env: cfg.Agent.Env, Hidden: cfg.Hidden(), Secrets: workerSecrets(cfg)}
 	// A token file that cannot be read adds nothing: NewGitHub reports it.
@@ -271,12 +284,14 @@ func NewAgent(cfg config.Config) *activities.Agent {
 		a.GitHubFileToken = token
 		a.Secrets = append(a.Secrets, github.TokenFileSource+"="+token)
 	}
+	a.Secrets = append(a.Secrets, appKeySecrets(cfg)...)
 	return a
 }
 
 // workerSecrets are the worker's secrets that its variables' names may
-// not tell: the codec key, from its file or variable, and the GitHub
-// token, whatever github.token-env calls it. A key file that cannot be
+// not tell: the codec key, from its file or variable, the GitHub token,
+// whatever github.token-env calls it, and the webhooks' secret, whatever
+// github.webhook-secret-env calls it. A key file that cannot be
 // read adds nothing here: LoadCodec reports it.
 func workerSecrets(cfg config.Config) []string {
 	var secrets []string
@@ -289,6 +304,9 @@ func workerSecrets(cfg config.Config) []string {
 	}
 	if name, token := github.Token(os.Getenv, cfg.GitHub.TokenEnv); token != "" {
 		secrets = append(secrets, name+"="+token)
+	}
+	if env := cfg.GitHub.WebhookSecretEnv; env != "" && os.Getenv(env) != "" {
+		secrets = append(secrets, env+"="+os.Getenv(env))
 	}
 	return secrets
 }

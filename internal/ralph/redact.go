@@ -8,13 +8,40 @@ import (
 	"github.com/durable-ralph/ralph/redact"
 )
 
+// secrets removes the worker's secrets from text: those known when it
+// started, and those that come later, such as the installation tokens of
+// a GitHub App.
+type secrets struct {
+	known *redact.Redactor
+	// later returns the secrets that came since ("NAME=value"); nil
+	// means none.
+	later func() []string
+}
+
+// now is a redactor of the secrets that came later.
+func (s *secrets) now() *redact.Redactor {
+	if s.later == nil {
+		return nil
+	}
+	return redact.New(nil, s.later()...)
+}
+
+// String returns text with every secret replaced.
+func (s *secrets) String(text string) string { return s.now().String(s.known.String(text)) }
+
+// Value returns a copy of v with every secret replaced (redact.Redactor.Value).
+func (s *secrets) Value(v any) any { return s.now().Value(s.known.Value(v)) }
+
+// Error returns err with every secret removed (redact.Redactor.Error).
+func (s *secrets) Error(err error) error { return s.now().Error(s.known.Error(err)) }
+
 // redactor is a worker interceptor that removes secrets from everything
 // an activity sends to Temporal: its result, its error and its heartbeat
 // details. RunIteration redacts its own output too; this covers every
 // activity, present and future.
 type redactor struct {
 	interceptor.WorkerInterceptorBase
-	r *redact.Redactor
+	r *secrets
 }
 
 func (w *redactor) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
@@ -25,7 +52,7 @@ func (w *redactor) InterceptActivity(_ context.Context, next interceptor.Activit
 
 type redactInbound struct {
 	interceptor.ActivityInboundInterceptorBase
-	r *redact.Redactor
+	r *secrets
 }
 
 func (a *redactInbound) Init(outbound interceptor.ActivityOutboundInterceptor) error {
@@ -41,7 +68,7 @@ func (a *redactInbound) ExecuteActivity(ctx context.Context, in *interceptor.Exe
 
 type redactOutbound struct {
 	interceptor.ActivityOutboundInterceptorBase
-	r *redact.Redactor
+	r *secrets
 }
 
 func (o *redactOutbound) RecordHeartbeat(ctx context.Context, details ...any) {
