@@ -103,6 +103,16 @@ func TestPrepareRoundTakesAPersonsCommits(t *testing.T) {
 			Clone: r.clone, Number: 7, Branch: "ralph/issue-7", Base: "main", Issue: "# Fix it\n"})
 		require.NoFileExists(t, filepath.Join(r.wt.Dir, contract.FeedbackFile))
 	})
+	t.Run("deleted by a person", func(t *testing.T) {
+		r := newRoundRig(t)
+		gitRun(t, r.person, "push", "-q", "origin", "--delete", "ralph/issue-7")
+		prep := gitActivity[contract.RoundPrepared](t, "PrepareRound", r.round(""))
+		require.Zero(t, prep.Pulled)
+		require.Equal(t, r.pushed, prep.Head, "the work tree keeps what was pushed")
+		r.commit(t, r.wt.Dir, "app.txt", "one\ntwo\nthree\nfour\nfive\n", "ralph: five")
+		push := gitActivity[contract.PushResult](t, "PushBranch", contract.PushInput{Clone: r.clone, Branch: "ralph/issue-7", BaseRef: r.wt.BaseRef})
+		require.True(t, push.Pushed, "the push makes the branch again")
+	})
 	t.Run("rewritten by force", func(t *testing.T) {
 		r := newRoundRig(t)
 		gitRun(t, r.person, "checkout", "-q", "ralph/issue-7")

@@ -286,6 +286,9 @@ type QueueConfig struct {
 	// MaxCostUSD is the most the queue's sessions may spend together, in US
 	// dollars; 0 is no limit.
 	MaxCostUSD float64 `mapstructure:"max-cost-usd"`
+	// MaxCostPerDay is the most the queue's sessions may spend in one UTC
+	// day before it takes no issue until the next; 0 is no limit.
+	MaxCostPerDay float64 `mapstructure:"max-cost-per-day"`
 	// BaseBranch is the branch pull requests are based on; "" means the
 	// repository's default branch.
 	BaseBranch string `mapstructure:"base-branch"`

@@ -219,6 +219,9 @@
 //     no limit (--max-issues, 0).
 //   - RALPH_QUEUE_MAX_COST_USD: stop the queue once its sessions have spent
 //     this many US dollars together, 0 for no limit (--queue-max-cost, 0).
+//   - RALPH_QUEUE_MAX_COST_PER_DAY: take no new issue for the rest of the
+//     UTC day once that day's issues and rounds have cost this many US
+//     dollars, 0 for no limit (--queue-max-cost-per-day, 0).
 //   - RALPH_QUEUE_BASE_BRANCH: branch the pull requests are based on
 //     (--base-branch, the repository's default branch).
 //   - RALPH_QUEUE_DRAFT: open the pull requests as drafts (--draft, false).

@@ -391,6 +391,8 @@ var specs = []spec{
 		usage: "stop the queue after this many issues (0 = no limit)"},
 	{key: "queue.max-cost-usd", flag: "queue-max-cost", kind: kindFloat, def: 0.0,
 		usage: "stop the queue once its sessions have spent this many US dollars together (0 = no limit)"},
+	{key: "queue.max-cost-per-day", flag: "queue-max-cost-per-day", kind: kindFloat, def: 0.0,
+		usage: "take no new issue for the rest of the UTC day once the day's issues and their pull requests' rounds have cost this many US dollars (0 = no limit)"},
 	{key: "queue.base-branch", flag: "base-branch", kind: kindString, def: "",
 		text:  `"" (the repository's default branch)`,
 		usage: "branch the pull requests are based on and merge into (default: the repository's default branch)"},

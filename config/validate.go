@@ -186,6 +186,7 @@ func (q *QueueConfig) validate(v *validation) {
 	v.check("queue.poll-interval", q.PollInterval < time.Second, q.PollInterval, "must be at least 1s")
 	v.check("queue.max-issues", q.MaxIssues < 0, q.MaxIssues, "must not be negative (0 = no limit)")
 	v.checkCost("queue.max-cost-usd", q.MaxCostUSD)
+	v.checkCost("queue.max-cost-per-day", q.MaxCostPerDay)
 	v.check("queue.base-branch", q.BaseBranch != "" && !validBranch(q.BaseBranch), q.BaseBranch,
 		"must be a git branch name, or empty for the repository's default branch")
 	v.check("queue.max-fix-rounds", q.MaxFixRounds < 0, q.MaxFixRounds, "must not be negative (0 = no fix round)")

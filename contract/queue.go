@@ -66,6 +66,9 @@ type QueueSettings struct {
 	UntilIdle bool `json:"until_idle,omitempty"`
 	// Pull says how far a pull request is carried after it is opened.
 	Pull PullSettings `json:"pull,omitempty"`
+	// MaxCostPerDay stops taking issues for the rest of a UTC day once
+	// that day's issues (and rounds) cost that much; 0 is no limit.
+	MaxCostPerDay float64 `json:"max_cost_per_day,omitempty"`
 }
 
 // QueueInput is the input of the IssueQueue workflow.
@@ -159,6 +162,9 @@ type QueueCarryOver struct {
 	// Following are the issues whose pull requests a follower carries
 	// (their PullRequest workflows run).
 	Following []int `json:"following,omitempty"`
+	// Day is the UTC day (2006-01-02) DayCostUSD was spent on.
+	Day        string  `json:"day,omitempty"`
+	DayCostUSD float64 `json:"day_cost_usd,omitempty"`
 }
 
 // QueueStatus is the answer of a queue's status query.

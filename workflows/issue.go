@@ -190,7 +190,7 @@ func (w *issueWork) runAndPush(ctx workflow.Context, wt contract.WorktreeResult)
 		}
 		w.fail(ctx, "session", err)
 	}
-	q.st.Totals.CostUSD += res.Totals.CostUSD
+	q.spend(ctx, res.Totals.CostUSD)
 	q.st.Totals.Iterations += res.Iterations
 
 	cur.Phase = "pushing"

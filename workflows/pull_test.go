@@ -250,3 +250,20 @@ func TestPullRequestConflictBringsTheBaseIn(t *testing.T) {
 	require.True(t, strings.HasPrefix(env.rounds[0].Task, "# The branch conflicts with `main`"))
 	require.Empty(t, env.pushes[0].Lease, "a merge is pushed without force")
 }
+
+// TestPullRequestClosedDuringARound: a pull request closed by a person
+// while a fix round runs ends the follower closed after the round, with
+// no further round or merge.
+func TestPullRequestClosedDuringARound(t *testing.T) {
+	env := newPullEnv(t,
+		contract.PullState{State: "open", Head: "h1", Mergeable: &yes, MergeableState: "unstable", Checks: lintFails},
+		contract.PullState{State: "closed", Head: "h2"})
+	env.ExecuteWorkflow(workflows.PullRequest, followInput())
+	var res contract.FollowResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, contract.ReasonClosed, res.Reason)
+	require.Len(t, env.rounds, 1)
+	require.Len(t, env.pushes, 1)
+	require.Empty(t, env.merges)
+	require.Equal(t, []contract.LabelsInput{{Repo: followInput().Repo, Number: 5, Remove: []string{contract.LabelPROpen, contract.LabelQuestion}}}, env.labels)
+}

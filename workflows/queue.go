@@ -237,7 +237,7 @@ func (q *queue) pullEnded(ctx workflow.Context, end contract.PullEnd) {
 	case contract.ReasonClosed:
 		q.st.Totals.Closed++
 	}
-	q.st.Totals.CostUSD += r.CostUSD
+	q.spend(ctx, r.CostUSD)
 	q.st.Totals.Iterations += r.Iterations
 	q.event(ctx, end.Issue, fmt.Sprintf("#%d: pull request %s (%s); rounds: %d fix, %d review, %d update; %.4f USD", end.Issue, r.Reason, r.Message, r.FixRounds, r.ReviewRounds, r.UpdateRounds, r.CostUSD))
 }
@@ -349,6 +349,12 @@ func (q *queue) run(ctx workflow.Context) (contract.QueueResult, error) {
 		case s.MaxCostUSD > 0 && q.st.Totals.CostUSD >= s.MaxCostUSD:
 			return q.finish(ctx, contract.ReasonMaxCost, fmt.Sprintf("the issues cost %.4f USD, the limit is %.2f USD", q.st.Totals.CostUSD, s.MaxCostUSD))
 		}
+		if s.MaxCostPerDay > 0 && q.spentToday(ctx) >= s.MaxCostPerDay {
+			if err := q.awaitTomorrow(ctx); err != nil {
+				return q.cancelled(ctx, err)
+			}
+			continue
+		}
 		if q.st.Paused {
 			q.setState(ctx, contract.StatePaused)
 			if err := workflow.Await(ctx, func() bool { return !q.st.Paused || q.st.Stop != "" }); err != nil {
@@ -398,6 +404,36 @@ func (q *queue) run(ctx workflow.Context) (contract.QueueResult, error) {
 		}
 		q.status.NextPollAt = time.Time{}
 	}
+}
+
+// spend adds cost to the totals and to the UTC day's.
+func (q *queue) spend(ctx workflow.Context, cost float64) {
+	q.st.Totals.CostUSD += cost
+	q.spentToday(ctx)
+	q.st.DayCostUSD += cost
+}
+
+// spentToday is what the current UTC day's issues cost so far; a new day
+// starts from nothing.
+func (q *queue) spentToday(ctx workflow.Context) float64 {
+	if day := workflow.Now(ctx).UTC().Format(time.DateOnly); q.st.Day != day {
+		q.st.Day, q.st.DayCostUSD = day, 0
+	}
+	return q.st.DayCostUSD
+}
+
+// awaitTomorrow waits, taking no issue, until the next UTC day (or a stop
+// or a pause).
+func (q *queue) awaitTomorrow(ctx workflow.Context) error {
+	now := workflow.Now(ctx).UTC()
+	next := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+	q.event(ctx, 0, fmt.Sprintf("today's issues cost %.4f USD, queue.max-cost-per-day is %.2f USD: no new issue before %s",
+		q.st.DayCostUSD, q.in.Settings.MaxCostPerDay, next.Format(time.RFC3339)))
+	q.status.NextPollAt = next
+	q.setState(ctx, contract.StateIdle)
+	_, err := workflow.AwaitWithTimeout(ctx, next.Sub(now), func() bool { return q.st.Stop != "" || q.st.Paused })
+	q.status.NextPollAt = time.Time{}
+	return err
 }
 
 // followingText says which pull requests are followed, "" when none.

@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -309,4 +310,34 @@ func TestQueueUntilIdleWaitsForFollowedPullRequests(t *testing.T) {
 	require.InDelta(t, 0.25, res.Totals.CostUSD, 1e-9)
 	require.False(t, endedAt.IsZero())
 	require.GreaterOrEqual(t, len(env.pickedAt), 1)
+}
+
+// TestQueueDailyBudget: once a UTC day's issues cost
+// queue.max-cost-per-day, the queue takes no issue before the next day;
+// the day's spending is carried across continue-as-new.
+func TestQueueDailyBudget(t *testing.T) {
+	env := newQueueEnv(t, completed, issue(5))
+	in := queueInput()
+	in.Settings.MaxCostPerDay = 0.4
+	start := time.Date(2026, 11, 24, 22, 0, 0, 0, time.UTC)
+	env.SetStartTime(start)
+	env.ExecuteWorkflow(workflows.IssueQueue, in)
+	next := carried(t, env)
+	require.Equal(t, "2026-11-24", next.CarryOver.Day)
+	require.InDelta(t, 0.5, next.CarryOver.DayCostUSD, 1e-9, "the issue's cost counts for its day")
+
+	// The next run waits for midnight UTC before it looks again.
+	env2 := newQueueEnv(t, completed, issue(6))
+	env2.SetStartTime(start.Add(time.Hour))
+	env2.ExecuteWorkflow(workflows.IssueQueue, next)
+	require.Len(t, env2.pickedAt, 1)
+	require.Equal(t, time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC), env2.pickedAt[0].UTC(), "no pick before the next UTC day")
+	after := carried(t, env2)
+	require.Equal(t, "2026-11-25", after.CarryOver.Day)
+	require.InDelta(t, 0.5, after.CarryOver.DayCostUSD, 1e-9, "a new day starts from nothing")
+	var said bool
+	for _, e := range after.CarryOver.Events {
+		said = said || strings.Contains(e.Text, "queue.max-cost-per-day is 0.40 USD: no new issue before 2026-11-25T00:00:00Z")
+	}
+	require.True(t, said, "the wait is said in the queue's story")
 }

@@ -233,6 +233,9 @@ func (cctx *commandContext) connectToRun(cfg config.Config) (*connection, error)
 	conn.onClose(w.Stop)
 	conn.started = true
 	fmt.Fprintf(cctx.stderr, "No worker runs for this host: this process is the worker until the session ends (log in %s)\n", conn.logPath())
+	if cfg.GitHub.WebhookListen != "" || cfg.Worker.MetricsAddr != "" {
+		fmt.Fprintln(cctx.stderr, "github.webhook-listen and worker.metrics-addr are served by a worker of its own (worker --dev …), not by this process: polling stands in for webhooks")
+	}
 	fmt.Fprintln(cctx.stderr, ralph.SandboxNotice())
 	return conn, nil
 }

@@ -78,15 +78,16 @@ func queueInput(ctx context.Context, cfg config.Config, dir string) (contract.Qu
 	}
 	return contract.QueueInput{
 		Settings: contract.QueueSettings{
-			Repo:         contract.Repo{Owner: owner, Name: name, APIURL: cfg.GitHub.APIURL, TokenEnv: cfg.GitHub.TokenEnv},
-			Clone:        clone,
-			Label:        cfg.Queue.Label,
-			PollInterval: cfg.Queue.PollInterval,
-			MaxIssues:    cfg.Queue.MaxIssues,
-			MaxCostUSD:   cfg.Queue.MaxCostUSD,
-			BaseBranch:   cfg.Queue.BaseBranch,
-			Draft:        cfg.Queue.Draft,
-			Pull:         cfg.Queue.PullSettings(),
+			Repo:          contract.Repo{Owner: owner, Name: name, APIURL: cfg.GitHub.APIURL, TokenEnv: cfg.GitHub.TokenEnv},
+			Clone:         clone,
+			Label:         cfg.Queue.Label,
+			PollInterval:  cfg.Queue.PollInterval,
+			MaxIssues:     cfg.Queue.MaxIssues,
+			MaxCostUSD:    cfg.Queue.MaxCostUSD,
+			MaxCostPerDay: cfg.Queue.MaxCostPerDay,
+			BaseBranch:    cfg.Queue.BaseBranch,
+			Draft:         cfg.Queue.Draft,
+			Pull:          cfg.Queue.PullSettings(),
 		},
 		Session: sess,
 	}, nil

@@ -476,6 +476,9 @@ func queueLimits(s contract.QueueSettings) string {
 	if s.MaxCostUSD > 0 {
 		limits += fmt.Sprintf(", at most $%.2f", s.MaxCostUSD)
 	}
+	if s.MaxCostPerDay > 0 {
+		limits += fmt.Sprintf(", at most $%.2f a UTC day", s.MaxCostPerDay)
+	}
 	if s.UntilIdle {
 		limits += ", ends when idle"
 	}
