@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -223,25 +222,6 @@ func (q *queue) drain(ctx workflow.Context) {
 	}
 }
 
-// pullEnded takes the end of a followed pull request into the totals.
-func (q *queue) pullEnded(ctx workflow.Context, end contract.PullEnd) {
-	i := slices.Index(q.st.Following, end.Issue)
-	if i < 0 {
-		return // told twice
-	}
-	q.st.Following = slices.Delete(slices.Clone(q.st.Following), i, i+1)
-	r := end.Result
-	switch r.Reason {
-	case contract.ReasonMerged:
-		q.st.Totals.Merged++
-	case contract.ReasonClosed:
-		q.st.Totals.Closed++
-	}
-	q.spend(ctx, r.CostUSD)
-	q.st.Totals.Iterations += r.Iterations
-	q.event(ctx, end.Issue, fmt.Sprintf("#%d: pull request %s (%s); rounds: %d fix, %d review, %d update; %.4f USD", end.Issue, r.Reason, r.Message, r.FixRounds, r.ReviewRounds, r.UpdateRounds, r.CostUSD))
-}
-
 func (q *queue) withdraw(ctx workflow.Context, text string) {
 	text = strings.TrimSpace(text)
 	g := q.st.Guidance
@@ -404,48 +384,6 @@ func (q *queue) run(ctx workflow.Context) (contract.QueueResult, error) {
 		}
 		q.status.NextPollAt = time.Time{}
 	}
-}
-
-// spend adds cost to the totals and to the UTC day's.
-func (q *queue) spend(ctx workflow.Context, cost float64) {
-	q.st.Totals.CostUSD += cost
-	q.spentToday(ctx)
-	q.st.DayCostUSD += cost
-}
-
-// spentToday is what the current UTC day's issues cost so far; a new day
-// starts from nothing.
-func (q *queue) spentToday(ctx workflow.Context) float64 {
-	if day := workflow.Now(ctx).UTC().Format(time.DateOnly); q.st.Day != day {
-		q.st.Day, q.st.DayCostUSD = day, 0
-	}
-	return q.st.DayCostUSD
-}
-
-// awaitTomorrow waits, taking no issue, until the next UTC day (or a stop
-// or a pause).
-func (q *queue) awaitTomorrow(ctx workflow.Context) error {
-	now := workflow.Now(ctx).UTC()
-	next := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
-	q.event(ctx, 0, fmt.Sprintf("today's issues cost %.4f USD, queue.max-cost-per-day is %.2f USD: no new issue before %s",
-		q.st.DayCostUSD, q.in.Settings.MaxCostPerDay, next.Format(time.RFC3339)))
-	q.status.NextPollAt = next
-	q.setState(ctx, contract.StateIdle)
-	_, err := workflow.AwaitWithTimeout(ctx, next.Sub(now), func() bool { return q.st.Stop != "" || q.st.Paused })
-	q.status.NextPollAt = time.Time{}
-	return err
-}
-
-// followingText says which pull requests are followed, "" when none.
-func (q *queue) followingText() string {
-	if len(q.st.Following) == 0 {
-		return ""
-	}
-	var issues []string
-	for _, n := range q.st.Following {
-		issues = append(issues, "#"+strconv.Itoa(n))
-	}
-	return "; following the pull requests of " + strings.Join(issues, ", ")
 }
 
 // noteSkipped records the labelled issues the queue will not take. Each
