@@ -56,7 +56,9 @@ func (s *session) awaitOnIssue(ctx workflow.Context, cp contract.Checkpoint, tim
 			ignored = append(ignored, ig.ID)
 			s.status.Ignored = appendBounded(s.status.Ignored, ig, ignoredLimit)
 		}
-		if got.Found {
+		if got.Found && !answered() {
+			// An answer the CLI or the UI gave while the issue was read
+			// came first: it stands.
 			ans := answerFrom(cp, got.Body)
 			ans.By, ans.Via = got.Author, fmt.Sprintf("a comment on #%d", link.Number)
 			s.answer = &ans
