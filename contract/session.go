@@ -124,6 +124,15 @@ type Limits struct {
 // DefaultMaxTaskFileRepairs is the repair limit of sessions that set none.
 const DefaultMaxTaskFileRepairs = 2
 
+// MessageLimit caps one guidance text and one answer (text and reason
+// together), in bytes: what a person sends must never make a workflow
+// task too large to complete.
+const MessageLimit = 16 << 10
+
+// GuidanceLimit bounds the guidance texts that wait for a session's next
+// prompt; more drop the oldest.
+const GuidanceLimit = 16
+
 // SessionInput is the whole input of a session. It is one struct so that it
 // can grow without breaking sessions that are already running.
 type SessionInput struct {
@@ -345,6 +354,9 @@ type CarryOver struct {
 	TaskFileBroken int `json:"task_file_broken,omitempty"`
 	// IgnoredAnswers carries the count of stale checkpoint signals.
 	IgnoredAnswers int `json:"ignored_answers,omitempty"`
+	// DroppedGuidance counts the guidance texts dropped, the oldest
+	// first, to keep at most GuidanceLimit waiting.
+	DroppedGuidance int `json:"dropped_guidance,omitempty"`
 	// ReviewPending carries a completion claim that waits for the
 	// reviewer; SinceReview the executor iterations since the last
 	// review.
@@ -453,6 +465,9 @@ type Status struct {
 	// IgnoredAnswers counts checkpoint signals that matched no pending
 	// checkpoint.
 	IgnoredAnswers int `json:"ignored_answers,omitempty"`
+	// DroppedGuidance counts guidance texts dropped (the oldest) while
+	// more than GuidanceLimit waited for a prompt.
+	DroppedGuidance int `json:"dropped_guidance,omitempty"`
 	// HumanWait is the time spent waiting on humans (excluded from the
 	// runtime limit).
 	HumanWait time.Duration      `json:"human_wait,omitempty"`

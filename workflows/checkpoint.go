@@ -75,6 +75,8 @@ func (s *session) validateAnswer(ans contract.Answer) error {
 		return errors.New("an answer cannot both approve and reject")
 	case !ans.Approve && !ans.Reject && strings.TrimSpace(ans.Answer) == "":
 		return errors.New("an answer must approve, reject or give an answer text")
+	case len(ans.Answer)+len(ans.Reason) > contract.MessageLimit:
+		return fmt.Errorf("the answer and its reason are %d bytes; at most %d (16 KiB) are taken: put the rest in a file of the workspace and point to it", len(ans.Answer)+len(ans.Reason), contract.MessageLimit)
 	}
 	return nil
 }

@@ -193,6 +193,9 @@ func (q *queue) drain(ctx workflow.Context) {
 		}
 		var text string
 		for q.sig.guide.ReceiveAsync(&text) {
+			if len(text) > contract.MessageLimit {
+				text = words.Cut(text, contract.MessageLimit-64) + " [clipped: the guidance was longer than 16 KiB]"
+			}
 			if text = strings.TrimSpace(text); text != "" {
 				q.st.Guidance = append(q.st.Guidance, text)
 				q.event(ctx, 0, fmt.Sprintf("guidance %d added for every later issue: %s", len(q.st.Guidance), words.Clip(text, 80)))

@@ -173,6 +173,7 @@ func (s *session) statusNow() contract.Status {
 	st.SessionID, st.StartedAt, st.Iteration, st.Totals = c.SessionID, c.StartedAt, c.Iteration, c.Totals
 	st.ConsecutiveFailures, st.NoProgress, st.Recent, st.Runs = c.ConsecutiveFailures, c.NoProgress, c.Recent, c.Runs
 	st.Answered, st.TaskFileBroken, st.IgnoredAnswers, st.ReviewPending = c.Answered, c.TaskFileBroken, c.IgnoredAnswers, c.ReviewPending
+	st.DroppedGuidance = c.DroppedGuidance
 	st.Limits, st.HumanWait, st.Guidance, st.ExecutionKey = c.Limits, c.HumanWait, c.Guidance, c.ExecutionKey
 	st.Mode, st.Branch, st.Task = c.Prepared.Mode, c.Prepared.Branch, c.Prepared.Task
 	return st

@@ -3,6 +3,8 @@ package workflows_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -549,4 +551,58 @@ func TestSessionCompleteAtPrepare(t *testing.T) {
 	require.Equal(t, "prd.json is already complete (3 of 3 done): no iteration ran", res.Message)
 	require.Zero(t, res.Iterations)
 	env.AssertNotCalled(t, "RunIteration", mock.Anything, mock.Anything)
+}
+
+// TestGuideFloodOnAPausedSession: 20 guide signals of 120 KB on a paused
+// session; after resume it completes, each text clipped at 16 KiB and the
+// oldest four dropped (said in its status), and an answer over 16 KiB is
+// refused with a clear message.
+func TestGuideFloodOnAPausedSession(t *testing.T) {
+	env := newEnv(t)
+	s := &script{results: []func(contract.IterationInput) (contract.IterationResult, error){ok(progressed(0, 1)), ok(progressed(0, 2)),
+		func(in contract.IterationInput) (contract.IterationResult, error) {
+			r := progressed(in.Iteration, 3)
+			r.CompletionClaimed = true
+			return r, nil
+		}}}
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run).After(10 * time.Minute)
+	big := strings.Repeat("g", 120<<10)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(contract.SignalPause, nil)
+		for i := range 20 {
+			env.SignalWorkflow(contract.SignalGuide, fmt.Sprintf("guide %02d %s", i, big))
+		}
+	}, 5*time.Minute)
+	var paused contract.Status
+	env.RegisterDelayedCallback(func() {
+		paused = queryStatus(t, env)
+		env.SignalWorkflow(contract.SignalResume, nil)
+	}, time.Hour)
+	res := runSession(t, env, baseInput())
+	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
+	require.Equal(t, 4, paused.DroppedGuidance)
+	g := s.inputs[1].Guidance
+	require.Len(t, g, contract.GuidanceLimit)
+	require.True(t, strings.HasPrefix(g[0], "guide 04 "), "the oldest are dropped")
+	for _, text := range g {
+		require.LessOrEqual(t, len(text), contract.MessageLimit)
+		require.True(t, strings.HasSuffix(text, "[clipped: the guidance was longer than 16 KiB]"))
+	}
+}
+
+func TestAnswerOverTheLimitIsRefused(t *testing.T) {
+	env := newEnv(t)
+	s := &script{results: []step{asks("Which database?"), ok(progressed(0, 2)), claims}}
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run)
+	var big, good *update
+	env.RegisterDelayedCallback(func() {
+		big = sendUpdate(env, contract.UpdateRespond, contract.Answer{ID: "cp-1", Answer: strings.Repeat("x", contract.MessageLimit+1)})
+	}, time.Hour)
+	env.RegisterDelayedCallback(func() {
+		good = sendUpdate(env, contract.UpdateRespond, contract.Answer{ID: "cp-1", Answer: "postgres"})
+	}, 2*time.Hour)
+	res := runSession(t, env, baseInput())
+	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
+	require.ErrorContains(t, big.rejected, "the answer and its reason are 16385 bytes; at most 16384 (16 KiB) are taken")
+	require.True(t, good.accepted)
 }

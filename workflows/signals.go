@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/words"
 )
 
 // signals are the session's signal channels.
@@ -131,9 +132,22 @@ func (s *session) onStop(sig contract.StopSignal) {
 	s.status.StopRequested = true
 }
 
+// onGuide takes guidance for the next prompt: clipped at
+// contract.MessageLimit, and at most contract.GuidanceLimit texts wait
+// (the oldest dropped and counted), so that a flood of guide signals on a
+// paused session can never make its next iteration's input too large.
 func (s *session) onGuide(text string) {
-	if text = strings.TrimSpace(text); text != "" {
-		s.addGuidance(text)
+	if text = strings.TrimSpace(text); text == "" {
+		return
+	}
+	if len(text) > contract.MessageLimit {
+		s.logger.Warn("guidance clipped", "bytes", len(text), "limit", contract.MessageLimit)
+		text = words.Cut(text, contract.MessageLimit-64) + " [clipped: the guidance was longer than 16 KiB]"
+	}
+	s.addGuidance(text)
+	if n := len(s.st.Guidance); n > contract.GuidanceLimit {
+		s.st.DroppedGuidance += n - contract.GuidanceLimit
+		s.st.Guidance = append([]string(nil), s.st.Guidance[n-contract.GuidanceLimit:]...)
 	}
 }
 

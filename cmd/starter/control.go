@@ -152,6 +152,9 @@ func (s *guideCommand) run(cctx *commandContext, args []string) error {
 	if strings.TrimSpace(text) == "" {
 		return errors.New("the guidance text is empty")
 	}
+	if len(text) > contract.MessageLimit && !s.withdraw {
+		return fmt.Errorf("the guidance text is %d bytes; at most %d (16 KiB) are taken: put the rest in a file of the workspace and point to it", len(text), contract.MessageLimit)
+	}
 	return cctx.withTarget(s.cmd, s.queue, args[:len(args)-1], func(conn *connection, id string) error {
 		if s.withdraw {
 			if !isQueueID(id) {
