@@ -209,6 +209,7 @@ func TestPullRequestFromLabelToMerge(t *testing.T) {
 	// The follower ended merged; the queue counted it.
 	fo := follow.Output()
 	require.Contains(t, fo, fmt.Sprintf("#%d: pull request merged", n))
+	require.Contains(t, fo, fmt.Sprintf("#%d pull request: round 1 (fixing_ci)", n), "queue --follow tells the follower's story too")
 	require.Contains(t, fo, "queue ended complete")
 	st, ok := followerStatus(t, c, n)
 	require.True(t, ok)

@@ -173,6 +173,7 @@ func (cctx *commandContext) followQueue(conn *connection, id string) error {
 	// GetWorkflow with no run ID follows the chain of continue-as-new runs.
 	go func() { done <- conn.await(cctx, id, &res) }()
 	last := -1
+	followers := map[string]int{} // follower ID -> last event shown
 	poll := func() {
 		qctx, cancel := context.WithTimeout(cctx, 5*time.Second)
 		defer cancel()
@@ -190,6 +191,9 @@ func (cctx *commandContext) followQueue(conn *connection, id string) error {
 				last = e.Seq
 			}
 		}
+		for _, f := range st.Followers {
+			cctx.followerEvents(qctx, conn, f, followers)
+		}
 	}
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -200,6 +204,21 @@ func (cctx *commandContext) followQueue(conn *connection, id string) error {
 			return cctx.queueEnd(id, res, err, conn.started)
 		case <-t.C:
 			poll()
+		}
+	}
+}
+
+// followerEvents prints the events of the follower f of an issue's pull
+// request after the last one shown (seen, by follower ID).
+func (cctx *commandContext) followerEvents(ctx context.Context, conn *connection, f contract.Follower, seen map[string]int) {
+	st, err := query[contract.FollowStatus](ctx, conn.client, f.WorkflowID)
+	if err != nil {
+		return
+	}
+	for _, e := range st.Events {
+		if e.Seq > seen[f.WorkflowID] {
+			fmt.Fprintf(cctx.stdout, "%s  #%d pull request: %s\n", e.At.Local().Format(time.TimeOnly), f.Issue, e.Text)
+			seen[f.WorkflowID] = e.Seq
 		}
 	}
 }
