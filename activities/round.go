@@ -24,6 +24,11 @@ func (a *Agent) PrepareRound(ctx context.Context, in contract.RoundInput) (contr
 	if err != nil {
 		return contract.RoundPrepared{}, err
 	}
+	unlock, err := clone.Lock(ctx)
+	if err != nil {
+		return contract.RoundPrepared{}, err
+	}
+	defer unlock()
 	wt, err := openWorkspace(ctx, in.Worktree)
 	if err != nil {
 		return contract.RoundPrepared{}, err

@@ -201,3 +201,26 @@ func TestPushBranchWithLease(t *testing.T) {
 	require.Error(t, err, "the person's commit is never overwritten")
 	require.Equal(t, head(t, r.person, "HEAD"), strings.Fields(gitRun(t, r.person, "ls-remote", "origin", "refs/heads/ralph/issue-7"))[0])
 }
+
+// TestIssueWorktreesAtOnce: several issues' work trees made at once on
+// one clone (queue.parallel) all succeed, each fetching the same base:
+// the clone's lock makes the second fetch wait instead of failing on
+// git's ref lock.
+func TestIssueWorktreesAtOnce(t *testing.T) {
+	r := newRoundRig(t)
+	const n = 6
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			_, err := tryActivity[contract.WorktreeResult](t, "PrepareIssueWorktree", contract.WorktreeInput{
+				Clone: r.clone, Number: 20 + i, Branch: contract.IssueBranch(20 + i), Base: "main", Issue: "# At once\n"})
+			errs <- err
+		}()
+	}
+	for range n {
+		require.NoError(t, <-errs)
+	}
+	for i := range n {
+		require.DirExists(t, contract.WorktreeDir(r.clone, 20+i))
+	}
+}

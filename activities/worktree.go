@@ -29,6 +29,11 @@ func (a *Agent) PrepareIssueWorktree(ctx context.Context, in contract.WorktreeIn
 	if err != nil {
 		return contract.WorktreeResult{}, err
 	}
+	unlock, err := repo.Lock(ctx)
+	if err != nil {
+		return contract.WorktreeResult{}, err
+	}
+	defer unlock()
 	if err := excludeState(ctx, repo, in.Clone); err != nil {
 		return contract.WorktreeResult{}, err
 	}
@@ -128,6 +133,11 @@ func prepareWorktree(ctx context.Context, w contract.SessionWorktree, workspace 
 	if err != nil {
 		return err
 	}
+	unlock, err := repo.Lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if err := excludeState(ctx, repo, w.Clone); err != nil {
 		return err
 	}
@@ -154,6 +164,11 @@ func (a *Agent) PushBranch(ctx context.Context, in contract.PushInput) (contract
 	if err != nil {
 		return contract.PushResult{}, err
 	}
+	unlock, err := repo.Lock(ctx)
+	if err != nil {
+		return contract.PushResult{}, err
+	}
+	defer unlock()
 	branch := "refs/heads/" + in.Branch
 	head, err := repo.Resolve(ctx, branch)
 	if err != nil || head == "" {

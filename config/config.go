@@ -25,6 +25,7 @@ type Config struct {
 	Dev        DevConfig        `mapstructure:"dev"`
 	Codec      CodecConfig      `mapstructure:"codec"`
 	Worker     WorkerConfig     `mapstructure:"worker"`
+	Notify     NotifyConfig     `mapstructure:"notify"`
 
 	// File is the config file that was read, "" if none: the one named by
 	// --config or RALPH_CONFIG, or else the workspace's ralph.yaml.
@@ -283,6 +284,9 @@ type QueueConfig struct {
 	// MaxIssues is how many issues the queue works on before it stops; 0 is
 	// no limit.
 	MaxIssues int `mapstructure:"max-issues"`
+	// Parallel is how many issues are worked on at once, from 1 to
+	// maxParallel.
+	Parallel int `mapstructure:"parallel"`
 	// MaxCostUSD is the most the queue's sessions may spend together, in US
 	// dollars; 0 is no limit.
 	MaxCostUSD float64 `mapstructure:"max-cost-usd"`
@@ -370,4 +374,53 @@ type WorkerConfig struct {
 	// MetricsAddr is the host:port of the worker's Prometheus endpoint;
 	// "" is off.
 	MetricsAddr string `mapstructure:"metrics-addr"`
+}
+
+// NotifyConfig says which events reach people away from the terminal,
+// and over which channels (package notify; [Config.NotifySettings]). The
+// secrets are not here but in the environment variables the *Env fields
+// name.
+type NotifyConfig struct {
+	// Events are the events sent (contract.NotifyEvents' names); not
+	// empty.
+	Events []string `mapstructure:"events"`
+	// MaxAge is how long a notification a channel fails to take is
+	// retried before that channel is given up on it.
+	MaxAge time.Duration `mapstructure:"max-age"`
+	// UIURL is the base URL of the Temporal UI the messages link to; ""
+	// is the dev server's UI.
+	UIURL    string              `mapstructure:"ui-url"`
+	Telegram TelegramConfig      `mapstructure:"telegram"`
+	Slack    SlackConfig         `mapstructure:"slack"`
+	Webhook  NotifyWebhookConfig `mapstructure:"webhook"`
+}
+
+// TelegramConfig configures notify's Telegram bot: on when the variable
+// TokenEnv names is set and ChatIDs is not empty.
+type TelegramConfig struct {
+	TokenEnv string  `mapstructure:"token-env"`
+	ChatIDs  []int64 `mapstructure:"chat-ids"`
+	// APIURL is the Bot API server, absolute http or https.
+	APIURL string `mapstructure:"api-url"`
+}
+
+// SlackConfig configures notify's Slack channel: on when the variable
+// WebhookURLEnv names is set, or the variable BotTokenEnv names and
+// Channel are.
+type SlackConfig struct {
+	WebhookURLEnv string `mapstructure:"webhook-url-env"`
+	BotTokenEnv   string `mapstructure:"bot-token-env"`
+	// Channel is the channel the bot posts in; "" is none.
+	Channel string `mapstructure:"channel"`
+	// APIURL is the Web API's base URL, absolute http or https.
+	APIURL string `mapstructure:"api-url"`
+}
+
+// NotifyWebhookConfig configures notify's generic webhook: on when URL is
+// set.
+type NotifyWebhookConfig struct {
+	// URL receives a JSON POST per notification; "" is off.
+	URL string `mapstructure:"url"`
+	// SecretEnv names the variable holding the secret that signs them.
+	SecretEnv string `mapstructure:"secret-env"`
 }

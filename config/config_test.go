@@ -123,6 +123,7 @@ func defaults(state string) Config {
 		Queue: QueueConfig{
 			Label:           "ralph-ready",
 			PollInterval:    5 * time.Minute,
+			Parallel:        1,
 			Follow:          true,
 			MaxFixRounds:    3,
 			ChecksTimeout:   2 * time.Hour,
@@ -142,6 +143,13 @@ func defaults(state string) Config {
 			HostID:      hostname(),
 			HostTimeout: 2 * time.Minute,
 			MaxAgents:   4,
+		},
+		Notify: NotifyConfig{
+			Events:   []string{"question", "plan", "ended", "failed", "limit", "pr", "host_offline", "budget"},
+			MaxAge:   24 * time.Hour,
+			Telegram: TelegramConfig{TokenEnv: "RALPH_TELEGRAM_TOKEN", ChatIDs: []int64{}, APIURL: "https://api.telegram.org"},
+			Slack:    SlackConfig{WebhookURLEnv: "RALPH_SLACK_WEBHOOK", BotTokenEnv: "RALPH_SLACK_BOT_TOKEN", APIURL: "https://slack.com/api/"},
+			Webhook:  NotifyWebhookConfig{SecretEnv: "RALPH_NOTIFY_SECRET"},
 		},
 	}
 }
@@ -433,6 +441,7 @@ func TestLoadEnvOnly(t *testing.T) {
 			Label:           "ready",
 			PollInterval:    time.Minute,
 			MaxIssues:       5,
+			Parallel:        1,
 			MaxCostUSD:      12.5,
 			BaseBranch:      "develop",
 			Draft:           true,
@@ -1264,6 +1273,19 @@ func TestLoadTrusted(t *testing.T) {
 
 		"github.webhook-listen":     "127.0.0.1:8090",
 		"github.webhook-secret-env": "MY_WEBHOOK_SECRET",
+
+		"notify.events":                "[question, ended]",
+		"notify.max-age":               "1h",
+		"notify.ui-url":                "https://temporal.example.com",
+		"notify.telegram.token-env":    "MY_TELEGRAM_TOKEN",
+		"notify.telegram.chat-ids":     "[123456789, -1001234567890]",
+		"notify.telegram.api-url":      "http://127.0.0.1:8081",
+		"notify.slack.webhook-url-env": "MY_SLACK_WEBHOOK",
+		"notify.slack.bot-token-env":   "MY_SLACK_BOT_TOKEN",
+		"notify.slack.channel":         `"#ralph"`,
+		"notify.slack.api-url":         "http://127.0.0.1:8082/api/",
+		"notify.webhook.url":           "https://example.com/hooks/ralph",
+		"notify.webhook.secret-env":    "MY_NOTIFY_SECRET",
 
 		// The app's keys go together: each takes the other two from the
 		// environment (withApp).

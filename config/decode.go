@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
@@ -36,6 +37,8 @@ func formatValue(v any) string {
 		return shortDuration(v)
 	case []string:
 		return strconv.Quote(strings.Join(v, " "))
+	case []int64:
+		return strconv.Quote(strings.Trim(fmt.Sprint(v), "[]"))
 	default:
 		return fmt.Sprint(v)
 	}
@@ -49,6 +52,7 @@ func (e reasonError) Error() string { return string(e) }
 var (
 	durationType = reflect.TypeFor[time.Duration]()
 	stringsType  = reflect.TypeFor[[]string]()
+	int64sType   = reflect.TypeFor[[]int64]()
 )
 
 // decodeHook converts the values viper collects from flags, environment and
@@ -61,6 +65,8 @@ var decodeHook mapstructure.DecodeHookFuncType = func(from, to reflect.Type, dat
 		return toDuration(data)
 	case to == stringsType && from.Kind() == reflect.String:
 		return splitCommandLine(data.(string))
+	case to == int64sType:
+		return toInt64s(data)
 	case to.Kind() == reflect.Int:
 		return toInt(data)
 	}
@@ -115,6 +121,73 @@ func toInt(data any) (any, error) {
 		return int(f), nil
 	}
 	return data, nil
+}
+
+// toInt64s converts a list of whole numbers to []int64: a string of
+// numbers separated by spaces or commas (a variable), a list of strings
+// (a repeated flag) or a list of numbers (a file).
+func toInt64s(data any) (any, error) {
+	var items []any
+	switch d := data.(type) {
+	case []int64:
+		return d, nil
+	case string:
+		for _, f := range strings.FieldsFunc(d, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
+			items = append(items, f)
+		}
+	case []string:
+		for _, s := range d {
+			v, err := toInt64s(s)
+			if err != nil {
+				return nil, err
+			}
+			for _, n := range v.([]int64) {
+				items = append(items, n)
+			}
+		}
+	case []any:
+		items = d
+	default:
+		return nil, reasonError(kindInt64s.want())
+	}
+	nums := make([]int64, 0, len(items))
+	for _, item := range items {
+		n, err := toInt64(item)
+		if err != nil {
+			return nil, err
+		}
+		nums = append(nums, n)
+	}
+	return nums, nil
+}
+
+// toInt64 converts one whole number, written in decimal or a YAML
+// number, to int64.
+func toInt64(item any) (int64, error) {
+	bad := reasonError(fmt.Sprintf("%s: %v is not one", kindInt64s.want(), item))
+	switch v := item.(type) {
+	case string:
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return 0, bad
+		}
+		return n, nil
+	case int:
+		return int64(v), nil
+	case int64:
+		return v, nil
+	case uint64:
+		if v > math.MaxInt64 {
+			return 0, bad
+		}
+		return int64(v), nil
+	case float64:
+		if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
+			return 0, bad
+		}
+		return int64(v), nil
+	}
+	return 0, bad
 }
 
 // splitCommandLine splits s into words at unquoted white space. Within

@@ -21,7 +21,7 @@
 // Temporal server listens, where its state is and what the worker exposes,
 // such as where the GitHub token goes: task-queue, agent.env,
 // github.api-url, github.token-env, github.token-file, github.app-*,
-// git.protected-paths, dev.* and codec.*.
+// git.protected-paths, dev.*, codec.* and notify.*.
 // Setting one there is an error;
 // flags, environment variables, a file named by --config or RALPH_CONFIG and
 // the user config file may set them. It may set agent.command, which
@@ -217,6 +217,8 @@
 //     issues, at least 1s (--poll-interval, 5m).
 //   - RALPH_QUEUE_MAX_ISSUES: stop the queue after this many issues, 0 for
 //     no limit (--max-issues, 0).
+//   - RALPH_QUEUE_PARALLEL: how many issues are worked on at once, each in
+//     its own work tree and session, from 1 to 16 (--parallel, 1).
 //   - RALPH_QUEUE_MAX_COST_USD: stop the queue once its sessions have spent
 //     this many US dollars together, 0 for no limit (--queue-max-cost, 0).
 //   - RALPH_QUEUE_MAX_COST_PER_DAY: take no new issue for the rest of the
@@ -275,9 +277,46 @@
 //     (--max-agents, 4).
 //   - RALPH_WORKER_METRICS_ADDR: host:port of the worker's Prometheus
 //     metrics at /metrics (--metrics-addr, none: off).
+//   - RALPH_NOTIFY_EVENTS: the events that reach people over the notify
+//     channels, space separated: question, plan, ended, failed, limit,
+//     pr, host_offline and budget; at least one (--notify-event,
+//     repeated; all).
+//   - RALPH_NOTIFY_MAX_AGE: how long a notification that a channel fails
+//     to take is retried before that channel is given up on it, as
+//     status shows (--notify-max-age, 24h).
+//   - RALPH_NOTIFY_UI_URL: base URL of the Temporal UI that messages link
+//     each session to (--notify-ui-url, the dev server's UI:
+//     http://<dev.ip>:<dev.ui-port>).
+//   - RALPH_NOTIFY_TELEGRAM_TOKEN_ENV: name of the environment variable
+//     holding the Telegram bot's token; Telegram is on when it is set and
+//     notify.telegram.chat-ids is not empty (--telegram-token-env,
+//     "RALPH_TELEGRAM_TOKEN").
+//   - RALPH_NOTIFY_TELEGRAM_CHAT_IDS: IDs of the Telegram chats that
+//     receive the messages and may answer, space separated
+//     (--telegram-chat-id, repeated; none).
+//   - RALPH_NOTIFY_TELEGRAM_API_URL: base URL of the Telegram Bot API,
+//     where the token is sent (--telegram-api-url,
+//     "https://api.telegram.org").
+//   - RALPH_NOTIFY_SLACK_WEBHOOK_URL_ENV: name of the environment variable
+//     holding the URL of a Slack incoming webhook (--slack-webhook-url-env,
+//     "RALPH_SLACK_WEBHOOK").
+//   - RALPH_NOTIFY_SLACK_BOT_TOKEN_ENV: name of the environment variable
+//     holding a Slack bot token, which posts in notify.slack.channel
+//     instead of the webhook and reads answers in the messages' threads
+//     (--slack-bot-token-env, "RALPH_SLACK_BOT_TOKEN").
+//   - RALPH_NOTIFY_SLACK_CHANNEL: Slack channel the bot posts in, such as
+//     #ralph (--slack-channel, none).
+//   - RALPH_NOTIFY_SLACK_API_URL: base URL of Slack's Web API, where the
+//     bot token is sent (--slack-api-url, "https://slack.com/api/").
+//   - RALPH_NOTIFY_WEBHOOK_URL: URL that receives each notification as a
+//     JSON POST (--notify-webhook-url, none: off).
+//   - RALPH_NOTIFY_WEBHOOK_SECRET_ENV: name of the environment variable
+//     holding the secret that signs each POST, X-Ralph-Signature-256:
+//     sha256=HMAC of the body; without it they are not signed
+//     (--notify-webhook-secret-env, "RALPH_NOTIFY_SECRET").
 //
-// The dev.*, codec.* and worker.* settings except worker.host-timeout are
-// trusted too.
+// The dev.*, codec.*, notify.* and worker.* settings except
+// worker.host-timeout are trusted too.
 //
 // Booleans are true or false (also 1 or 0). An empty environment variable is
 // treated as unset. Variables named after a group of settings, such as

@@ -13,23 +13,26 @@ import (
 )
 
 // checkSectionEnv reports environment variables named after a section, such
-// as RALPH_DEV. Viper would let one hide every key of its section (RALPH_DEV
-// would hide RALPH_DEV_PORT and the defaults of dev.*), so they are errors
-// rather than silently wrong settings.
+// as RALPH_DEV or RALPH_NOTIFY_TELEGRAM. Viper would let one hide every key
+// of its section (RALPH_DEV would hide RALPH_DEV_PORT and the defaults of
+// dev.*), so they are errors rather than silently wrong settings.
 func checkSectionEnv() error {
 	var errs []error
 	seen := make(map[string]bool)
 	for i := range specs {
 		s := &specs[i]
-		section, _, ok := strings.Cut(s.key, ".")
-		if !ok || seen[section] {
-			continue
-		}
-		seen[section] = true
-		name := envPrefix + "_" + envReplacer.Replace(strings.ToUpper(section))
-		if os.Getenv(name) != "" {
-			errs = append(errs, fmt.Errorf("environment variable %s is set, but %s is a group of settings, not a setting: unset it and set %s_* variables such as %s instead",
-				name, section, name, s.env()))
+		parts := strings.Split(s.key, ".")
+		for n := 1; n < len(parts); n++ {
+			section := strings.Join(parts[:n], ".")
+			if seen[section] {
+				continue
+			}
+			seen[section] = true
+			name := envPrefix + "_" + envReplacer.Replace(strings.ToUpper(section))
+			if os.Getenv(name) != "" {
+				errs = append(errs, fmt.Errorf("environment variable %s is set, but %s is a group of settings, not a setting: unset it and set %s_* variables such as %s instead",
+					name, section, name, s.env()))
+			}
 		}
 	}
 	return errors.Join(errs...)

@@ -54,6 +54,10 @@ func AddFlagGroups(fs *pflag.FlagSet, groups Group) {
 			fs.Duration(s.flag, s.def.(time.Duration), usage)
 		case kindArgs:
 			fs.StringArray(s.flag, s.def.([]string), usage)
+		case kindInt64s:
+			// Numbers as strings, read like the variable's and the
+			// file's (toInt64s).
+			fs.StringArray(s.flag, nil, usage)
 		default:
 			panic(fmt.Sprintf("config: key %s has unknown kind %d", s.key, s.kind))
 		}

@@ -55,6 +55,7 @@ const (
 	kindDuration      // time.Duration
 	kindCommand       // one string flag, split into []string
 	kindArgs          // repeatable string flag, []string
+	kindInt64s        // repeatable whole-number flag, []int64
 )
 
 // want describes the values a kind accepts, for decoding errors.
@@ -72,6 +73,8 @@ func (k kind) want() string {
 		return "must be a command line"
 	case kindArgs:
 		return "must be a list of arguments"
+	case kindInt64s:
+		return "must be a list of whole numbers"
 	default:
 		return "must be a string"
 	}
@@ -109,7 +112,7 @@ const (
 	ConnectionFlags
 	// WorkerFlags are read only by a worker: agent.env,
 	// github.write-interval, github.token-file, github.app-*,
-	// github.webhook-* and codec.server.
+	// github.webhook-*, codec.server and notify.*.
 	WorkerFlags
 
 	// AllFlags is every group.
@@ -143,6 +146,8 @@ func (s *spec) group() Group {
 		return QueueFlags
 	case "dev", "codec":
 		return ConnectionFlags
+	case "notify":
+		return WorkerFlags
 	}
 	panic("config: no flag group for key " + s.key)
 }
@@ -172,6 +177,11 @@ func (s *spec) defaultText() string {
 		return shortDuration(d)
 	case []string:
 		return strings.Join(d, " ")
+	case []int64:
+		if len(d) == 0 {
+			return "none"
+		}
+		return strings.Trim(fmt.Sprint(d), "[]")
 	default:
 		return fmt.Sprint(d)
 	}
@@ -220,7 +230,21 @@ const (
 	fallbackGitHubTokenEnv = "GH_TOKEN"
 	// defaultWebhookSecretEnv is the default of github.webhook-secret-env.
 	defaultWebhookSecretEnv = "RALPH_GITHUB_WEBHOOK_SECRET"
+	// defaultTelegramAPIURL and defaultSlackAPIURL are the defaults of
+	// notify.telegram.api-url and notify.slack.api-url.
+	defaultTelegramAPIURL = "https://api.telegram.org"
+	defaultSlackAPIURL    = "https://slack.com/api/"
 )
+
+// notifyEvents are the names of the events of notify.events, in the
+// order of the docs.
+var notifyEvents = func() []string {
+	names := make([]string, len(contract.NotifyEvents))
+	for i, e := range contract.NotifyEvents {
+		names[i] = string(e)
+	}
+	return names
+}()
 
 // envReplacer maps a key to its environment variable suffix.
 var envReplacer = strings.NewReplacer("-", "_", ".", "_")
@@ -389,6 +413,8 @@ var specs = []spec{
 		usage: "time between two looks for labelled issues, at least 1s"},
 	{key: "queue.max-issues", flag: "max-issues", kind: kindInt, def: 0,
 		usage: "stop the queue after this many issues (0 = no limit)"},
+	{key: "queue.parallel", flag: "parallel", kind: kindInt, def: 1,
+		usage: "issues worked on at once, each in its own work tree and session (1 to 16)"},
 	{key: "queue.max-cost-usd", flag: "queue-max-cost", kind: kindFloat, def: 0.0,
 		usage: "stop the queue once its sessions have spent this many US dollars together (0 = no limit)"},
 	{key: "queue.max-cost-per-day", flag: "queue-max-cost-per-day", kind: kindFloat, def: 0.0,
@@ -450,6 +476,33 @@ var specs = []spec{
 	{key: "codec.server", flag: "codec-server", kind: kindString, def: "", trusted: true,
 		text:  `"" (off)`,
 		usage: "host:port where the worker serves a Temporal codec server (/encode and /decode), so that the Temporal UI can show decrypted payloads"},
+	{key: "notify.events", flag: "notify-event", kind: kindArgs, def: notifyEvents, trusted: true,
+		usage: "event that reaches the notify channels: question (a checkpoint waits for an answer), plan (a plan waits for approval), ended, failed, limit (a session stopped at a limit), pr (a pull request was opened, merged or closed), host_offline (a session waits for its host's worker) or budget (a queue spent its daily budget) (repeatable; the environment variable is space separated)"},
+	{key: "notify.max-age", flag: "notify-max-age", kind: kindDuration, def: 24 * time.Hour, trusted: true,
+		usage: "how long a notification that a channel fails to take is retried before that channel is given up on it"},
+	{key: "notify.ui-url", flag: "notify-ui-url", kind: kindString, def: "", trusted: true,
+		text:  `"" (the dev server's UI: http://<dev.ip>:<dev.ui-port>)`,
+		usage: "base URL of the Temporal UI that messages link each session to, such as https://temporal.example.com (default: the dev server's UI, http://<dev.ip>:<dev.ui-port>)"},
+	{key: "notify.telegram.token-env", flag: "telegram-token-env", kind: kindString, def: "RALPH_TELEGRAM_TOKEN", trusted: true,
+		usage: "name of the environment variable holding the Telegram bot's token (from @BotFather); Telegram is on when it is set and notify.telegram.chat-ids is not empty"},
+	{key: "notify.telegram.chat-ids", flag: "telegram-chat-id", kind: kindInt64s, def: []int64{}, trusted: true,
+		usage: "ID of a Telegram chat that receives the messages and may answer, such as 123456789, or -1001234567890 for a group (repeatable; the environment variable is space separated)"},
+	{key: "notify.telegram.api-url", flag: "telegram-api-url", kind: kindString, def: defaultTelegramAPIURL, trusted: true,
+		usage: "base URL of the Telegram Bot API, such as a self-hosted Bot API server; the bot token is sent there"},
+	{key: "notify.slack.webhook-url-env", flag: "slack-webhook-url-env", kind: kindString, def: "RALPH_SLACK_WEBHOOK", trusted: true,
+		usage: "name of the environment variable holding the URL of a Slack incoming webhook, which posts the messages in its channel; Slack is on when it is set, or when the bot token and notify.slack.channel are"},
+	{key: "notify.slack.bot-token-env", flag: "slack-bot-token-env", kind: kindString, def: "RALPH_SLACK_BOT_TOKEN", trusted: true,
+		usage: "name of the environment variable holding a Slack bot token (xoxb-…), which posts in notify.slack.channel instead of the incoming webhook, so that answers in a message's thread count"},
+	{key: "notify.slack.channel", flag: "slack-channel", kind: kindString, def: "", trusted: true,
+		text:  `"" (none)`,
+		usage: "Slack channel the bot posts in, such as #ralph or its ID"},
+	{key: "notify.slack.api-url", flag: "slack-api-url", kind: kindString, def: defaultSlackAPIURL, trusted: true,
+		usage: "base URL of Slack's Web API; the bot token is sent there"},
+	{key: "notify.webhook.url", flag: "notify-webhook-url", kind: kindString, def: "", trusted: true,
+		text:  `"" (off)`,
+		usage: "URL that receives each notification as a JSON POST, such as https://example.com/hooks/ralph"},
+	{key: "notify.webhook.secret-env", flag: "notify-webhook-secret-env", kind: kindString, def: "RALPH_NOTIFY_SECRET", trusted: true,
+		usage: "name of the environment variable holding the secret that signs each webhook POST (X-Ralph-Signature-256: sha256=HMAC of the body); without it the POSTs are not signed"},
 }
 
 // specByKey indexes specs by key.

@@ -165,6 +165,11 @@ func (c *Config) normalize() {
 	c.Agent.Sandbox = strings.ToLower(strings.TrimSpace(c.Agent.Sandbox))
 	c.Agent.Network = strings.ToLower(strings.TrimSpace(c.Agent.Network))
 	c.Git.ProtectedPaths = patterns(c.Git.ProtectedPaths)
+	events := make([]string, len(c.Notify.Events)) // not the default's array
+	for i, e := range c.Notify.Events {
+		events[i] = strings.ToLower(strings.TrimSpace(e))
+	}
+	c.Notify.Events = events
 	for _, paths := range [][]string{c.Agent.SandboxRO, c.Agent.SandboxRW} {
 		for i, p := range paths {
 			if e, err := expandHome(p); err == nil {

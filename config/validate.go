@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // validation collects the invalid settings of a Config, one error per
@@ -56,6 +57,22 @@ func (v *validation) checkAddr(key, addr, example string, minPort int) {
 	}
 }
 
+// checkEnvName checks the name of an environment variable.
+func (v *validation) checkEnvName(key, name string) {
+	v.check(key, !envNameRE.MatchString(name), name,
+		"must be the name of an environment variable: letters, digits and _, not starting with a digit")
+}
+
+// checkURL checks an absolute http or https URL, if set; example is one.
+func (v *validation) checkURL(key, s, example string) {
+	if s == "" {
+		return
+	}
+	u, err := url.Parse(s)
+	v.check(key, err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "", s,
+		"must be an absolute http or https URL, such as "+example)
+}
+
 const (
 	notEmpty   = "must not be empty"
 	atLeastOne = "must be at least 1"
@@ -74,6 +91,7 @@ func (c *Config) validate() error {
 	c.Dev.validate(&v)
 	c.Codec.validate(&v)
 	c.Worker.validate(&v)
+	c.Notify.validate(&v)
 	return errors.Join(v.errs...)
 }
 
@@ -167,17 +185,19 @@ func (gh *GitHubConfig) validate(v *validation) {
 	if _, reason := normalizeAPIURL(gh.APIURL); reason != "" {
 		v.check("github.api-url", true, gh.APIURL, reason)
 	}
-	v.check("github.token-env", !envNameRE.MatchString(gh.TokenEnv), gh.TokenEnv,
-		"must be the name of an environment variable: letters, digits and _, not starting with a digit")
+	v.checkEnvName("github.token-env", gh.TokenEnv)
 	if _, err := gh.FileToken(); err != nil {
 		v.errs = append(v.errs, err)
 	}
 	gh.validateApp(v)
 	v.check("github.write-interval", gh.WriteInterval < 0, gh.WriteInterval, "must not be negative (0 = no spacing)")
 	v.checkAddr("github.webhook-listen", gh.WebhookListen, "127.0.0.1:8090", 0)
-	v.check("github.webhook-secret-env", !envNameRE.MatchString(gh.WebhookSecretEnv), gh.WebhookSecretEnv,
-		"must be the name of an environment variable: letters, digits and _, not starting with a digit")
+	v.checkEnvName("github.webhook-secret-env", gh.WebhookSecretEnv)
 }
+
+// maxParallel bounds queue.parallel: each issue worked on holds a work
+// tree, a session and an agent (worker.max-agents caps the agents too).
+const maxParallel = 16
 
 // validate checks queue.*.
 func (q *QueueConfig) validate(v *validation) {
@@ -185,6 +205,7 @@ func (q *QueueConfig) validate(v *validation) {
 	v.check("queue.label", strings.Contains(q.Label, ","), q.Label, "must not contain a comma: it is one label")
 	v.check("queue.poll-interval", q.PollInterval < time.Second, q.PollInterval, "must be at least 1s")
 	v.check("queue.max-issues", q.MaxIssues < 0, q.MaxIssues, "must not be negative (0 = no limit)")
+	v.check("queue.parallel", q.Parallel < 1 || q.Parallel > maxParallel, q.Parallel, fmt.Sprintf("must be from 1 to %d", maxParallel))
 	v.checkCost("queue.max-cost-usd", q.MaxCostUSD)
 	v.checkCost("queue.max-cost-per-day", q.MaxCostPerDay)
 	v.check("queue.base-branch", q.BaseBranch != "" && !validBranch(q.BaseBranch), q.BaseBranch,
@@ -216,8 +237,9 @@ func (cd *CodecConfig) validate(v *validation) {
 	keyFile := lookupSpec("codec.key-file")
 	v.check("codec.key-env", cd.KeyEnv != "" && cd.KeyFile != "", cd.KeyEnv,
 		fmt.Sprintf("must not be set together with codec.key-file (--%s, %s): choose one", keyFile.flag, keyFile.env()))
-	v.check("codec.key-env", cd.KeyEnv != "" && !envNameRE.MatchString(cd.KeyEnv), cd.KeyEnv,
-		"must be the name of an environment variable: letters, digits and _, not starting with a digit")
+	if cd.KeyEnv != "" {
+		v.checkEnvName("codec.key-env", cd.KeyEnv)
+	}
 	v.checkAddr("codec.server", cd.Server, "127.0.0.1:8081", 1)
 }
 
@@ -228,6 +250,32 @@ func (w *WorkerConfig) validate(v *validation) {
 	v.check("worker.host-timeout", w.HostTimeout < time.Second, w.HostTimeout, "must be at least 1s")
 	v.check("worker.max-agents", w.MaxAgents < 1, w.MaxAgents, atLeastOne)
 	v.checkAddr("worker.metrics-addr", w.MetricsAddr, "127.0.0.1:9464", 0)
+}
+
+// validate checks notify.*.
+func (n *NotifyConfig) validate(v *validation) {
+	v.check("notify.events", len(n.Events) == 0, n.Events,
+		"must name at least one event; to send nothing, configure no channel")
+	for _, e := range n.Events {
+		v.check("notify.events", !slices.Contains(notifyEvents, e), e,
+			fmt.Sprintf("must be one of %s", strings.Join(notifyEvents, ", ")))
+	}
+	v.check("notify.max-age", n.MaxAge < 0, n.MaxAge, "must not be negative (0 = give up at the first failure)")
+	v.checkURL("notify.ui-url", n.UIURL, "http://127.0.0.1:8233")
+	v.checkEnvName("notify.telegram.token-env", n.Telegram.TokenEnv)
+	for _, id := range n.Telegram.ChatIDs {
+		v.check("notify.telegram.chat-ids", id == 0, id, "must be a chat's ID, such as 123456789, not 0")
+	}
+	v.check("notify.telegram.api-url", n.Telegram.APIURL == "", n.Telegram.APIURL, notEmpty)
+	v.checkURL("notify.telegram.api-url", n.Telegram.APIURL, defaultTelegramAPIURL)
+	v.checkEnvName("notify.slack.webhook-url-env", n.Slack.WebhookURLEnv)
+	v.checkEnvName("notify.slack.bot-token-env", n.Slack.BotTokenEnv)
+	v.check("notify.slack.channel", strings.ContainsFunc(n.Slack.Channel, unicode.IsSpace), n.Slack.Channel,
+		"must be a channel's name or ID, such as #ralph, without white space")
+	v.check("notify.slack.api-url", n.Slack.APIURL == "", n.Slack.APIURL, notEmpty)
+	v.checkURL("notify.slack.api-url", n.Slack.APIURL, defaultSlackAPIURL)
+	v.checkURL("notify.webhook.url", n.Webhook.URL, "https://example.com/hooks/ralph")
+	v.checkEnvName("notify.webhook.secret-env", n.Webhook.SecretEnv)
 }
 
 // hostIDRE matches a valid worker.host-id: it goes into task queue names

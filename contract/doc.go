@@ -52,6 +52,11 @@
 //	GetVersion "follow-pull"                 DefaultVersion: no follower is started
 //	SessionInput.Issue                       nil: checkpoints are not asked on GitHub
 //	QueueCarryOver.Following                 nil: no pull request is followed
+//	QueueSettings.Parallel                   0 is one issue at a time
+//	GetVersion "issue-workflow"              DefaultVersion: the queue run works on the
+//	                                         issue itself (Current), not an IssueWork
+//	QueueCarryOver.Working                   nil: no IssueWork workflow runs
+//	PickInput.Skip                           nil skips nothing
 //
 // testsuite/replay_test.go replays a recorded history of every workflow
 // shape against the current code (the AgentPreflight workflow's are

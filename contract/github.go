@@ -35,6 +35,9 @@ type PreflightResult struct {
 type PickInput struct {
 	Repo  Repo   `json:"repo"`
 	Label string `json:"label"`
+	// Skip are issues the queue works on already: never picked, never
+	// listed as skipped.
+	Skip []int `json:"skip,omitempty"`
 }
 
 // Issue names an issue.

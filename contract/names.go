@@ -63,10 +63,18 @@ const (
 // otherwise hold).
 const ActivityAwaitSession = "AwaitSession"
 
+// ActivityStillRunning is the name of the activity that returns which of
+// the workflow IDs it is given still run (the worker registers it beside
+// AwaitSession): a queue frees the slot of an issue whose workflow ended
+// without telling it (terminated by a person).
+const ActivityStillRunning = "StillRunning"
+
 // Workflow type names, as the worker registers them.
 const (
 	WorkflowSession    = "Session"
 	WorkflowIssueQueue = "IssueQueue"
+	// WorkflowIssueWork works on one issue of a queue (see IssueWorkID).
+	WorkflowIssueWork = "IssueWork"
 	// WorkflowPullRequest follows an issue's pull request (see
 	// PullRequestID).
 	WorkflowPullRequest = "PullRequest"

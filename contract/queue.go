@@ -69,7 +69,13 @@ type QueueSettings struct {
 	// MaxCostPerDay stops taking issues for the rest of a UTC day once
 	// that day's issues (and rounds) cost that much; 0 is no limit.
 	MaxCostPerDay float64 `json:"max_cost_per_day,omitempty"`
+	// Parallel is how many issues are worked on at once, each by an
+	// IssueWork workflow in a work tree of its own; 0 is 1.
+	Parallel int `json:"parallel,omitempty"`
 }
+
+// Slots is how many issues the queue works on at once.
+func (s QueueSettings) Slots() int { return max(s.Parallel, 1) }
 
 // QueueInput is the input of the IssueQueue workflow.
 type QueueInput struct {
@@ -165,19 +171,26 @@ type QueueCarryOver struct {
 	// Day is the UTC day (2006-01-02) DayCostUSD was spent on.
 	Day        string  `json:"day,omitempty"`
 	DayCostUSD float64 `json:"day_cost_usd,omitempty"`
+	// Working are the issues whose IssueWork workflows run, as each last
+	// told the queue.
+	Working []CurrentIssue `json:"working,omitempty"`
 }
 
 // QueueStatus is the answer of a queue's status query.
 type QueueStatus struct {
-	QueueID       string         `json:"queue_id"`
-	Repo          string         `json:"repo"`
-	Clone         string         `json:"clone"`
-	Label         string         `json:"label"`
-	BaseBranch    string         `json:"base_branch"`
-	State         State          `json:"state"`
-	Reason        Reason         `json:"reason,omitempty"`
-	Message       string         `json:"message,omitempty"`
+	QueueID    string `json:"queue_id"`
+	Repo       string `json:"repo"`
+	Clone      string `json:"clone"`
+	Label      string `json:"label"`
+	BaseBranch string `json:"base_branch"`
+	State      State  `json:"state"`
+	Reason     Reason `json:"reason,omitempty"`
+	Message    string `json:"message,omitempty"`
+	// Current is the issue a queue run works on itself (runs recorded
+	// before issues had workflows of their own); Working are those whose
+	// IssueWork workflows run.
 	Current       *CurrentIssue  `json:"current,omitempty"`
+	Working       []CurrentIssue `json:"working,omitempty"`
 	Recent        []IssueOutcome `json:"recent,omitempty"`
 	Totals        QueueTotals    `json:"totals"`
 	Skipped       []Skipped      `json:"skipped,omitempty"`
@@ -213,4 +226,49 @@ type QueueResult struct {
 type SessionProgress struct {
 	SessionID string           `json:"session_id"`
 	Iteration IterationSummary `json:"iteration"`
+}
+
+// IssueWorkID is the ID of the IssueWork workflow of the issue whose
+// session is sessionID (IssueSessionID): one per issue.
+func IssueWorkID(sessionID string) string { return sessionID + "/work" }
+
+// IssueWorkInput is the input of the IssueWork workflow: one issue of a
+// queue, and what the queue knew when it took it.
+type IssueWorkInput struct {
+	// QueueID is the queue to tell about the issue (SignalIssueEvent,
+	// SignalIssueEnded).
+	QueueID  string        `json:"queue_id"`
+	Settings QueueSettings `json:"settings"`
+	// Session is the queue's template of the issue's session.
+	Session   SessionInput    `json:"session"`
+	Issue     Issue           `json:"issue"`
+	Preflight PreflightResult `json:"preflight"`
+	// Guidance is the queue's standing guidance when the issue was taken.
+	Guidance []string `json:"guidance,omitempty"`
+	// Run is the queue run that took the issue.
+	Run int `json:"run"`
+}
+
+// Signals an IssueWork workflow sends its queue.
+const (
+	// SignalIssueEvent carries a line of the issue's story (IssueEvent).
+	SignalIssueEvent = "issue-event"
+	// SignalIssueEnded carries what became of the issue (IssueEnded).
+	SignalIssueEnded = "issue-ended"
+)
+
+// IssueEvent is the data of SignalIssueEvent: a line of the issue's
+// story and the issue as it is now.
+type IssueEvent struct {
+	Issue   int          `json:"issue"`
+	Text    string       `json:"text"`
+	Current CurrentIssue `json:"current"`
+}
+
+// IssueEnded is the data of SignalIssueEnded, and the result of the
+// IssueWork workflow.
+type IssueEnded struct {
+	Outcome IssueOutcome `json:"outcome"`
+	// Following says a follower carries the issue's pull request on.
+	Following bool `json:"following,omitempty"`
 }

@@ -54,6 +54,7 @@ func replayAs(t *testing.T, c client.Client, id, label string) {
 		replayer := worker.NewWorkflowReplayer()
 		replayer.RegisterWorkflow(workflows.Session)
 		replayer.RegisterWorkflow(workflows.IssueQueue)
+		replayer.RegisterWorkflow(workflows.IssueWork)
 		replayer.RegisterWorkflow(workflows.PullRequest)
 		h, err := collectHistory(hist)
 		require.NoError(t, err)

@@ -236,6 +236,7 @@ func TestPullRequestFromLabelToMerge(t *testing.T) {
 
 	replayAs(t, c, contract.QueueWorkflowID(testHost, "acme", "app"), "queue")
 	replayAs(t, c, contract.PullRequestID(contract.IssueSessionID(testHost, "acme", "app", n)), "pull")
+	replayAs(t, c, contract.IssueWorkID(contract.IssueSessionID(testHost, "acme", "app", n)), "work")
 	t.Logf("figure: label to merge %s; %d GitHub requests in all (%d by the follower); %d fix round, %d review round",
 		merged.Round(time.Second), len(gh.Requests()), st.Requests, st.FixRounds, st.ReviewRounds)
 }

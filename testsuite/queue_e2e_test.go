@@ -203,13 +203,17 @@ func TestIssueQueueEndToEnd(t *testing.T) {
 	require.GreaterOrEqual(t, len(runs), 3)
 	parents := map[string]bool{}
 	for _, n := range []int{n1, n3, n4} {
-		desc, err := c.DescribeWorkflowExecution(context.Background(), contract.IssueSessionID(testHost, "acme", "app", n), "")
+		sid := contract.IssueSessionID(testHost, "acme", "app", n)
+		desc, err := c.DescribeWorkflowExecution(context.Background(), sid, "")
 		require.NoError(t, err)
-		parent := desc.GetWorkflowExecutionInfo().GetParentExecution()
+		require.Equal(t, contract.IssueWorkID(sid), desc.GetWorkflowExecutionInfo().GetParentExecution().GetWorkflowId(), "the issue's session is its IssueWork's child")
+		work, err := c.DescribeWorkflowExecution(context.Background(), contract.IssueWorkID(sid), "")
+		require.NoError(t, err)
+		parent := work.GetWorkflowExecutionInfo().GetParentExecution()
 		require.Equal(t, contract.QueueWorkflowID(testHost, "acme", "app"), parent.GetWorkflowId())
 		parents[parent.GetRunId()] = true
 	}
-	require.Len(t, parents, 3, "each issue ran in a queue run of its own")
+	require.Len(t, parents, 3, "each issue was taken by a queue run of its own")
 	var reqs int
 	for _, r := range gh.Requests() {
 		if r.Status != 0 {

@@ -35,6 +35,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 			replayer := worker.NewWorkflowReplayer()
 			replayer.RegisterWorkflow(workflows.Session)
 			replayer.RegisterWorkflow(workflows.IssueQueue)
+			replayer.RegisterWorkflow(workflows.IssueWork)
 			replayer.RegisterWorkflow(workflows.PullRequest)
 			require.NoError(t, replayer.ReplayWorkflowHistoryFromJSONFile(nil, f))
 		})

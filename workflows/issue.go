@@ -73,7 +73,7 @@ func (w *issueWork) follow(ctx workflow.Context, pr contract.Pull, wt contract.W
 		StaticSummary:         fmt.Sprintf("#%d pull request #%d", cur.Number, pr.Number),
 	})
 	in := contract.FollowInput{
-		QueueID: workflow.GetInfo(ctx).WorkflowExecution.ID, Repo: s.Repo, Issue: w.is, Pull: pr, Current: *cur,
+		QueueID: q.queueID(ctx), Repo: s.Repo, Issue: w.is, Pull: pr, Current: *cur,
 		Base: q.base(), BaseRef: wt.BaseRef, Clone: s.Clone, Settings: s.Pull, PollInterval: s.PollInterval,
 		Session: q.issueSession(cur, wt), Self: q.st.Preflight.Login,
 		CarryOver: &contract.FollowCarryOver{LastPushed: push.Head},

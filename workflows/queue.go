@@ -59,10 +59,20 @@ type queue struct {
 	host host
 	// beforeOffline is the state to go back to when the host is back.
 	beforeOffline contract.State
+	// parent is, in an IssueWork workflow, the queue told about the
+	// issue; "" in the queue itself.
+	parent string
+	// ended counts the issues whose end this run took (issueEnded): the
+	// queue continues as new after each.
+	ended int
+	// checkedAt is when this run last asked which issues' workflows
+	// still run.
+	checkedAt time.Time
 }
 
 type queueSignals struct {
 	stop, pause, resume, guide, withdraw, poke, progress, pullEnded workflow.ReceiveChannel
+	issueEvent, issueEnded                                          workflow.ReceiveChannel
 }
 
 func newQueue(ctx workflow.Context, in contract.QueueInput) (*queue, error) {
@@ -96,14 +106,16 @@ func newQueue(ctx workflow.Context, in contract.QueueInput) (*queue, error) {
 		return workflow.GetSignalChannelWithOptions(ctx, name, workflow.SignalChannelOptions{Description: desc})
 	}
 	q.sig = queueSignals{
-		stop:      ch(contract.SignalStop, "Finish the current issue, then end the queue as stopped"),
-		pause:     ch(contract.SignalPause, "Take no new issue until resumed (the current one finishes)"),
-		resume:    ch(contract.SignalResume, "Take issues again"),
-		guide:     ch(contract.SignalGuide, "Standing guidance for every later issue's prompt (a JSON string)"),
-		withdraw:  ch(contract.SignalWithdraw, "Withdraw standing guidance: its text, or its number from 1 (a JSON string)"),
-		poke:      ch(contract.SignalPoke, "Look for ready issues now instead of at the next poll"),
-		progress:  ch(contract.SignalSessionProgress, "An iteration of the current issue's session (sent by the session)"),
-		pullEnded: ch(contract.SignalPullEnded, "A followed pull request was merged or closed, or its follower gave up (sent by the follower)"),
+		stop:       ch(contract.SignalStop, "Finish the current issue, then end the queue as stopped"),
+		pause:      ch(contract.SignalPause, "Take no new issue until resumed (the current one finishes)"),
+		resume:     ch(contract.SignalResume, "Take issues again"),
+		guide:      ch(contract.SignalGuide, "Standing guidance for every later issue's prompt (a JSON string)"),
+		withdraw:   ch(contract.SignalWithdraw, "Withdraw standing guidance: its text, or its number from 1 (a JSON string)"),
+		poke:       ch(contract.SignalPoke, "Look for ready issues now instead of at the next poll"),
+		progress:   ch(contract.SignalSessionProgress, "An iteration of the current issue's session (sent by the session)"),
+		pullEnded:  ch(contract.SignalPullEnded, "A followed pull request was merged or closed, or its follower gave up (sent by the follower)"),
+		issueEvent: ch(contract.SignalIssueEvent, "A line of an issue's story (sent by its IssueWork workflow)"),
+		issueEnded: ch(contract.SignalIssueEnded, "What became of an issue (sent by its IssueWork workflow)"),
 	}
 	workflow.Go(ctx, q.listen)
 	return q, nil
@@ -115,6 +127,7 @@ func (q *queue) statusNow() contract.QueueStatus {
 	st, c := q.status, q.st
 	st.StartedAt, st.Totals, st.Recent, st.Guidance, st.Runs = c.StartedAt, c.Totals, c.Recent, c.Guidance, c.Runs
 	st.Events, st.Skipped, st.Paused, st.StopRequested = c.Events, c.Skipped, c.Paused, c.Stop != ""
+	st.Working = c.Working
 	s := q.in.Settings
 	for _, n := range c.Following {
 		id := contract.PullRequestID(contract.IssueSessionID(q.in.Session.Host, s.Repo.Owner, s.Repo.Name, n))
@@ -157,7 +170,8 @@ func (q *queue) listen(ctx workflow.Context) {
 	for {
 		err := workflow.Await(ctx, func() bool {
 			return q.sig.stop.Len()+q.sig.pause.Len()+q.sig.resume.Len()+q.sig.guide.Len()+
-				q.sig.withdraw.Len()+q.sig.poke.Len()+q.sig.progress.Len()+q.sig.pullEnded.Len() > 0
+				q.sig.withdraw.Len()+q.sig.poke.Len()+q.sig.progress.Len()+q.sig.pullEnded.Len()+
+				q.sig.issueEvent.Len()+q.sig.issueEnded.Len() > 0
 		})
 		if err != nil {
 			return
@@ -219,6 +233,16 @@ func (q *queue) drain(ctx workflow.Context) {
 			q.pullEnded(ctx, end)
 			end, got = contract.PullEnd{}, true
 		}
+		var ie contract.IssueEvent
+		for q.sig.issueEvent.ReceiveAsync(&ie) {
+			q.issueEvent(ctx, ie)
+			ie, got = contract.IssueEvent{}, true
+		}
+		var ended contract.IssueEnded
+		for q.sig.issueEnded.ReceiveAsync(&ended) {
+			q.issueEnded(ctx, ended)
+			ended, got = contract.IssueEnded{}, true
+		}
 		if !got {
 			return
 		}
@@ -254,6 +278,7 @@ func (q *queue) event(ctx workflow.Context, issue int, text string) {
 		q.st.Events = append([]contract.QueueEvent(nil), q.st.Events[n-queueEventLimit:]...)
 	}
 	q.logger.Info(text, "issue", issue)
+	q.tellQueue(ctx, issue, text)
 }
 
 func (q *queue) base() string {
@@ -324,13 +349,19 @@ func (q *queue) run(ctx workflow.Context) (contract.QueueResult, error) {
 	for {
 		q.drain(ctx)
 		s := q.in.Settings
-		switch {
-		case q.st.Stop != "":
-			return q.finish(ctx, contract.ReasonStopped, q.st.Stop)
-		case s.MaxIssues > 0 && q.st.Totals.Taken() >= s.MaxIssues:
-			return q.finish(ctx, contract.ReasonMaxIterations, fmt.Sprintf("%d issues taken, the limit", q.st.Totals.Taken()))
-		case s.MaxCostUSD > 0 && q.st.Totals.CostUSD >= s.MaxCostUSD:
-			return q.finish(ctx, contract.ReasonMaxCost, fmt.Sprintf("the issues cost %.4f USD, the limit is %.2f USD", q.st.Totals.CostUSD, s.MaxCostUSD))
+		if reason, msg := q.ending(); reason != "" {
+			if len(q.st.Working) == 0 {
+				return q.finish(ctx, reason, msg)
+			}
+			// The issues being worked on finish first.
+			if err := q.awaitWorking(ctx, func() bool { return len(q.st.Working) == 0 }); err != nil {
+				return q.cancelled(ctx, err)
+			}
+			continue
+		}
+		if q.ended > 0 {
+			// A fresh run for each issue that ended.
+			return q.continueAsNew(ctx)
 		}
 		if s.MaxCostPerDay > 0 && q.spentToday(ctx) >= s.MaxCostPerDay {
 			if err := q.awaitTomorrow(ctx); err != nil {
@@ -348,76 +379,17 @@ func (q *queue) run(ctx workflow.Context) (contract.QueueResult, error) {
 		if q.polls >= queuePollsPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			return q.continueAsNew(ctx)
 		}
-		q.polls++
-		q.st.Poke = false
-		var pick contract.PickResult
-		err := workflow.ExecuteActivity(githubOptions(ctx, "look for ready issues"), contract.ActivityPickIssue,
-			contract.PickInput{Repo: s.Repo, Label: s.Label}).Get(ctx, &pick)
-		if err != nil {
-			if isPermanent(err) || isGitHubPermanent(err) {
-				return q.fail(ctx, "list issues", err)
+		if len(q.st.Working) >= s.Slots() {
+			if err := q.awaitWorking(ctx, func() bool { return q.ended > 0 || q.st.Stop != "" }); err != nil {
+				return q.cancelled(ctx, err)
 			}
-			// GitHub is down for longer than the retries: try again at
-			// the next poll.
-			q.event(ctx, 0, "could not list issues: "+rootMessage(err))
-			pick = contract.PickResult{}
+			continue
 		}
-		q.noteSkipped(ctx, pick.Skipped)
-		if pick.Issue != nil {
-			q.work(ctx, *pick.Issue)
-			if ctx.Err() != nil {
-				return q.cancelled(ctx, ctx.Err())
-			}
-			return q.continueAsNew(ctx)
-		}
-		if s.UntilIdle && len(q.st.Following) == 0 {
-			return q.finish(ctx, contract.ReasonComplete, "no ready issue left")
-		}
-		next := workflow.Now(ctx).Add(s.PollInterval)
-		if q.status.State != contract.StateIdle {
-			q.event(ctx, 0, fmt.Sprintf("idle: no ready issue; looking again every %s (or on poke)%s", s.PollInterval, q.followingText()))
-		}
-		q.status.NextPollAt = next
-		q.setState(ctx, contract.StateIdle)
-		following := len(q.st.Following)
-		if _, err := workflow.AwaitWithTimeout(ctx, s.PollInterval, func() bool {
-			return q.st.Poke || q.st.Stop != "" || q.st.Paused || (s.UntilIdle && len(q.st.Following) < following)
-		}); err != nil {
-			return q.cancelled(ctx, err)
-		}
-		q.status.NextPollAt = time.Time{}
-	}
-}
-
-// noteSkipped records the labelled issues the queue will not take. Each
-// is told once in the events, and listed in the status.
-func (q *queue) noteSkipped(ctx workflow.Context, skipped []contract.Skipped) {
-	known := map[int]string{}
-	for _, s := range q.st.Skipped {
-		known[s.Number] = s.Reason
-	}
-	for _, s := range skipped {
-		if known[s.Number] != s.Reason {
-			q.event(ctx, s.Number, fmt.Sprintf("skipped #%d %q: %s", s.Number, words.Clip(s.Title, 60), s.Reason))
-			q.st.Totals.Skipped++
+		res, done, err := q.takeIssue(ctx)
+		if done || err != nil {
+			return res, err
 		}
 	}
-	// Issues skipped before that are not in this listing keep their
-	// entry until the list is full.
-	merged := append([]contract.Skipped(nil), skipped...)
-	for _, s := range q.st.Skipped {
-		found := false
-		for _, n := range skipped {
-			found = found || n.Number == s.Number
-		}
-		if !found {
-			merged = append(merged, s)
-		}
-	}
-	if len(merged) > queueSkipLimit {
-		merged = merged[:queueSkipLimit]
-	}
-	q.st.Skipped = merged
 }
 
 func isGitHubPermanent(err error) bool {
@@ -480,6 +452,11 @@ func (q *queue) fail(ctx workflow.Context, step string, err error) (contract.Que
 
 func (q *queue) cancelled(ctx workflow.Context, err error) (contract.QueueResult, error) {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	for _, c := range q.st.Working {
+		// Cancelling the queue cancels its issues (their sessions kill
+		// their agents), as it did when it worked on them itself.
+		workflow.RequestCancelExternalWorkflow(dctx, contract.IssueWorkID(c.SessionID), "")
+	}
 	q.status.Reason = contract.ReasonCancelled
 	q.status.EndedAt = workflow.Now(ctx)
 	q.setState(dctx, contract.StateStopped)
@@ -533,6 +510,9 @@ func (q *queue) details() string {
 	t := st.Totals
 	b.WriteString(fmt.Sprintf("\n\nIssues labelled `%s` → PRs to `%s`. Done %d, failed %d, skipped %d; %d iterations, cost %.4f USD", st.Label, st.BaseBranch, t.Done, t.Failed, t.Skipped, t.Iterations, t.CostUSD))
 	if c := st.Current; c != nil {
+		b.WriteString(fmt.Sprintf("\n\n**Working on #%d** %s (%s), session `%s`", c.Number, c.Title, c.Phase, c.SessionID))
+	}
+	for _, c := range st.Working {
 		b.WriteString(fmt.Sprintf("\n\n**Working on #%d** %s (%s), session `%s`", c.Number, c.Title, c.Phase, c.SessionID))
 	}
 	if st.State == contract.StateIdle && !st.NextPollAt.IsZero() {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -42,6 +43,8 @@ type queueEnv struct {
 	*testsuite.TestWorkflowEnvironment
 	picks    []contract.PickResult
 	pickedAt []time.Time
+	// skips are the issues each pick was told to pass over.
+	skips    [][]int
 	children []contract.SessionInput
 	comments []string
 	labels   []contract.LabelsInput
@@ -56,11 +59,16 @@ func newQueueEnv(t *testing.T, result contract.SessionResult, picks ...contract.
 	var ts testsuite.WorkflowTestSuite
 	env := &queueEnv{TestWorkflowEnvironment: ts.NewTestWorkflowEnvironment(), picks: picks}
 	env.RegisterWorkflow(workflows.IssueQueue)
+	env.RegisterWorkflow(workflows.IssueWork)
 	env.RegisterWorkflow(workflows.Session)
 	env.RegisterActivity(gha)
 	env.RegisterActivity(a)
+	// Every issue's workflow runs (until a test says otherwise).
+	env.RegisterActivityWithOptions(func(_ context.Context, ids []string) ([]string, error) { return ids, nil },
+		activity.RegisterOptions{Name: contract.ActivityStillRunning})
 	env.OnActivity(gha.Preflight, mock.Anything, mock.Anything).Return(contract.PreflightResult{FullName: "acme/app", DefaultBranch: "main"}, nil)
-	env.OnActivity(gha.PickIssue, mock.Anything, mock.Anything).Return(func(context.Context, contract.PickInput) (contract.PickResult, error) {
+	env.OnActivity(gha.PickIssue, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.PickInput) (contract.PickResult, error) {
+		env.skips = append(env.skips, in.Skip)
 		env.pickedAt = append(env.pickedAt, env.Now())
 		i := min(len(env.pickedAt), len(env.picks)) - 1
 		return env.picks[i], nil

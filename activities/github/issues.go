@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -64,7 +65,8 @@ const maxListPages = 5
 // PickIssue lists the open issues with the ready label, oldest first, and
 // returns the first one the queue may take: not a pull request, not
 // locked, assigned to nobody, and labelled by someone whose permission on
-// the repository is write, maintain or admin now.
+// the repository is write, maintain or admin now. The issues in.Skip
+// names are passed over.
 func (a *Activities) PickIssue(ctx context.Context, in contract.PickInput) (contract.PickResult, error) {
 	c, err := a.client(in.Repo)
 	if err != nil {
@@ -94,6 +96,8 @@ func (a *Activities) PickIssue(ctx context.Context, in contract.PickInput) (cont
 			res.Skipped = append(res.Skipped, contract.Skipped{Number: is.GetNumber(), Title: is.GetTitle(), Reason: reason})
 		}
 		switch {
+		case slices.Contains(in.Skip, is.GetNumber()):
+			continue // the queue works on it already
 		case is.IsPullRequest():
 			skip("a pull request, not an issue")
 			continue

@@ -83,6 +83,7 @@ func queueInput(ctx context.Context, cfg config.Config, dir string) (contract.Qu
 			Label:         cfg.Queue.Label,
 			PollInterval:  cfg.Queue.PollInterval,
 			MaxIssues:     cfg.Queue.MaxIssues,
+			Parallel:      cfg.Queue.Parallel,
 			MaxCostUSD:    cfg.Queue.MaxCostUSD,
 			MaxCostPerDay: cfg.Queue.MaxCostPerDay,
 			BaseBranch:    cfg.Queue.BaseBranch,

@@ -437,22 +437,34 @@ func printQueueStatus(out io.Writer, st contract.QueueStatus, execStatus, url st
 	if !st.NextPollAt.IsZero() {
 		row("Next poll", "%s (starter poke %s looks now)", st.NextPollAt.Local().Format(time.DateTime), st.QueueID)
 	}
-	row("Runs", "%d (one per issue, continue-as-new)", st.Runs)
+	row("Runs", "%d (a fresh one after each issue, continue-as-new)", st.Runs)
+	if n := st.Settings.Slots(); n > 1 {
+		row("Parallel", "%d issues at once; %d worked on now", n, len(st.Working))
+	}
 	if url != "" {
 		row("UI", "%s", url)
 	}
 	tw.Flush()
+	working := st.Working
 	if c := st.Current; c != nil {
-		fmt.Fprintf(out, "\nWorking on #%d %s (%s, for %s)\n", c.Number, c.Title, c.Phase, time.Since(c.StartedAt).Round(time.Second))
-		fmt.Fprintf(out, "  session %s, branch %s\n", c.SessionID, c.Branch)
-		if c.Worktree != "" {
-			fmt.Fprintf(out, "  work tree %s\n", c.Worktree)
-		}
-		for _, it := range c.Iterations {
-			fmt.Fprintln(out, "  "+it.Line())
-		}
+		working = append([]contract.CurrentIssue{*c}, working...)
+	}
+	for _, c := range working {
+		printWorking(out, c)
 	}
 	printQueueHistory(out, st)
+}
+
+// printWorking prints an issue the queue works on.
+func printWorking(out io.Writer, c contract.CurrentIssue) {
+	fmt.Fprintf(out, "\nWorking on #%d %s (%s, for %s)\n", c.Number, c.Title, c.Phase, time.Since(c.StartedAt).Round(time.Second))
+	fmt.Fprintf(out, "  session %s, branch %s\n", c.SessionID, c.Branch)
+	if c.Worktree != "" {
+		fmt.Fprintf(out, "  work tree %s\n", c.Worktree)
+	}
+	for _, it := range c.Iterations {
+		fmt.Fprintln(out, "  "+it.Line())
+	}
 }
 
 // queueState is the State row of a queue.

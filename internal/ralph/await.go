@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -15,7 +16,8 @@ import (
 )
 
 // sessionWaiter holds the client through which a queue waits for an
-// issue's session that an earlier start left running.
+// issue's session that an earlier start left running, and learns which
+// of its issues' workflows still run.
 type sessionWaiter struct {
 	c client.Client
 	// beat is how often the wait heartbeats.
@@ -79,4 +81,24 @@ func sessionWaitError(id string, err error) error {
 			fmt.Sprintf("the session %s no longer exists", id), contract.ErrTypeSessionEnded, err)
 	}
 	return fmt.Errorf("wait for the session %s: %w", id, err)
+}
+
+// StillRunning returns which of the workflows ids still run; one that
+// does not exist does not.
+func (w *sessionWaiter) StillRunning(ctx context.Context, ids []string) ([]string, error) {
+	var running []string
+	for _, id := range ids {
+		d, err := w.c.DescribeWorkflowExecution(ctx, id, "")
+		var notFound *serviceerror.NotFound
+		switch {
+		case errors.As(err, &notFound):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("describe the workflow %s: %w", id, err)
+		}
+		if d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			running = append(running, id)
+		}
+	}
+	return running, nil
 }

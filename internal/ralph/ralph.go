@@ -198,11 +198,14 @@ func NewWorker(c client.Client, opts WorkerOptions, agent *activities.Agent, gh 
 	shared := worker.New(c, opts.TaskQueue, base)
 	shared.RegisterWorkflow(workflows.Session)
 	shared.RegisterWorkflow(workflows.IssueQueue)
+	shared.RegisterWorkflow(workflows.IssueWork)
 	shared.RegisterWorkflow(workflows.PullRequest)
 	shared.RegisterWorkflow(workflows.AgentPreflight)
 	shared.RegisterActivity(agent)
 	shared.RegisterActivity(gh)
-	shared.RegisterActivityWithOptions((&sessionWaiter{c: c}).AwaitSession, activity.RegisterOptions{Name: contract.ActivityAwaitSession})
+	waiter := &sessionWaiter{c: c}
+	shared.RegisterActivityWithOptions(waiter.AwaitSession, activity.RegisterOptions{Name: contract.ActivityAwaitSession})
+	shared.RegisterActivityWithOptions(waiter.StillRunning, activity.RegisterOptions{Name: contract.ActivityStillRunning})
 
 	// The agents are capped by the slots, not by the worker: an iteration
 	// waiting for a slot must be taken from the queue, or its wait would
