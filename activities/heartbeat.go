@@ -148,12 +148,12 @@ const (
 // tree, a round's preparation, a push) heartbeats while it runs.
 const gitHeartbeatInterval = 5 * time.Second
 
-// heartbeatWhile heartbeats the activity of ctx every interval until
+// HeartbeatWhile heartbeats the activity of ctx every interval until
 // the returned stop is called. An activity that reports no progress of
 // its own (git on a large repository) thus never looks like a dead
 // worker, and the attempt of a worker that died is retried after the
 // heartbeat timeout instead of the whole start-to-close timeout.
-func heartbeatWhile(ctx context.Context, interval time.Duration) (stop func()) {
+func HeartbeatWhile(ctx context.Context, interval time.Duration) (stop func()) {
 	done := make(chan struct{})
 	ended := make(chan struct{})
 	go func() {

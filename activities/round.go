@@ -19,7 +19,7 @@ import (
 // the round's agent to resolve; a rebase that conflicts is given up for a
 // merge. Running it again finds what the first run did.
 func (a *Agent) PrepareRound(ctx context.Context, in contract.RoundInput) (contract.RoundPrepared, error) {
-	defer heartbeatWhile(ctx, gitHeartbeatInterval)()
+	defer HeartbeatWhile(ctx, gitHeartbeatInterval)()
 	clone, err := openWorkspace(ctx, in.Clone)
 	if err != nil {
 		return contract.RoundPrepared{}, err

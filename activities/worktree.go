@@ -24,7 +24,7 @@ import (
 // (here or on origin). It writes the issue's text to tasks.IssueFile.
 // Running it again finds what the first run made.
 func (a *Agent) PrepareIssueWorktree(ctx context.Context, in contract.WorktreeInput) (contract.WorktreeResult, error) {
-	defer heartbeatWhile(ctx, gitHeartbeatInterval)()
+	defer HeartbeatWhile(ctx, gitHeartbeatInterval)()
 	repo, err := openWorkspace(ctx, in.Clone)
 	if err != nil {
 		return contract.WorktreeResult{}, err
@@ -159,7 +159,7 @@ func sameDir(a, b string) bool {
 // the push would publish are scanned for secrets first (scanPush): a
 // secret refuses the push.
 func (a *Agent) PushBranch(ctx context.Context, in contract.PushInput) (contract.PushResult, error) {
-	defer heartbeatWhile(ctx, gitHeartbeatInterval)()
+	defer HeartbeatWhile(ctx, gitHeartbeatInterval)()
 	repo, err := openWorkspace(ctx, in.Clone)
 	if err != nil {
 		return contract.PushResult{}, err

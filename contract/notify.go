@@ -1,6 +1,8 @@
 package contract
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"time"
 )
@@ -60,20 +62,34 @@ type Notification struct {
 	// Choices are the answers a question offers (buttons where the
 	// channel has them).
 	Choices []string `json:"choices,omitempty"`
-	// Question is the number of the checkpoint an answer to this message
-	// answers; 0 for events that take no answer.
+	// Question numbers, from 1, the notifications of a run that take an
+	// answer (a question, a plan); 0 for events that take none.
 	Question int `json:"question,omitempty"`
+	// Checkpoint is the ID of the checkpoint an answer answers.
+	Checkpoint string `json:"checkpoint,omitempty"`
 	// URL is a link that belongs to the event (the pull request).
 	URL string `json:"url,omitempty"`
 	// At is when the event happened: a notification older than
 	// notify.max-age is given up.
 	At time.Time `json:"at"`
+	// Channel sends it to that channel only (ChannelTelegram, …); ""
+	// sends it to all. The Notification workflow sends to each channel by
+	// an activity of its own, so a channel that is down holds up no other.
+	Channel string `json:"channel,omitempty"`
 }
 
 // NotifyKey is the idempotency key of the seq-th notification of the
 // workflow run: the same in every retry and every replay.
 func NotifyKey(workflowID, runID string, event NotifyEvent, seq int) string {
 	return fmt.Sprintf("%s/%s/%s/%d", workflowID, runID, event, seq)
+}
+
+// KeyHash is a short hash of a notification's key, 12 characters of
+// base64url, that its message's buttons carry (Telegram allows 64 bytes
+// of data a button): enough to tell the keys of the last messages apart.
+func KeyHash(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return base64.RawURLEncoding.EncodeToString(sum[:9])
 }
 
 // NotifyResult is the result of ActivityNotify.
@@ -93,4 +109,128 @@ type SentMessage struct {
 	Chat string `json:"chat,omitempty"`
 	// MessageID is the Telegram message ID or the Slack message's ts.
 	MessageID string `json:"message_id,omitempty"`
+}
+
+// Names of the notification workflows and activities.
+const (
+	// WorkflowNotification sends one notification (its input) by
+	// ActivityNotify, retried until it is delivered or too old; its ID
+	// is NotificationID, so it runs once. Sessions, queues and followers
+	// start it as an abandoned child and do not wait for it.
+	WorkflowNotification = "Notification"
+	// ActivityNotify sends a Notification to every configured channel.
+	ActivityNotify = "Notify"
+	// WorkflowChatInbox reads what people write to the Telegram bot and
+	// acts on it: one per fleet, ID ChatInboxID, started by the workers
+	// whose Telegram channel is configured.
+	WorkflowChatInbox = "ChatInbox"
+	// ChatInboxID is the ID of the ChatInbox workflow.
+	ChatInboxID = "ralph-chat-inbox"
+	// SignalChatSent tells the inbox about messages that ask (ChatSent).
+	SignalChatSent = "chat-sent"
+	// ActivityChatUpdates long-polls the Telegram updates after an offset
+	// (ChatPoll), keeping those of the allowed chats (ChatUpdates).
+	ActivityChatUpdates = "ChatUpdates"
+	// ActivityChatAnswer answers a session's checkpoint through the
+	// respond update (ChatAnswer), once per update ID.
+	ActivityChatAnswer = "ChatAnswer"
+	// ActivityChatReply writes to a chat or answers a button tap
+	// (ChatReply).
+	ActivityChatReply = "ChatReply"
+	// ActivityChatSessions lists the running sessions (ChatSessions).
+	ActivityChatSessions = "ChatSessions"
+)
+
+// NotificationID is the workflow ID of the seq-th notification of the
+// workflow run runID. It holds the run ID, unique on its own, and not the
+// workflow ID, which a replayer does not know: the child's ID must come
+// out the same in every replay.
+func NotificationID(runID string, event NotifyEvent, seq int) string {
+	return fmt.Sprintf("ralph-notify/%s/%s/%d", runID, event, seq)
+}
+
+// ChatSent is the data of SignalChatSent: the messages of a notification
+// that takes an answer, and what the answer goes to.
+type ChatSent struct {
+	Key        string        `json:"key"`
+	WorkflowID string        `json:"workflow_id"`
+	Session    string        `json:"session"`
+	Event      NotifyEvent   `json:"event"`
+	Checkpoint string        `json:"checkpoint,omitempty"`
+	Choices    []string      `json:"choices,omitempty"`
+	Messages   []SentMessage `json:"messages"`
+}
+
+// ChatPoll is the input of ActivityChatUpdates.
+type ChatPoll struct {
+	// Offset is the first update ID to read.
+	Offset int64 `json:"offset"`
+}
+
+// ChatUpdates is the result of ActivityChatUpdates.
+type ChatUpdates struct {
+	Updates []ChatUpdate `json:"updates,omitempty"`
+	// Next is the offset of the next poll.
+	Next int64 `json:"next"`
+	// Off says Telegram is not configured on the worker: the inbox ends.
+	Off bool `json:"off,omitempty"`
+}
+
+// ChatUpdate is a message to the bot, or a tap on a button of one of its
+// messages, from an allowed chat.
+type ChatUpdate struct {
+	ID        int64  `json:"id"`
+	Chat      int64  `json:"chat"`
+	User      string `json:"user"`
+	MessageID int64  `json:"message_id"`
+	Text      string `json:"text,omitempty"`
+	ReplyTo   int64  `json:"reply_to,omitempty"`
+	// CallbackID and the tap's button: the key hash of the notification
+	// and the index of its choice.
+	CallbackID string `json:"callback_id,omitempty"`
+	KeyHash    string `json:"key_hash,omitempty"`
+	Choice     int    `json:"choice,omitempty"`
+}
+
+// ChatAnswer is the input of ActivityChatAnswer.
+type ChatAnswer struct {
+	WorkflowID string `json:"workflow_id"`
+	// UpdateID makes the respond update once per chat update.
+	UpdateID string `json:"update_id"`
+	Answer   Answer `json:"answer"`
+}
+
+// ChatAnswered is the result of ActivityChatAnswer: whether the session
+// took the answer, and what to tell the person.
+type ChatAnswered struct {
+	Taken   bool   `json:"taken"`
+	Message string `json:"message"`
+}
+
+// ChatReply is the input of ActivityChatReply.
+type ChatReply struct {
+	Chat    int64  `json:"chat"`
+	ReplyTo int64  `json:"reply_to,omitempty"`
+	Text    string `json:"text,omitempty"`
+	// CallbackID answers a button tap with Text instead.
+	CallbackID string `json:"callback_id,omitempty"`
+}
+
+// ChatSession is a running session as /status lists it.
+type ChatSession struct {
+	WorkflowID string `json:"workflow_id"`
+	Line       string `json:"line"`
+}
+
+// ChatTaskQueue is the task queue of the chat activities of base: only
+// workers whose Telegram channel is configured serve it.
+func ChatTaskQueue(base string) string { return base + "@chat" }
+
+// InboxState is the input of the ChatInbox workflow, carried across
+// continue-as-new.
+type InboxState struct {
+	// Offset is the next Telegram update to read.
+	Offset int64 `json:"offset"`
+	// Asked are the last messages that ask, newest last.
+	Asked []ChatSent `json:"asked,omitempty"`
 }

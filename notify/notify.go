@@ -302,7 +302,8 @@ var ErrBadToken = errors.New("token refused")
 // naming it, after the others took theirs; a retry sends only what is
 // missing. When note is older than the settings' MaxAge, a channel that
 // fails is given up instead (NotifyResult.GaveUp) and Send does not fail.
-// A zero note.At is as old as can be.
+// A zero note.At is as old as can be. A note.Channel sends to that
+// channel's targets only.
 func (n *Notifier) Send(ctx context.Context, note contract.Notification) (contract.NotifyResult, error) {
 	var res contract.NotifyResult
 	if n == nil || len(n.targets) == 0 || !n.takes(note.Event) {
@@ -315,6 +316,10 @@ func (n *Notifier) Send(ctx context.Context, note contract.Notification) (contra
 	results := make([]sendResult, len(n.targets))
 	var wg sync.WaitGroup
 	for i, t := range n.targets {
+		if note.Channel != "" && channelOf(t.dest()) != note.Channel {
+			results[i] = sendResult{skipped: true}
+			continue
+		}
 		wg.Go(func() { results[i] = n.sendTo(ctx, t, m) })
 	}
 	wg.Wait()
@@ -322,6 +327,7 @@ func (n *Notifier) Send(ctx context.Context, note contract.Notification) (contra
 	var errs []error
 	for i, r := range results {
 		switch {
+		case r.skipped:
 		case r.err == nil:
 			res.Sent = append(res.Sent, r.sent)
 		case giveUp && !r.recordErr:
@@ -340,6 +346,8 @@ type sendResult struct {
 	// recordErr marks an error of the record, not of the channel: the
 	// channel took the message, and a retry may send it again.
 	recordErr bool
+	// skipped marks a target of another channel than the one asked for.
+	skipped bool
 }
 
 // sendTo sends m to t unless the record has it sent, and records what t

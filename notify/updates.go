@@ -1,12 +1,12 @@
 package notify
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // Update is what Ralph reads of one Telegram update: a message, or a tap
@@ -140,9 +140,6 @@ func ParseCallbackData(data string) (c Callback, ok bool) {
 	return Callback{KeyHash: parts[1], Question: q, Choice: ch}, true
 }
 
-// KeyHash is a short hash of a notification's key, 12 characters of
-// base64url: enough to tell the keys of the last messages apart.
-func KeyHash(key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return base64.RawURLEncoding.EncodeToString(sum[:9])
-}
+// KeyHash is contract.KeyHash: the short hash of a notification's key a
+// button carries.
+func KeyHash(key string) string { return contract.KeyHash(key) }

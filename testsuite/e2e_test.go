@@ -55,6 +55,8 @@ func replayAs(t *testing.T, c client.Client, id, label string) {
 		replayer.RegisterWorkflow(workflows.Session)
 		replayer.RegisterWorkflow(workflows.IssueQueue)
 		replayer.RegisterWorkflow(workflows.IssueWork)
+		replayer.RegisterWorkflow(workflows.Notification)
+		replayer.RegisterWorkflow(workflows.ChatInbox)
 		replayer.RegisterWorkflow(workflows.PullRequest)
 		h, err := collectHistory(hist)
 		require.NoError(t, err)

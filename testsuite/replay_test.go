@@ -36,6 +36,8 @@ func TestReplayRecordedHistories(t *testing.T) {
 			replayer.RegisterWorkflow(workflows.Session)
 			replayer.RegisterWorkflow(workflows.IssueQueue)
 			replayer.RegisterWorkflow(workflows.IssueWork)
+			replayer.RegisterWorkflow(workflows.Notification)
+			replayer.RegisterWorkflow(workflows.ChatInbox)
 			replayer.RegisterWorkflow(workflows.PullRequest)
 			require.NoError(t, replayer.ReplayWorkflowHistoryFromJSONFile(nil, f))
 		})

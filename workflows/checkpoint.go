@@ -127,6 +127,7 @@ func (s *session) ask(ctx workflow.Context, cp contract.Checkpoint) (ans contrac
 		s.setState(ctx, contract.StateAwaitingHuman)
 	}
 	s.logger.Info("waiting for a human", "checkpoint", cp.ID, "kind", cp.Kind, "question", cp.Question)
+	s.notifyAsk(ctx, cp)
 
 	answered := func() bool { return s.answer != nil || s.stopReason != "" }
 	ok := true

@@ -145,6 +145,7 @@ func (w *issueWork) finalLabels(ctx workflow.Context, ok bool) {
 func (w *issueWork) giveUp(ctx workflow.Context, result string) {
 	w.comment(ctx, result)
 	w.finalLabels(ctx, false)
+	w.q.notes.send(ctx, contract.NotifyFailed, fmt.Sprintf("#%d %q failed: %s", w.is.Number, words.Clip(w.is.Title, 80), w.q.failureText(w.out)), nil, nil)
 }
 
 // prepare reads the issue and makes its work tree.
@@ -257,6 +258,10 @@ func (w *issueWork) openPull(ctx workflow.Context, text contract.IssueText, push
 		verb = "updated"
 	}
 	q.event(ctx, is.Number, fmt.Sprintf("#%d: pull request #%d %s: %s", is.Number, pr.Number, verb, pr.URL))
+	q.notes.sendNote(ctx, contract.Notification{Event: contract.NotifyPR, URL: pr.URL,
+		Text:    fmt.Sprintf("pull request #%d %s for %q", pr.Number, verb, words.Clip(text.Title, 80)),
+		Details: []string{fmt.Sprintf("%s, %d commits, %.4f USD", words.Count(w.out.Iterations, "iteration"), push.Commits, w.out.CostUSD)},
+	}, nil)
 	w.comment(ctx, fmt.Sprintf("Done: pull request #%d (%s), %d iterations, %d commits, %.4f USD.", pr.Number, pr.URL, w.out.Iterations, push.Commits, w.out.CostUSD))
 	w.finalLabels(ctx, true)
 	return pr, true

@@ -38,6 +38,7 @@ func IssueWork(ctx workflow.Context, in contract.IssueWorkInput) (contract.Issue
 		return contract.IssueEnded{}, err
 	}
 	q.parent = in.QueueID
+	q.notes.session = fmt.Sprintf("%s#%d", in.Settings.Repo.FullName(), in.Issue.Number)
 	q.work(ctx, in.Issue)
 	end := contract.IssueEnded{Outcome: q.st.Recent[len(q.st.Recent)-1], Following: slices.Contains(q.st.Following, in.Issue.Number)}
 	if in.QueueID != "" {

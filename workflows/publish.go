@@ -112,6 +112,7 @@ func (s *session) hostOffline(ctx workflow.Context, off bool) {
 		s.beforeOffline = s.status.State
 		s.logger.Warn("host offline: waiting for its worker", "host", s.in.Host)
 		s.setState(ctx, contract.StateHostOffline)
+		s.notes.send(ctx, contract.NotifyHostOffline, fmt.Sprintf("host %s is offline: the session waits for its worker", s.in.Host), nil, nil)
 		return
 	}
 	s.logger.Info("host back", "host", s.in.Host)

@@ -69,6 +69,7 @@ type follower struct {
 	stopped string
 	poked   bool
 	reads   int
+	notes   notifier
 }
 
 func newFollower(ctx workflow.Context, in contract.FollowInput) (*follower, error) {
@@ -86,6 +87,7 @@ func newFollower(ctx workflow.Context, in contract.FollowInput) (*follower, erro
 		Repo:     in.Repo.FullName(), Issue: in.Issue.Number, Pull: in.Pull.Number, PullURL: in.Pull.URL,
 	}
 	f.logger = log.With(workflow.GetLogger(ctx), "pull", in.Pull.Number)
+	f.notes = notifier{session: fmt.Sprintf("%s#%d", in.Repo.FullName(), in.Issue.Number), logger: f.logger}
 	if err := workflow.SetQueryHandlerWithOptions(ctx, contract.QueryStatus, func() (contract.FollowStatus, error) {
 		st := f.status
 		st.FollowCarryOver = f.st
@@ -405,6 +407,10 @@ func (f *follower) end(ctx workflow.Context, reason contract.Reason, msg string)
 	f.status.Reason, f.status.Message = reason, msg
 	f.event(ctx, fmt.Sprintf("pull request #%d: %s (%s)", f.in.Pull.Number, reason, msg))
 	f.setState(ctx, contract.StateFollowingFinished, "")
+	f.notes.sendNote(ctx, contract.Notification{Event: contract.NotifyPR, URL: f.in.Pull.URL,
+		Text:    fmt.Sprintf("pull request #%d %s: %s", f.in.Pull.Number, reason, msg),
+		Details: []string{fmt.Sprintf("rounds: %d fix, %d review, %d update; %.4f USD", res.FixRounds, res.ReviewRounds, res.UpdateRounds, res.CostUSD)},
+	}, nil)
 	if f.in.QueueID != "" {
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
 		err := workflow.SignalExternalWorkflow(dctx, f.in.QueueID, "", contract.SignalPullEnded,

@@ -40,6 +40,7 @@ func newPullEnv(t *testing.T, reads ...contract.PullState) *pullEnv {
 	env := &pullEnv{TestWorkflowEnvironment: ts.NewTestWorkflowEnvironment(), reads: reads, heads: []string{"h2", "h3", "h4", "h5"}}
 	env.RegisterWorkflow(workflows.PullRequest)
 	env.RegisterWorkflow(workflows.Session)
+	registerNotify(env.TestWorkflowEnvironment)
 	env.RegisterActivity(gha)
 	env.RegisterActivity(a)
 	env.OnActivity(gha.PullState, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.PullStateInput) (contract.PullState, error) {

@@ -68,6 +68,9 @@ type queue struct {
 	// checkedAt is when this run last asked which issues' workflows
 	// still run.
 	checkedAt time.Time
+	// notes sends the queue's notifications (in an IssueWork, the
+	// issue's).
+	notes notifier
 }
 
 type queueSignals struct {
@@ -97,6 +100,7 @@ func newQueue(ctx workflow.Context, in contract.QueueInput) (*queue, error) {
 	q.st.Runs++
 	q.status.BaseBranch = q.base()
 	q.logger = log.With(workflow.GetLogger(ctx), "queue", q.status.QueueID)
+	q.notes = notifier{session: q.status.Repo + " queue", logger: q.logger}
 	if err := workflow.SetQueryHandlerWithOptions(ctx, contract.QueryStatus, func() (contract.QueueStatus, error) {
 		return q.statusNow(), nil
 	}, workflow.QueryHandlerOptions{Description: "State, current issue, recent outcomes and totals of this issue queue"}); err != nil {

@@ -68,6 +68,8 @@ func (q *queue) awaitTomorrow(ctx workflow.Context) error {
 		q.st.DayCostUSD, q.in.Settings.MaxCostPerDay, next.Format(time.RFC3339)))
 	q.status.NextPollAt = next
 	q.setState(ctx, contract.StateIdle)
+	q.notes.send(ctx, contract.NotifyBudget, fmt.Sprintf("today's issues cost %.4f USD, queue.max-cost-per-day is %.2f USD: no new issue before %s",
+		q.st.DayCostUSD, q.in.Settings.MaxCostPerDay, next.Format(time.RFC3339)), nil, nil)
 	_, err := workflow.AwaitWithTimeout(ctx, next.Sub(now), func() bool { return q.st.Stop != "" || q.st.Paused })
 	q.status.NextPollAt = time.Time{}
 	return err

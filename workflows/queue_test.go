@@ -61,6 +61,7 @@ func newQueueEnv(t *testing.T, result contract.SessionResult, picks ...contract.
 	env.RegisterWorkflow(workflows.IssueQueue)
 	env.RegisterWorkflow(workflows.IssueWork)
 	env.RegisterWorkflow(workflows.Session)
+	registerNotify(env.TestWorkflowEnvironment)
 	env.RegisterActivity(gha)
 	env.RegisterActivity(a)
 	// Every issue's workflow runs (until a test says otherwise).

@@ -73,6 +73,8 @@ type session struct {
 	// stopped delivers when a stop is requested, to end a wait for a host
 	// that may never come back.
 	stopped workflow.Channel
+	// notes sends the session's notifications.
+	notes notifier
 }
 
 // versionDrainSignals is the change ID of drainSignals and of waiting for
@@ -100,6 +102,10 @@ func newSession(ctx workflow.Context, in contract.SessionInput) (*session, error
 		Roles:     in.RoleNames(),
 	}
 	s.logger = log.With(workflow.GetLogger(ctx), "session", s.st.SessionID)
+	s.notes = notifier{session: in.Workspace, logger: s.logger}
+	if is := in.Issue; is != nil {
+		s.notes.session = fmt.Sprintf("%s#%d", is.Repo.FullName(), is.Number)
+	}
 	s.log = append([]contract.IterationSummary(nil), s.st.Recent...)
 	if err := s.registerQueries(ctx); err != nil {
 		return nil, err
@@ -395,6 +401,7 @@ func (s *session) finish(ctx workflow.Context, reason contract.Reason, msg strin
 	}
 	s.setState(ctx, st)
 	s.logger.Info("session ended", "reason", reason, "message", msg)
+	s.notifyEnd(ctx, st, fmt.Sprintf("ended %s: %s", reason, msg))
 	var last *contract.IterationSummary
 	if n := len(s.st.Recent); n > 0 {
 		last = &s.st.Recent[n-1]
@@ -431,6 +438,7 @@ func (s *session) fail(ctx workflow.Context, err error) (contract.SessionResult,
 	if s.st.Iteration > 0 {
 		msg = fmt.Sprintf("iteration %d: %s", s.st.Iteration, msg)
 	}
+	s.notifyEnd(ctx, contract.StateFailed, "failed: "+msg)
 	return contract.SessionResult{}, temporal.NewNonRetryableApplicationError(msg, contract.ErrTypeIterationFailed, err)
 }
 

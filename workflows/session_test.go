@@ -98,6 +98,7 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	env.RegisterWorkflow(workflows.Session)
+	registerNotify(env)
 	env.OnActivity(a.PrepareWorkspace, mock.Anything, mock.Anything).Return(prepared(), nil).Maybe()
 	return env
 }
@@ -540,6 +541,7 @@ func TestSessionCompleteAtPrepare(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	env.RegisterWorkflow(workflows.Session)
+	registerNotify(env)
 	p := prepared()
 	p.Task = contract.TaskState{Mode: "prd", File: "prd.json", Total: 3, Done: 3, Complete: true, Verifiable: true}
 	env.OnActivity(a.PrepareWorkspace, mock.Anything, mock.Anything).Return(p, nil)

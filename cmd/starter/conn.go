@@ -225,6 +225,10 @@ func (cctx *commandContext) connectToRun(cfg config.Config) (*connection, error)
 	}
 	wopts := ralph.WorkerOptionsOf(cfg)
 	wopts.Identity = ralph.StarterWorkerIdentity()
+	if wopts.Chat, err = ralph.NewChat(cctx, cfg, conn.client, cctx.stderr); err != nil {
+		conn.close()
+		return nil, err
+	}
 	w := ralph.NewWorker(conn.client, wopts, ralph.NewAgent(cfg), gh)
 	if err := w.Start(); err != nil {
 		conn.close()
@@ -232,6 +236,10 @@ func (cctx *commandContext) connectToRun(cfg config.Config) (*connection, error)
 	}
 	conn.onClose(w.Stop)
 	conn.started = true
+	if err := ralph.StartChatInbox(cctx, conn.client, cfg.TaskQueue, wopts.Chat); err != nil {
+		conn.close()
+		return nil, err
+	}
 	fmt.Fprintf(cctx.stderr, "No worker runs for this host: this process is the worker until the session ends (log in %s)\n", conn.logPath())
 	if cfg.GitHub.WebhookListen != "" || cfg.Worker.MetricsAddr != "" {
 		fmt.Fprintln(cctx.stderr, "github.webhook-listen and worker.metrics-addr are served by a worker of its own (worker --dev …), not by this process: polling stands in for webhooks")

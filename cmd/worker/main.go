@@ -25,6 +25,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
 
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/contract"
@@ -151,11 +152,10 @@ func run(ctx context.Context, cfg config.Config) error {
 	}
 	defer c.Close()
 
-	gh, err := ralph.NewGitHub(cfg)
+	w, err := newWorker(ctx, cfg, c, &wopts)
 	if err != nil {
 		return err
 	}
-	w := ralph.NewWorker(c, wopts, ralph.NewAgent(cfg), gh)
 	if m := wopts.Metrics; m != nil {
 		m.WatchSessions(c, cfg.Worker.HostID, ralph.SessionsRefresh)
 		stop, addr, err := m.Serve(cfg.Worker.MetricsAddr)
@@ -179,10 +179,26 @@ func run(ctx context.Context, cfg config.Config) error {
 	if n := ralph.GitHubNotice(cfg); n != "" {
 		fmt.Fprintln(os.Stderr, n)
 	}
+	if err := ralph.StartChatInbox(ctx, c, cfg.TaskQueue, wopts.Chat); err != nil {
+		return err
+	}
 	if err := w.Run(interruptFrom(ctx)); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
 	return nil
+}
+
+// newWorker makes the worker of cfg with its GitHub and chat activities
+// (the latter into wopts.Chat).
+func newWorker(ctx context.Context, cfg config.Config, c client.Client, wopts *ralph.WorkerOptions) (*ralph.Worker, error) {
+	gh, err := ralph.NewGitHub(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if wopts.Chat, err = ralph.NewChat(ctx, cfg, c, os.Stderr); err != nil {
+		return nil, err
+	}
+	return ralph.NewWorker(c, *wopts, ralph.NewAgent(cfg), gh), nil
 }
 
 // devServer is the address and namespace of the dev server of cfg's state

@@ -25,6 +25,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/activities/chat"
 	"github.com/durable-ralph/ralph/activities/github"
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/contract"
@@ -138,6 +139,9 @@ type WorkerOptions struct {
 	Metrics *metrics.Metrics
 	// Identity is the workers' identity; "" is the client's.
 	Identity string
+	// Chat sends the notifications and serves the chat inbox (NewChat);
+	// nil sends nothing.
+	Chat *chat.Activities
 }
 
 // WorkerOptionsOf are the worker options cfg configures.
@@ -151,6 +155,8 @@ func WorkerOptionsOf(cfg config.Config) WorkerOptions {
 // workspaces are on this machine run everything that touches them.
 type Worker struct {
 	shared, host worker.Worker
+	// chat serves the chat activities; nil without Telegram.
+	chat worker.Worker
 }
 
 // NewWorker creates the worker of a machine. It shares agent's slots
@@ -206,6 +212,13 @@ func NewWorker(c client.Client, opts WorkerOptions, agent *activities.Agent, gh 
 	waiter := &sessionWaiter{c: c}
 	shared.RegisterActivityWithOptions(waiter.AwaitSession, activity.RegisterOptions{Name: contract.ActivityAwaitSession})
 	shared.RegisterActivityWithOptions(waiter.StillRunning, activity.RegisterOptions{Name: contract.ActivityStillRunning})
+	shared.RegisterWorkflow(workflows.Notification)
+	shared.RegisterWorkflow(workflows.ChatInbox)
+	ch := opts.Chat
+	if ch == nil {
+		ch = &chat.Activities{}
+	}
+	shared.RegisterActivityWithOptions(ch.Notify, activity.RegisterOptions{Name: contract.ActivityNotify})
 
 	// The agents are capped by the slots, not by the worker: an iteration
 	// waiting for a slot must be taken from the queue, or its wait would
@@ -214,7 +227,17 @@ func NewWorker(c client.Client, opts WorkerOptions, agent *activities.Agent, gh 
 	hostOpts.MaxConcurrentActivityExecutionSize = 1000
 	host := worker.New(c, contract.HostTaskQueue(opts.TaskQueue, opts.HostID), hostOpts)
 	host.RegisterActivity(agent)
-	return &Worker{shared: shared, host: host}
+	w := &Worker{shared: shared, host: host}
+	if ch.Notifier.Telegram() != nil {
+		w.chat = worker.New(c, contract.ChatTaskQueue(opts.TaskQueue), base)
+		for name, fn := range map[string]any{
+			contract.ActivityChatUpdates: ch.ChatUpdates, contract.ActivityChatAnswer: ch.ChatAnswer,
+			contract.ActivityChatReply: ch.ChatReply, contract.ActivityChatSessions: ch.ChatSessions,
+		} {
+			w.chat.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
+		}
+	}
+	return w
 }
 
 // Start starts polling both queues.
@@ -226,13 +249,24 @@ func (w *Worker) Start() error {
 		w.host.Stop()
 		return fmt.Errorf("start the shared worker: %w", err)
 	}
+	if w.chat != nil {
+		if err := w.chat.Start(); err != nil {
+			w.host.Stop()
+			w.shared.Stop()
+			return fmt.Errorf("start the chat worker: %w", err)
+		}
+	}
 	return nil
 }
 
 // Stop stops both, letting running iterations end (WorkerStopTimeout).
 func (w *Worker) Stop() {
 	var wg sync.WaitGroup
-	for _, x := range []worker.Worker{w.shared, w.host} {
+	all := []worker.Worker{w.shared, w.host}
+	if w.chat != nil {
+		all = append(all, w.chat)
+	}
+	for _, x := range all {
 		wg.Add(1)
 		go func() { defer wg.Done(); x.Stop() }()
 	}
@@ -288,6 +322,9 @@ func NewAgent(cfg config.Config) *activities.Agent {
 		a.Secrets = append(a.Secrets, github.TokenFileSource+"="+token)
 	}
 	a.Secrets = append(a.Secrets, appKeySecrets(cfg)...)
+	// The bots' tokens and the Slack webhook's URL, whatever their
+	// variables are called.
+	a.Secrets = append(a.Secrets, cfg.NotifySettings(os.Getenv).Secrets()...)
 	return a
 }
 

@@ -1,0 +1,194 @@
+// Package chat holds the activities that reach people away from the
+// terminal: Notify sends a notification to the configured channels
+// (package notify), and the Chat* activities serve the ChatInbox
+// workflow, which reads what people write to the Telegram bot and acts on
+// it.
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/words"
+	"github.com/durable-ralph/ralph/notify"
+)
+
+// PollTimeout is how long one getUpdates waits for an update.
+const PollTimeout = 25 * time.Second
+
+// Activities are the chat activities of a worker.
+type Activities struct {
+	// Notifier sends; nil sends nothing.
+	Notifier *notify.Notifier
+	// Client answers and lists sessions.
+	Client client.Client
+	// ChatIDs are the Telegram chats that may answer and command.
+	ChatIDs []int64
+
+	ignoredMu sync.Mutex
+	ignored   map[int64]bool
+}
+
+// Notify sends note to every configured channel that takes its event,
+// once per channel however often it is retried.
+func (a *Activities) Notify(ctx context.Context, note contract.Notification) (contract.NotifyResult, error) {
+	res, err := a.Notifier.Send(ctx, note)
+	if err != nil {
+		return res, fmt.Errorf("notify %s: %w", note.Key, err)
+	}
+	return res, nil
+}
+
+// telegram is the Telegram client, or nil when Telegram is off.
+func (a *Activities) telegram() *notify.Telegram {
+	if a.Notifier == nil {
+		return nil
+	}
+	return a.Notifier.Telegram()
+}
+
+// ChatUpdates waits for the Telegram updates from poll's offset on and
+// returns those from the allowed chats. An update from another chat is
+// passed over (and logged once per chat); Off says Telegram is not
+// configured here.
+func (a *Activities) ChatUpdates(ctx context.Context, poll contract.ChatPoll) (contract.ChatUpdates, error) {
+	tg := a.telegram()
+	if tg == nil {
+		return contract.ChatUpdates{Off: true, Next: poll.Offset}, nil
+	}
+	defer activities.HeartbeatWhile(ctx, 5*time.Second)()
+	ups, err := tg.Updates(ctx, poll.Offset, PollTimeout)
+	if err != nil {
+		return contract.ChatUpdates{}, fmt.Errorf("read the Telegram updates: %w", err)
+	}
+	res := contract.ChatUpdates{Next: poll.Offset}
+	for _, u := range ups {
+		res.Next = max(res.Next, u.ID+1)
+		if !slices.Contains(a.ChatIDs, u.ChatID) {
+			a.ignore(ctx, u.ChatID)
+			continue
+		}
+		cu := contract.ChatUpdate{ID: u.ID, Chat: u.ChatID, User: u.User, MessageID: u.MessageID, Text: u.Text, ReplyTo: u.ReplyTo, CallbackID: u.CallbackID}
+		if cb, ok := notify.ParseCallbackData(u.CallbackData); ok {
+			cu.KeyHash, cu.Choice = cb.KeyHash, cb.Choice
+		}
+		res.Updates = append(res.Updates, cu)
+	}
+	return res, nil
+}
+
+// ignore logs, once per chat and worker, that a chat not in
+// notify.telegram.chat-ids wrote to the bot.
+func (a *Activities) ignore(ctx context.Context, chat int64) {
+	a.ignoredMu.Lock()
+	defer a.ignoredMu.Unlock()
+	if a.ignored == nil {
+		a.ignored = map[int64]bool{}
+	}
+	if a.ignored[chat] {
+		return
+	}
+	a.ignored[chat] = true
+	activity.GetLogger(ctx).Warn("a Telegram chat that is not in notify.telegram.chat-ids wrote to the bot: ignored", "chat", chat)
+}
+
+// ChatAnswer answers the pending checkpoint of a session through its
+// respond update, whose ID is the chat update's: a retry finds the first
+// outcome instead of answering twice. An answer the session refuses
+// (answered already, not pending any more) is not an error: Message says
+// why.
+func (a *Activities) ChatAnswer(ctx context.Context, in contract.ChatAnswer) (contract.ChatAnswered, error) {
+	h, err := a.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		UpdateID:     in.UpdateID,
+		WorkflowID:   in.WorkflowID,
+		UpdateName:   contract.UpdateRespond,
+		Args:         []any{in.Answer},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	var res contract.RespondResult
+	if err == nil {
+		err = h.Get(ctx, &res)
+	}
+	var notFound *serviceerror.NotFound
+	var appErr *temporal.ApplicationError
+	switch {
+	case err == nil:
+		return contract.ChatAnswered{Taken: true, Message: "Answered (" + in.Answer.Said() + "): the session goes on."}, nil
+	case errors.As(err, &notFound):
+		return contract.ChatAnswered{Message: "That session is not running any more."}, nil
+	case errors.As(err, &appErr):
+		return contract.ChatAnswered{Message: "Not taken: " + appErr.Message() + "."}, nil
+	}
+	return contract.ChatAnswered{}, fmt.Errorf("answer %s: %w", in.WorkflowID, err)
+}
+
+// ChatReply writes in.Text to the chat, as a reply when in.ReplyTo is
+// set, or answers the button tap in.CallbackID with it.
+func (a *Activities) ChatReply(ctx context.Context, in contract.ChatReply) error {
+	tg := a.telegram()
+	if tg == nil {
+		return nil
+	}
+	if in.CallbackID != "" {
+		if err := tg.AnswerCallback(ctx, in.CallbackID, words.Clip(in.Text, 190)); err != nil {
+			return fmt.Errorf("answer the button tap: %w", err)
+		}
+		return nil
+	}
+	_, err := tg.SendMessage(ctx, notify.TelegramMessage{ChatID: in.Chat, Text: words.Cut(in.Text, 4000), ReplyTo: in.ReplyTo})
+	if err != nil {
+		return fmt.Errorf("reply in chat %d: %w", in.Chat, err)
+	}
+	return nil
+}
+
+// ChatSessions lists the running sessions, newest first, each with a
+// line of what it does.
+func (a *Activities) ChatSessions(ctx context.Context) ([]contract.ChatSession, error) {
+	resp, err := a.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Query: "WorkflowType = '" + contract.WorkflowSession + "' AND ExecutionStatus = 'Running'",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list the running sessions: %w", err)
+	}
+	var out []contract.ChatSession
+	for _, e := range resp.GetExecutions() {
+		if e.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			continue
+		}
+		id := e.GetExecution().GetWorkflowId()
+		line := id
+		if f := e.GetSearchAttributes().GetIndexedFields(); f != nil {
+			var status string
+			var iteration int64
+			if p := f[contract.SearchRalphStatus]; p != nil {
+				_ = json.Unmarshal(p.GetData(), &status)
+			}
+			if p := f[contract.SearchRalphIteration]; p != nil {
+				_ = json.Unmarshal(p.GetData(), &iteration)
+			}
+			if status != "" {
+				line += fmt.Sprintf(": %s, iteration %d", status, iteration)
+			}
+		}
+		out = append(out, contract.ChatSession{WorkflowID: id, Line: line})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return strings.Compare(out[i].WorkflowID, out[j].WorkflowID) < 0 })
+	return out, nil
+}

@@ -1,0 +1,273 @@
+package workflows
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/words"
+)
+
+// Bounds of the chat inbox.
+const (
+	// inboxAskedLimit is how many asking messages the inbox remembers.
+	inboxAskedLimit = 200
+	// inboxPollsPerRun bounds the polls of one run before it continues
+	// as new.
+	inboxPollsPerRun = 300
+)
+
+// chatHelp is what the bot says to what it does not understand.
+const chatHelp = "Reply to a question of a session to answer it (approve, reject: why, or your answer), or to a plan to approve it or say what to change. Commands: /status; /guide <text>, /pause, /resume, /stop (as a reply to a session's message, or with one session running)."
+
+// ChatInbox reads what the allowed Telegram chats write to the bot, one
+// update at a time from a durable offset, and acts on each once: a reply
+// to a question (or a tap on one of its buttons) answers the checkpoint
+// as starter respond does; /status lists the running sessions; /guide,
+// /pause, /resume and /stop signal the session replied to, or the only
+// one running. It is one per fleet (ChatInboxID), started by the workers
+// whose Telegram channel is configured; its activities run on their
+// ChatTaskQueue.
+func ChatInbox(ctx workflow.Context, st contract.InboxState) error {
+	ib := &inbox{st: st, logger: workflow.GetLogger(ctx)}
+	ib.sent = workflow.GetSignalChannelWithOptions(ctx, contract.SignalChatSent, workflow.SignalChannelOptions{
+		Description: "Messages of a notification that asks (sent by the Notification workflow)",
+	})
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           contract.ChatTaskQueue(workflow.GetInfo(ctx).TaskQueueName),
+		StartToCloseTimeout: 2 * time.Minute,
+		HeartbeatTimeout:    20 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Minute,
+			MaximumAttempts:    10,
+		},
+	})
+	for polls := 0; polls < inboxPollsPerRun && !workflow.GetInfo(ctx).GetContinueAsNewSuggested(); polls++ {
+		ib.drain()
+		var ups contract.ChatUpdates
+		if err := workflow.ExecuteActivity(ctx, contract.ActivityChatUpdates, contract.ChatPoll{Offset: ib.st.Offset}).Get(ctx, &ups); err != nil {
+			if temporal.IsCanceledError(err) {
+				return err
+			}
+			ib.logger.Warn("could not read the Telegram updates: trying again", "error", err)
+			if err := workflow.Sleep(ctx, 30*time.Second); err != nil {
+				return err
+			}
+			continue
+		}
+		if ups.Off {
+			ib.logger.Info("Telegram is not configured on the worker: the chat inbox ends")
+			return nil
+		}
+		ib.drain()
+		for _, u := range ups.Updates {
+			ib.handle(ctx, u)
+		}
+		ib.st.Offset = max(ib.st.Offset, ups.Next)
+	}
+	ib.drain()
+	return workflow.NewContinueAsNewError(ctx, ChatInbox, ib.st)
+}
+
+// inbox is one run of the chat inbox.
+type inbox struct {
+	st     contract.InboxState
+	sent   workflow.ReceiveChannel
+	logger log.Logger
+}
+
+// drain takes the asking messages told since.
+func (ib *inbox) drain() {
+	var cs contract.ChatSent
+	for ib.sent.ReceiveAsync(&cs) {
+		ib.st.Asked = append(ib.st.Asked, cs)
+		if n := len(ib.st.Asked); n > inboxAskedLimit {
+			ib.st.Asked = slices.Clone(ib.st.Asked[n-inboxAskedLimit:])
+		}
+		cs = contract.ChatSent{}
+	}
+}
+
+// asking finds the asking message of chat with ID id.
+func (ib *inbox) asking(chat, id int64) *contract.ChatSent {
+	c, m := strconv.FormatInt(chat, 10), strconv.FormatInt(id, 10)
+	for i := len(ib.st.Asked) - 1; i >= 0; i-- {
+		for _, sm := range ib.st.Asked[i].Messages {
+			if sm.Chat == c && sm.MessageID == m {
+				return &ib.st.Asked[i]
+			}
+		}
+	}
+	return nil
+}
+
+// byKeyHash finds the asking notification whose key has hash h.
+func (ib *inbox) byKeyHash(h string) *contract.ChatSent {
+	for i := len(ib.st.Asked) - 1; i >= 0; i-- {
+		if contract.KeyHash(ib.st.Asked[i].Key) == h {
+			return &ib.st.Asked[i]
+		}
+	}
+	return nil
+}
+
+// handle acts on one update.
+func (ib *inbox) handle(ctx workflow.Context, u contract.ChatUpdate) {
+	switch {
+	case u.CallbackID != "":
+		ib.tapped(ctx, u)
+	case strings.HasPrefix(strings.TrimSpace(u.Text), "/"):
+		var target string
+		if u.ReplyTo != 0 {
+			if cs := ib.asking(u.Chat, u.ReplyTo); cs != nil {
+				target = cs.WorkflowID
+			}
+		}
+		ib.command(ctx, u, target)
+	case u.ReplyTo != 0:
+		cs := ib.asking(u.Chat, u.ReplyTo)
+		if cs == nil {
+			ib.reply(ctx, u, "That message is not a question of a Ralph session. "+chatHelp)
+			return
+		}
+		ib.answer(ctx, u, cs, chatAnswer(*cs, u.Text))
+	default:
+		ib.reply(ctx, u, chatHelp)
+	}
+}
+
+// tapped answers with the choice of a tapped button.
+func (ib *inbox) tapped(ctx workflow.Context, u contract.ChatUpdate) {
+	cs := ib.byKeyHash(u.KeyHash)
+	if cs == nil || u.Choice < 0 || u.Choice >= len(cs.Choices) {
+		ib.run(ctx, contract.ActivityChatReply, contract.ChatReply{CallbackID: u.CallbackID, Text: "This question is not known any more."})
+		return
+	}
+	res := ib.answer(ctx, u, cs, chatAnswer(*cs, cs.Choices[u.Choice]))
+	ib.run(ctx, contract.ActivityChatReply, contract.ChatReply{CallbackID: u.CallbackID, Text: res.Message})
+}
+
+// chatAnswer reads text as the answer to the checkpoint cs asks: on a
+// plan, anything but an approval is the change asked for.
+func chatAnswer(cs contract.ChatSent, text string) contract.Answer {
+	if len(text) > contract.MessageLimit-64 {
+		text = words.Cut(text, contract.MessageLimit-64)
+	}
+	ans := answerFrom(contract.Checkpoint{ID: cs.Checkpoint, Options: cs.Choices}, text)
+	if cs.Event == contract.NotifyPlan && !ans.Approve && !ans.Reject {
+		ans = contract.Answer{ID: cs.Checkpoint, Reject: true, Reason: ans.Answer}
+	}
+	ans.Via = "Telegram"
+	return ans
+}
+
+// answer gives ans to the session cs asks for, and tells the chat what
+// became of it.
+func (ib *inbox) answer(ctx workflow.Context, u contract.ChatUpdate, cs *contract.ChatSent, ans contract.Answer) contract.ChatAnswered {
+	ans.By = u.User
+	var res contract.ChatAnswered
+	err := workflow.ExecuteActivity(ctx, contract.ActivityChatAnswer, contract.ChatAnswer{
+		WorkflowID: cs.WorkflowID, UpdateID: fmt.Sprintf("telegram-%d", u.ID), Answer: ans,
+	}).Get(ctx, &res)
+	if err != nil {
+		res.Message = "Could not answer: " + rootMessage(err)
+	}
+	if u.CallbackID == "" {
+		ib.reply(ctx, u, fmt.Sprintf("%s (%s)", res.Message, cs.Session))
+	}
+	return res
+}
+
+// command acts on a /command, on the session target when it is known.
+func (ib *inbox) command(ctx workflow.Context, u contract.ChatUpdate, target string) {
+	name, arg, _ := strings.Cut(strings.TrimSpace(u.Text), " ")
+	name, _, _ = strings.Cut(strings.ToLower(name), "@") // /status@ralph_bot
+	arg = strings.TrimSpace(arg)
+	signal, payload := "", any(nil)
+	switch name {
+	case "/status":
+		ib.status(ctx, u)
+		return
+	case "/guide":
+		if arg == "" {
+			ib.reply(ctx, u, "Say what: /guide <text>.")
+			return
+		}
+		signal, payload = contract.SignalGuide, words.Cut(arg, contract.MessageLimit-64)
+	case "/pause":
+		signal = contract.SignalPause
+	case "/resume":
+		signal = contract.SignalResume
+	case "/stop":
+		signal, payload = contract.SignalStop, contract.StopSignal{Reason: "stopped from Telegram by " + u.User}
+	default:
+		ib.reply(ctx, u, "Unknown command "+words.Clip(name, 40)+". "+chatHelp)
+		return
+	}
+	if target == "" {
+		var ok bool
+		if target, ok = ib.onlySession(ctx, u); !ok {
+			return
+		}
+	}
+	if err := workflow.SignalExternalWorkflow(ctx, target, "", signal, payload).Get(ctx, nil); err != nil {
+		ib.reply(ctx, u, fmt.Sprintf("Could not send %s to %s: %s", name, target, rootMessage(err)))
+		return
+	}
+	ib.reply(ctx, u, fmt.Sprintf("Sent %s to %s.", name, target))
+}
+
+// onlySession is the one running session, or says why there is none.
+func (ib *inbox) onlySession(ctx workflow.Context, u contract.ChatUpdate) (string, bool) {
+	var list []contract.ChatSession
+	if err := workflow.ExecuteActivity(ctx, contract.ActivityChatSessions).Get(ctx, &list); err != nil {
+		ib.reply(ctx, u, "Could not list the sessions: "+rootMessage(err))
+		return "", false
+	}
+	if len(list) != 1 {
+		ib.reply(ctx, u, fmt.Sprintf("%s run: reply to a message of the one you mean.", words.Count(len(list), "session")))
+		return "", false
+	}
+	return list[0].WorkflowID, true
+}
+
+// status lists the running sessions, one line each.
+func (ib *inbox) status(ctx workflow.Context, u contract.ChatUpdate) {
+	var list []contract.ChatSession
+	if err := workflow.ExecuteActivity(ctx, contract.ActivityChatSessions).Get(ctx, &list); err != nil {
+		ib.reply(ctx, u, "Could not list the sessions: "+rootMessage(err))
+		return
+	}
+	if len(list) == 0 {
+		ib.reply(ctx, u, "No session runs.")
+		return
+	}
+	var b strings.Builder
+	b.WriteString(words.Count(len(list), "session") + " running:\n")
+	for _, s := range list {
+		b.WriteString("• " + s.Line + "\n")
+	}
+	ib.reply(ctx, u, strings.TrimSuffix(b.String(), "\n"))
+}
+
+// reply writes text in u's chat, as a reply to u's message.
+func (ib *inbox) reply(ctx workflow.Context, u contract.ChatUpdate, text string) {
+	ib.run(ctx, contract.ActivityChatReply, contract.ChatReply{Chat: u.Chat, ReplyTo: u.MessageID, Text: text})
+}
+
+// run runs a chat activity whose failure is only logged: a reply that
+// cannot be written must not hold the inbox up.
+func (ib *inbox) run(ctx workflow.Context, name string, in any) {
+	if err := workflow.ExecuteActivity(ctx, name, in).Get(ctx, nil); err != nil {
+		ib.logger.Warn("chat activity failed", "activity", name, "error", err)
+	}
+}

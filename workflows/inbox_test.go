@@ -1,0 +1,87 @@
+package workflows_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/workflows"
+)
+
+// TestChatInboxActsOnEachUpdate plays updates to the inbox and checks
+// what it answers and replies: a reply to a question answers it, a tap
+// answers with its choice, a reply to a plan that does not approve asks
+// for changes, a 1 MB answer is clipped, and a reply to a message that
+// asks nothing, an unknown command and /status are answered in the chat.
+func TestChatInboxActsOnEachUpdate(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(workflows.ChatInbox)
+	question := contract.ChatSent{Key: "s1/r1/question/1", WorkflowID: "s1", Session: "/work/a", Event: contract.NotifyQuestion,
+		Checkpoint: "cp-2", Choices: []string{"postgres", "sqlite"}, Messages: []contract.SentMessage{{Channel: "telegram", Chat: "111", MessageID: "10"}}}
+	plan := contract.ChatSent{Key: "s2/r1/plan/1", WorkflowID: "s2", Session: "/work/b", Event: contract.NotifyPlan,
+		Checkpoint: "cp-1-plan", Choices: []string{"approve", "reject"}, Messages: []contract.SentMessage{{Channel: "telegram", Chat: "111", MessageID: "11"}}}
+	huge := strings.Repeat("x", 1<<20)
+	batches := [][]contract.ChatUpdate{{
+		{ID: 1, Chat: 111, User: "@alice", MessageID: 20, ReplyTo: 10, Text: "sqlite, in a file"},
+		{ID: 2, Chat: 111, User: "@alice", MessageID: 21, CallbackID: "cb1", KeyHash: contract.KeyHash(question.Key), Choice: 0},
+		{ID: 3, Chat: 111, User: "@bob", MessageID: 22, ReplyTo: 11, Text: "also delete old widgets"},
+		{ID: 4, Chat: 111, User: "@bob", MessageID: 23, ReplyTo: 11, Text: huge},
+		{ID: 5, Chat: 111, User: "@bob", MessageID: 24, ReplyTo: 99, Text: "approve"},
+		{ID: 6, Chat: 111, User: "@bob", MessageID: 25, Text: "/frobnicate"},
+		{ID: 7, Chat: 111, User: "@bob", MessageID: 26, Text: "/status"},
+	}}
+	var polls []int64
+	env.RegisterActivityWithOptions(func(_ context.Context, p contract.ChatPoll) (contract.ChatUpdates, error) {
+		polls = append(polls, p.Offset)
+		if len(polls) > len(batches) {
+			return contract.ChatUpdates{Off: true}, nil
+		}
+		b := batches[len(polls)-1]
+		return contract.ChatUpdates{Updates: b, Next: b[len(b)-1].ID + 1}, nil
+	}, activity.RegisterOptions{Name: contract.ActivityChatUpdates})
+	var answers []contract.ChatAnswer
+	env.RegisterActivityWithOptions(func(_ context.Context, in contract.ChatAnswer) (contract.ChatAnswered, error) {
+		answers = append(answers, in)
+		return contract.ChatAnswered{Taken: true, Message: "Answered"}, nil
+	}, activity.RegisterOptions{Name: contract.ActivityChatAnswer})
+	var replies []contract.ChatReply
+	env.RegisterActivityWithOptions(func(_ context.Context, in contract.ChatReply) error {
+		replies = append(replies, in)
+		return nil
+	}, activity.RegisterOptions{Name: contract.ActivityChatReply})
+	env.RegisterActivityWithOptions(func(context.Context) ([]contract.ChatSession, error) {
+		return []contract.ChatSession{{WorkflowID: "s1", Line: "s1: awaiting_human, iteration 2"}}, nil
+	}, activity.RegisterOptions{Name: contract.ActivityChatSessions})
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(contract.SignalChatSent, question)
+		env.SignalWorkflow(contract.SignalChatSent, plan)
+	}, 0)
+	env.ExecuteWorkflow(workflows.ChatInbox, contract.InboxState{Offset: 1})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	require.Equal(t, []int64{1, 8}, polls, "the offset moves past what was read")
+
+	require.Len(t, answers, 4)
+	require.Equal(t, contract.ChatAnswer{WorkflowID: "s1", UpdateID: "telegram-1",
+		Answer: contract.Answer{ID: "cp-2", Answer: "sqlite, in a file", By: "@alice", Via: "Telegram"}}, answers[0])
+	require.Equal(t, "postgres", answers[1].Answer.Answer, "the tapped button's choice")
+	require.Equal(t, "telegram-2", answers[1].UpdateID)
+	require.Equal(t, contract.Answer{ID: "cp-1-plan", Reject: true, Reason: "also delete old widgets", By: "@bob", Via: "Telegram"}, answers[2].Answer)
+	require.LessOrEqual(t, len(answers[3].Answer.Reason), contract.MessageLimit, "a 1 MB answer is clipped to what a session takes")
+
+	var said []string
+	for _, r := range replies {
+		said = append(said, r.Text)
+	}
+	all := strings.Join(said, "\n")
+	require.Contains(t, all, "That message is not a question of a Ralph session")
+	require.Contains(t, all, "Unknown command /frobnicate")
+	require.Contains(t, all, "1 session running:\n• s1: awaiting_human, iteration 2")
+	require.Equal(t, "cb1", replies[1].CallbackID, "a tap is answered as a tap")
+}

@@ -1,0 +1,177 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/words"
+)
+
+// versionNotify is the change ID of the notifications sessions, queues
+// and followers send (Notification children).
+const versionNotify = "notify"
+
+// notifyBackstop bounds a Notification whose channel never answers: the
+// activity gives up by itself after notify.max-age (default 24h), a
+// worker setting the workflow cannot read.
+const notifyBackstop = 8 * 24 * time.Hour
+
+// Notification sends one notification to the configured channels (the
+// worker's notify.* settings), each channel by an activity of its own,
+// retried with backoff until it took the notification or the
+// notification is older than notify.max-age. Its ID is NotificationID, one
+// per notification of a run, so however often it is started it runs once;
+// it outlives the workflow that started it. A notification that asks (a
+// question, a plan) is told to the chat inbox as soon as Telegram took
+// it, so that the answers given in the chat reach the checkpoint.
+func Notification(ctx workflow.Context, note contract.Notification) (contract.NotifyResult, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout:    2 * time.Minute,
+		ScheduleToCloseTimeout: notifyBackstop,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    5 * time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    2 * time.Minute,
+		},
+	})
+	channels := []string{contract.ChannelTelegram, contract.ChannelSlack, contract.ChannelWebhook}
+	results := make([]contract.NotifyResult, len(channels))
+	var errs []error
+	wg := workflow.NewWaitGroup(ctx)
+	for i, ch := range channels {
+		wg.Add(1)
+		workflow.Go(ctx, func(gctx workflow.Context) {
+			defer wg.Done()
+			one := note
+			one.Channel = ch
+			ao := workflow.GetActivityOptions(actx)
+			ao.Summary = fmt.Sprintf("%s to %s: %s", note.Event, ch, words.Clip(note.Text, 60))
+			if err := workflow.ExecuteActivity(workflow.WithActivityOptions(gctx, ao), contract.ActivityNotify, one).Get(gctx, &results[i]); err != nil {
+				errs = append(errs, err)
+				return
+			}
+			if ch == contract.ChannelTelegram {
+				tellInbox(gctx, note, results[i].Sent)
+			}
+		})
+	}
+	wg.Wait(ctx)
+	var res contract.NotifyResult
+	for _, r := range results {
+		res.Sent = append(res.Sent, r.Sent...)
+		res.GaveUp = append(res.GaveUp, r.GaveUp...)
+	}
+	if len(errs) > 0 {
+		return res, errs[0]
+	}
+	return res, nil
+}
+
+// tellInbox tells the chat inbox about the Telegram messages of note when
+// it asks, so that a reply to one answers its checkpoint.
+func tellInbox(ctx workflow.Context, note contract.Notification, sent []contract.SentMessage) {
+	if note.Checkpoint == "" || len(sent) == 0 {
+		return
+	}
+	err := workflow.SignalExternalWorkflow(ctx, contract.ChatInboxID, "", contract.SignalChatSent, contract.ChatSent{
+		Key: note.Key, WorkflowID: note.WorkflowID, Session: note.Session, Event: note.Event,
+		Checkpoint: note.Checkpoint, Choices: note.Choices, Messages: sent,
+	}).Get(ctx, nil)
+	if err != nil {
+		workflow.GetLogger(ctx).Warn("the chat inbox does not run: answers in the chat will not be taken", "error", err)
+	}
+}
+
+// notifier sends a workflow run's notifications, each a Notification
+// child started and not waited for.
+type notifier struct {
+	// session names the workflow for a person.
+	session string
+	logger  log.Logger
+	// seq numbers this run's notifications.
+	seq int
+	// asked numbers this run's notifications that take an answer.
+	asked int
+}
+
+// send starts the Notification of event, saying text (and details),
+// asking cp when it is not nil. Histories recorded before notifications
+// existed send none.
+func (n *notifier) send(ctx workflow.Context, event contract.NotifyEvent, text string, details []string, cp *contract.Checkpoint) {
+	n.sendNote(ctx, contract.Notification{Event: event, Text: text, Details: details}, cp)
+}
+
+// sendNote starts the Notification note (its event, text, details and
+// URL), asking cp when it is not nil.
+func (n *notifier) sendNote(ctx workflow.Context, note contract.Notification, cp *contract.Checkpoint) {
+	if workflow.GetVersion(ctx, versionNotify, workflow.DefaultVersion, 1) < 1 {
+		return
+	}
+	info := workflow.GetInfo(ctx)
+	n.seq++
+	event, text := note.Event, note.Text
+	note.Key = contract.NotifyKey(info.WorkflowExecution.ID, info.WorkflowExecution.RunID, event, n.seq)
+	note.Session, note.WorkflowID, note.RunID, note.At = n.session, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, workflow.Now(ctx)
+	if cp != nil {
+		n.asked++
+		note.Question, note.Checkpoint = n.asked, cp.ID
+		note.Choices = cp.Options
+		if len(note.Choices) == 0 && (cp.Kind != contract.KindAgent || cp.Type == "human-verify") {
+			note.Choices = []string{"approve", "reject"}
+		}
+	}
+	// A context of its own: a notification of a session that is being
+	// cancelled still goes out.
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	cctx := workflow.WithChildOptions(dctx, workflow.ChildWorkflowOptions{
+		WorkflowID:            contract.NotificationID(note.RunID, note.Event, n.seq),
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		StaticSummary:         fmt.Sprintf("%s %s: %s", n.session, event, words.Clip(text, 60)),
+	})
+	err := workflow.ExecuteChildWorkflow(cctx, Notification, note).GetChildWorkflowExecution().Get(dctx, nil)
+	if err != nil {
+		n.logger.Warn("could not start a notification", "event", event, "error", err)
+	}
+}
+
+// notifyAsk tells people that the session waits for an answer to cp.
+func (s *session) notifyAsk(ctx workflow.Context, cp contract.Checkpoint) {
+	event := contract.NotifyQuestion
+	if cp.Kind == contract.KindPlan {
+		event = contract.NotifyPlan
+	}
+	var details []string
+	for _, line := range strings.Split(strings.TrimSpace(cp.Context), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			details = append(details, line)
+		}
+	}
+	s.notes.send(ctx, event, cp.Question, details, &cp)
+}
+
+// notifyEnd tells people that the session ended in state st. An issue's
+// session, or a pull request's round, leaves that to the workflow that
+// started it.
+func (s *session) notifyEnd(ctx workflow.Context, st contract.State, text string) {
+	if workflow.GetInfo(ctx).ParentWorkflowExecution != nil {
+		return
+	}
+	event := contract.NotifyEnded
+	switch st {
+	case contract.StateFailed:
+		event = contract.NotifyFailed
+	case contract.StateLimited:
+		event = contract.NotifyLimit
+	}
+	t := s.st.Totals
+	s.notes.send(ctx, event, text, []string{fmt.Sprintf("%s, %d commits, %.4f USD", words.Count(s.st.Iteration, "iteration"), t.Commits, t.CostUSD)}, nil)
+}

@@ -1,0 +1,92 @@
+package workflows_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/workflows"
+)
+
+// notes records the notifications a test environment sent.
+type notes struct {
+	mu  sync.Mutex
+	all []contract.Notification
+}
+
+// list is the notifications sent, once each (the Notification workflow
+// sends one to each channel by an activity of its own).
+func (n *notes) list() []contract.Notification {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []contract.Notification
+	channels := map[string][]string{}
+	for _, note := range n.all {
+		if channels[note.Key] == nil {
+			note.Channel = ""
+			out = append(out, note)
+		}
+		channels[note.Key] = append(channels[note.Key], note.Channel)
+	}
+	for key, chs := range channels {
+		if len(chs) != 3 {
+			panic(fmt.Sprintf("notification %s went to %v, not to each of the three channels once", key, chs))
+		}
+	}
+	return out
+}
+
+// registerNotify makes env send notifications through a Notify activity
+// that records them.
+func registerNotify(env *testsuite.TestWorkflowEnvironment) *notes {
+	n := &notes{}
+	env.RegisterWorkflow(workflows.Notification)
+	env.RegisterActivityWithOptions(func(_ context.Context, note contract.Notification) (contract.NotifyResult, error) {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		n.all = append(n.all, note)
+		return contract.NotifyResult{}, nil
+	}, activity.RegisterOptions{Name: contract.ActivityNotify})
+	return n
+}
+
+// TestSessionNotifiesItsQuestionAndItsEnd: a checkpoint question is one
+// notification that names the checkpoint and its choices; the end is one
+// more, with iterations, commits and cost.
+func TestSessionNotifiesItsQuestionAndItsEnd(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(workflows.Session)
+	sent := registerNotify(env)
+	env.OnActivity(a.PrepareWorkspace, mock.Anything, mock.Anything).Return(prepared(), nil)
+	in := baseInput()
+	in.Checkpoints.Every = 1
+	in.Limits.MaxIterations = 1
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(progressed(1, 0), nil)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(contract.SignalCheckpoint, contract.Answer{ID: "cp-1-review", Approve: true})
+	}, time.Minute)
+	env.ExecuteWorkflow(workflows.Session, in)
+	require.True(t, env.IsWorkflowCompleted())
+	got := sent.list()
+	require.Len(t, got, 2, "%+v", got)
+	q := got[0]
+	require.Equal(t, contract.NotifyQuestion, q.Event)
+	require.Equal(t, "cp-1-review", q.Checkpoint)
+	require.Equal(t, 1, q.Question)
+	require.Equal(t, []string{"approve", "reject"}, q.Choices)
+	require.Equal(t, in.Workspace, q.Session)
+	require.Equal(t, contract.NotifyKey(q.WorkflowID, q.RunID, contract.NotifyQuestion, 1), q.Key)
+	end := got[1]
+	require.Equal(t, contract.NotifyLimit, end.Event)
+	require.Contains(t, end.Text, "ended max_iterations")
+	require.Contains(t, end.Details[0], "1 iteration, ")
+}
