@@ -139,6 +139,10 @@ const (
 	ActivityChatReply = "ChatReply"
 	// ActivityChatSessions lists the running sessions (ChatSessions).
 	ActivityChatSessions = "ChatSessions"
+	// ActivityChatSlackReplies reads the replies in the threads of the
+	// bot's Slack questions (SlackPoll), those of the workspace's members
+	// (SlackReplies).
+	ActivityChatSlackReplies = "ChatSlackReplies"
 )
 
 // NotificationID is the workflow ID of the seq-th notification of the
@@ -190,6 +194,16 @@ type ChatUpdate struct {
 	CallbackID string `json:"callback_id,omitempty"`
 	KeyHash    string `json:"key_hash,omitempty"`
 	Choice     int    `json:"choice,omitempty"`
+	// Slack is set for a reply in the thread of a Slack message instead.
+	Slack *SlackPost `json:"slack,omitempty"`
+}
+
+// SlackPost is a message in the thread of a Slack message: its channel,
+// its thread's parent (ts) and its own ts.
+type SlackPost struct {
+	Channel string `json:"channel"`
+	Thread  string `json:"thread"`
+	TS      string `json:"ts,omitempty"`
 }
 
 // ChatAnswer is the input of ActivityChatAnswer.
@@ -214,6 +228,8 @@ type ChatReply struct {
 	Text    string `json:"text,omitempty"`
 	// CallbackID answers a button tap with Text instead.
 	CallbackID string `json:"callback_id,omitempty"`
+	// Slack posts Text in that Slack thread instead.
+	Slack *SlackPost `json:"slack,omitempty"`
 }
 
 // ChatSession is a running session as /status lists it.
@@ -233,4 +249,25 @@ type InboxState struct {
 	Offset int64 `json:"offset"`
 	// Asked are the last messages that ask, newest last.
 	Asked []ChatSent `json:"asked,omitempty"`
+	// SlackAfter is, by "channel/ts" of a Slack question, the ts of the
+	// last reply in its thread that was read.
+	SlackAfter map[string]string `json:"slack_after,omitempty"`
+	// TelegramOff says no worker reads Telegram: only Slack is polled.
+	TelegramOff bool `json:"telegram_off,omitempty"`
+}
+
+// SlackPoll is the input of ActivityChatSlackReplies: the threads to
+// read, each after the reply last read (SlackPost.TS, "" for all).
+type SlackPoll struct {
+	Threads []SlackPost `json:"threads"`
+}
+
+// SlackReplies is the result of ActivityChatSlackReplies.
+type SlackReplies struct {
+	// Updates are the members' replies, oldest first in each thread.
+	Updates []ChatUpdate `json:"updates,omitempty"`
+	// Read are the threads with the last reply read (members' or not).
+	Read []SlackPost `json:"read,omitempty"`
+	// Off says the worker has no Slack bot.
+	Off bool `json:"off,omitempty"`
 }

@@ -247,6 +247,10 @@ func (n *Notifier) Telegram() *Telegram {
 	return n.telegram
 }
 
+// SlackBot reports whether Slack is reached as a bot, whose threads can
+// be read.
+func (n *Notifier) SlackBot() bool { return n != nil && n.settings.Slack.Bot() }
+
 // Slack is the Slack client, or nil when Slack is off.
 func (n *Notifier) Slack() *Slack {
 	if n == nil {

@@ -30,6 +30,8 @@ type Slack struct {
 	// api and channel are the bot's; api is nil without one.
 	api     *slack.Client
 	channel string
+	// teamOnce is the bot's workspace, once asked.
+	teamOnce slackTeam
 }
 
 // newSlack returns the Slack channel s configures, making its requests

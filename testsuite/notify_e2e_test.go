@@ -42,11 +42,24 @@ func newChatRig(t *testing.T) *chatRig {
 		"RALPH_TELEGRAM_TOKEN=" + tgToken,
 		"RALPH_NOTIFY_TELEGRAM_CHAT_IDS=" + strconv.FormatInt(tgChat, 10),
 		"RALPH_NOTIFY_TELEGRAM_API_URL=" + cr.tg.URL(),
-		"RALPH_SLACK_WEBHOOK=" + cr.slack.WebhookURL(),
+		"RALPH_SLACK_BOT_TOKEN=xoxb-e2e-slack-token",
+		"RALPH_NOTIFY_SLACK_CHANNEL=#ralph",
+		"RALPH_NOTIFY_SLACK_API_URL=" + cr.slack.APIURL(),
 		"RALPH_NOTIFY_WEBHOOK_URL=" + cr.recv.URL(),
 		"RALPH_NOTIFY_SECRET=" + notifySecret,
 	}
 	return cr
+}
+
+// slackPosts are the bot's top-level Slack messages that contain text.
+func (cr *chatRig) slackPosts(text string) []fakechat.SlackMessage {
+	var out []fakechat.SlackMessage
+	for _, m := range cr.slack.Posted() {
+		if m.Via == "api" && m.ThreadTS == "" && strings.Contains(m.Text, text) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // botMessages are the bot's messages in chat that contain text.
@@ -68,9 +81,11 @@ func (cr *chatRig) botMessages(chat int64, text string) []fakechat.Message {
 // is not allowed changes nothing; a reply in the allowed chat answers the
 // checkpoint and reaches the next prompt; /status lists the session; an
 // unknown command and a reply to a message that asks nothing are told
-// what the bot understands; the end is one more message on each channel,
-// with iterations, commits and cost. A worker with a wrong bot token says
-// so when it starts.
+// what the bot understands. A second question is answered in its Slack
+// thread by a member of the workspace, after a guest's reply that changes
+// nothing. The end is one more message on each channel, with iterations,
+// commits and cost. A worker with a wrong bot token says so when it
+// starts.
 func TestNotificationsAndTelegramAnswers(t *testing.T) {
 	cr := newChatRig(t)
 	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
@@ -81,12 +96,15 @@ func TestNotificationsAndTelegramAnswers(t *testing.T) {
 				"type": "decision", "question": "Which database should <b>widgets</b> live in?",
 				"options": []string{"postgres", "sqlite"}, "context": "Both drivers are vendored.",
 			}, "text": "I need a decision before US-002."},
+			map[string]any{"checkpoint": map[string]any{
+				"type": "decision", "question": "Which port should widgets listen on?", "options": []string{"8080", "9090"},
+			}, "text": "One more decision."},
 		},
 		"repeat": "auto",
 	}))
 	se.env = append(se.env, cr.env...)
 	id := sessionIDOf(r.Dir)
-	cr.slack.FailFor("webhook", 500, time.Minute)
+	cr.slack.FailFor("chat.postMessage", 500, time.Minute)
 	failedUntil := time.Now().Add(time.Minute)
 
 	w := startDevWorker(t, se)
@@ -152,7 +170,7 @@ func TestNotificationsAndTelegramAnswers(t *testing.T) {
 	waitFor(t, time.Minute, "the session to go on", func() bool {
 		var now contract.Status
 		v, err := c.QueryWorkflow(context.Background(), id, "", contract.QueryStatus)
-		return err == nil && v.Get(&now) == nil && now.Pending == nil
+		return err == nil && v.Get(&now) == nil && (now.Pending == nil || now.Pending.ID != st.Pending.ID)
 	})
 	t.Logf("figure: Telegram reply to the session going on: %s", time.Since(replied).Round(10*time.Millisecond))
 	waitFor(t, time.Minute, "the bot to confirm", func() bool { return len(cr.botMessages(tgChat, "Answered (answered: sqlite")) == 1 })
@@ -161,18 +179,48 @@ func TestNotificationsAndTelegramAnswers(t *testing.T) {
 	waitFor(t, time.Minute, "the status", func() bool { return len(cr.botMessages(tgChat, "running:")) == 1 })
 	require.Contains(t, cr.botMessages(tgChat, "running:")[0].Plain, id)
 
+	// The second question is answered in its Slack thread, by a member of
+	// the workspace; a guest's reply before it changes nothing.
+	var q2 fakechat.SlackMessage
+	waitFor(t, 3*time.Minute, "the second question on Slack", func() bool {
+		qs := cr.slackPosts("Which port")
+		if len(qs) == 0 {
+			return false
+		}
+		q2 = qs[0]
+		return true
+	})
+	cr.slack.AddUser(fakechat.SlackUser{ID: "UGUEST", Name: "guest", TeamID: "TOTHER"})
+	cr.slack.AddUser(fakechat.SlackUser{ID: "UCAROL", Name: "carol"})
+	_, err = cr.slack.Reply(q2.Channel, q2.TS, "UGUEST", "8080")
+	require.NoError(t, err)
+	time.Sleep(20 * time.Second) // the inbox reads the thread every 15 s
+	v, err = c.QueryWorkflow(context.Background(), id, "", contract.QueryStatus)
+	require.NoError(t, err)
+	var waiting contract.Status
+	require.NoError(t, v.Get(&waiting))
+	require.NotNil(t, waiting.Pending, "a guest's reply answers nothing")
+	_, err = cr.slack.Reply(q2.Channel, q2.TS, "UCAROL", "9090 &amp; nothing else")
+	require.NoError(t, err)
+	waitFor(t, time.Minute, "the Slack answer to be confirmed in its thread", func() bool {
+		for _, m := range cr.slack.Thread(q2.Channel, q2.TS) {
+			if m.Via == "api" && strings.Contains(m.Text, "Answered (answered: 9090 &amp; nothing else)") {
+				return true
+			}
+		}
+		return false
+	})
+
 	waitFor(t, 3*time.Minute, "the end on Telegram", func() bool { return len(cr.botMessages(tgChat, "ended complete")) == 1 })
 	end := cr.botMessages(tgChat, "ended complete")[0]
 	require.Contains(t, end.Plain, "commits")
 	require.Contains(t, end.Plain, "USD")
 
-	// Slack took both once it answered again, each once.
-	waitFor(t, 3*time.Minute, "both on Slack", func() bool { return len(cr.slack.Posted()) >= 2 })
+	// Slack took each event once it answered again, each once.
+	waitFor(t, 3*time.Minute, "the end on Slack", func() bool { return len(cr.slackPosts("ended complete")) == 1 })
 	require.True(t, time.Now().After(failedUntil))
-	posted := cr.slack.Posted()
-	require.Len(t, posted, 2, "one Slack message per event: %+v", posted)
-	require.Contains(t, posted[0].Text, "Which database should &lt;b&gt;widgets&lt;/b&gt; live in?")
-	require.Contains(t, posted[1].Text, "ended complete")
+	require.Len(t, cr.slackPosts("Which database should &lt;b&gt;widgets&lt;/b&gt; live in?"), 1)
+	require.Len(t, cr.slackPosts("Which port"), 1)
 
 	// Telegram: one question, one end, whatever the kill did.
 	require.Len(t, cr.botMessages(tgChat, "Which database"), 1)
@@ -183,11 +231,12 @@ func TestNotificationsAndTelegramAnswers(t *testing.T) {
 	require.NoError(t, v.Get(&st))
 	require.Equal(t, contract.StateCompleted, st.State, "the other chat's /stop changed nothing")
 
-	// The webhook: both events, signed, each delivered once.
+	// The webhook: the three events, signed, each delivered once.
 	acc := cr.recv.Accepted()
-	require.Len(t, acc, 2)
+	require.Len(t, acc, 3)
 	require.Equal(t, string(contract.NotifyQuestion), acc[0].Event)
-	require.Equal(t, string(contract.NotifyEnded), acc[1].Event)
+	require.Equal(t, string(contract.NotifyQuestion), acc[1].Event)
+	require.Equal(t, string(contract.NotifyEnded), acc[2].Event)
 	for _, d := range acc {
 		require.Equal(t, 1, cr.recv.Count(d.ID), "delivery %s", d.ID)
 		require.True(t, notify.Verify([]byte(notifySecret), d.Raw, d.Header.Get("X-Ralph-Signature-256")), "signed")
@@ -198,6 +247,9 @@ func TestNotificationsAndTelegramAnswers(t *testing.T) {
 	prompt, err := os.ReadFile(sessionLog(t, r.Dir, id, "iteration-0003.prompt.md"))
 	require.NoError(t, err)
 	require.Contains(t, string(prompt), "sqlite, in a file next to the binary")
+	prompt, err = os.ReadFile(sessionLog(t, r.Dir, id, "iteration-0004.prompt.md"))
+	require.NoError(t, err)
+	require.Contains(t, string(prompt), "9090 & nothing else", "the Slack answer, as its author wrote it")
 	replayFrom(t, se, id)
 	replayAs(t, c, contract.ChatInboxID, "inbox")
 	first := workflowRuns(t, c, id)

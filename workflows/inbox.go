@@ -22,6 +22,12 @@ const (
 	// inboxPollsPerRun bounds the polls of one run before it continues
 	// as new.
 	inboxPollsPerRun = 300
+	// slackPollInterval is how often the threads of the Slack questions
+	// are read.
+	slackPollInterval = 15 * time.Second
+	// slackThreadLimit bounds the threads read each time: the last
+	// questions'.
+	slackThreadLimit = 10
 )
 
 // chatHelp is what the bot says to what it does not understand.
@@ -53,29 +59,99 @@ func ChatInbox(ctx workflow.Context, st contract.InboxState) error {
 	})
 	for polls := 0; polls < inboxPollsPerRun && !workflow.GetInfo(ctx).GetContinueAsNewSuggested(); polls++ {
 		ib.drain()
-		var ups contract.ChatUpdates
-		if err := workflow.ExecuteActivity(ctx, contract.ActivityChatUpdates, contract.ChatPoll{Offset: ib.st.Offset}).Get(ctx, &ups); err != nil {
-			if temporal.IsCanceledError(err) {
-				return err
-			}
-			ib.logger.Warn("could not read the Telegram updates: trying again", "error", err)
-			if err := workflow.Sleep(ctx, 30*time.Second); err != nil {
-				return err
-			}
-			continue
+		if err := ib.telegram(ctx); err != nil {
+			return err
 		}
-		if ups.Off {
-			ib.logger.Info("Telegram is not configured on the worker: the chat inbox ends")
+		slackOff, err := ib.slack(ctx)
+		if err != nil {
+			return err
+		}
+		if ib.st.TelegramOff && slackOff {
+			ib.logger.Info("neither Telegram nor a Slack bot is configured on the worker: the chat inbox ends")
 			return nil
 		}
-		ib.drain()
-		for _, u := range ups.Updates {
-			ib.handle(ctx, u)
-		}
-		ib.st.Offset = max(ib.st.Offset, ups.Next)
 	}
 	ib.drain()
 	return workflow.NewContinueAsNewError(ctx, ChatInbox, ib.st)
+}
+
+// telegram reads and acts on the Telegram updates, waiting for them
+// (a long poll), unless no worker reads Telegram.
+func (ib *inbox) telegram(ctx workflow.Context) error {
+	if ib.st.TelegramOff {
+		// Slack alone: its threads are read every slackPollInterval.
+		return workflow.Sleep(ctx, slackPollInterval)
+	}
+	var ups contract.ChatUpdates
+	if err := workflow.ExecuteActivity(ctx, contract.ActivityChatUpdates, contract.ChatPoll{Offset: ib.st.Offset}).Get(ctx, &ups); err != nil {
+		if temporal.IsCanceledError(err) {
+			return err
+		}
+		ib.logger.Warn("could not read the Telegram updates: trying again", "error", err)
+		return workflow.Sleep(ctx, 30*time.Second)
+	}
+	if ups.Off {
+		ib.st.TelegramOff = true
+		return nil
+	}
+	ib.drain()
+	for _, u := range ups.Updates {
+		ib.handle(ctx, u)
+	}
+	ib.st.Offset = max(ib.st.Offset, ups.Next)
+	return nil
+}
+
+// slack reads and acts on the replies in the threads of the last Slack
+// questions, at most every slackPollInterval; off says no worker has a
+// Slack bot.
+func (ib *inbox) slack(ctx workflow.Context) (off bool, err error) {
+	now := workflow.Now(ctx)
+	if now.Sub(ib.slackAt) < slackPollInterval {
+		return false, nil
+	}
+	ib.slackAt = now
+	threads := ib.slackThreads()
+	if len(threads) == 0 && !ib.st.TelegramOff {
+		return false, nil
+	}
+	var res contract.SlackReplies
+	if err := workflow.ExecuteActivity(ctx, contract.ActivityChatSlackReplies, contract.SlackPoll{Threads: threads}).Get(ctx, &res); err != nil {
+		if temporal.IsCanceledError(err) {
+			return false, err
+		}
+		ib.logger.Warn("could not read the Slack threads: trying again", "error", err)
+		return false, nil
+	}
+	if res.Off {
+		return true, nil
+	}
+	for _, u := range res.Updates {
+		if cs := ib.asking(u.Slack.Channel, u.Slack.Thread); cs != nil {
+			ib.answer(ctx, u, cs, chatAnswer(*cs, u.Text))
+		}
+	}
+	if ib.st.SlackAfter == nil {
+		ib.st.SlackAfter = map[string]string{}
+	}
+	for _, th := range res.Read {
+		ib.st.SlackAfter[th.Channel+"/"+th.Thread] = th.TS
+	}
+	return false, nil
+}
+
+// slackThreads are the threads of the last slackThreadLimit Slack
+// questions, each after the reply last read.
+func (ib *inbox) slackThreads() []contract.SlackPost {
+	var out []contract.SlackPost
+	for i := len(ib.st.Asked) - 1; i >= 0 && len(out) < slackThreadLimit; i-- {
+		for _, m := range ib.st.Asked[i].Messages {
+			if m.Channel == contract.ChannelSlack {
+				out = append(out, contract.SlackPost{Channel: m.Chat, Thread: m.MessageID, TS: ib.st.SlackAfter[m.Chat+"/"+m.MessageID]})
+			}
+		}
+	}
+	return out
 }
 
 // inbox is one run of the chat inbox.
@@ -83,6 +159,8 @@ type inbox struct {
 	st     contract.InboxState
 	sent   workflow.ReceiveChannel
 	logger log.Logger
+	// slackAt is when the Slack threads were last read.
+	slackAt time.Time
 }
 
 // drain takes the asking messages told since.
@@ -97,12 +175,12 @@ func (ib *inbox) drain() {
 	}
 }
 
-// asking finds the asking message of chat with ID id.
-func (ib *inbox) asking(chat, id int64) *contract.ChatSent {
-	c, m := strconv.FormatInt(chat, 10), strconv.FormatInt(id, 10)
+// asking finds the asking message of chat with ID id (a Telegram
+// chat's, or a Slack channel's ts).
+func (ib *inbox) asking(chat, id string) *contract.ChatSent {
 	for i := len(ib.st.Asked) - 1; i >= 0; i-- {
 		for _, sm := range ib.st.Asked[i].Messages {
-			if sm.Chat == c && sm.MessageID == m {
+			if sm.Chat == chat && sm.MessageID == id {
 				return &ib.st.Asked[i]
 			}
 		}
@@ -128,13 +206,13 @@ func (ib *inbox) handle(ctx workflow.Context, u contract.ChatUpdate) {
 	case strings.HasPrefix(strings.TrimSpace(u.Text), "/"):
 		var target string
 		if u.ReplyTo != 0 {
-			if cs := ib.asking(u.Chat, u.ReplyTo); cs != nil {
+			if cs := ib.asking(strconv.FormatInt(u.Chat, 10), strconv.FormatInt(u.ReplyTo, 10)); cs != nil {
 				target = cs.WorkflowID
 			}
 		}
 		ib.command(ctx, u, target)
 	case u.ReplyTo != 0:
-		cs := ib.asking(u.Chat, u.ReplyTo)
+		cs := ib.asking(strconv.FormatInt(u.Chat, 10), strconv.FormatInt(u.ReplyTo, 10))
 		if cs == nil {
 			ib.reply(ctx, u, "That message is not a question of a Ralph session. "+chatHelp)
 			return
@@ -174,9 +252,13 @@ func chatAnswer(cs contract.ChatSent, text string) contract.Answer {
 // became of it.
 func (ib *inbox) answer(ctx workflow.Context, u contract.ChatUpdate, cs *contract.ChatSent, ans contract.Answer) contract.ChatAnswered {
 	ans.By = u.User
+	updateID := fmt.Sprintf("telegram-%d", u.ID)
+	if u.Slack != nil {
+		ans.Via, updateID = "Slack", "slack-"+u.Slack.Channel+"-"+u.Slack.TS
+	}
 	var res contract.ChatAnswered
 	err := workflow.ExecuteActivity(ctx, contract.ActivityChatAnswer, contract.ChatAnswer{
-		WorkflowID: cs.WorkflowID, UpdateID: fmt.Sprintf("telegram-%d", u.ID), Answer: ans,
+		WorkflowID: cs.WorkflowID, UpdateID: updateID, Answer: ans,
 	}).Get(ctx, &res)
 	if err != nil {
 		res.Message = "Could not answer: " + rootMessage(err)
@@ -259,9 +341,10 @@ func (ib *inbox) status(ctx workflow.Context, u contract.ChatUpdate) {
 	ib.reply(ctx, u, strings.TrimSuffix(b.String(), "\n"))
 }
 
-// reply writes text in u's chat, as a reply to u's message.
+// reply writes text in u's chat, as a reply to u's message (in its
+// thread, on Slack).
 func (ib *inbox) reply(ctx workflow.Context, u contract.ChatUpdate, text string) {
-	ib.run(ctx, contract.ActivityChatReply, contract.ChatReply{Chat: u.Chat, ReplyTo: u.MessageID, Text: text})
+	ib.run(ctx, contract.ActivityChatReply, contract.ChatReply{Chat: u.Chat, ReplyTo: u.MessageID, Text: text, Slack: u.Slack})
 }
 
 // run runs a chat activity whose failure is only logged: a reply that

@@ -23,7 +23,7 @@ func TestChatInboxActsOnEachUpdate(t *testing.T) {
 	env := suite.NewTestWorkflowEnvironment()
 	env.RegisterWorkflow(workflows.ChatInbox)
 	question := contract.ChatSent{Key: "s1/r1/question/1", WorkflowID: "s1", Session: "/work/a", Event: contract.NotifyQuestion,
-		Checkpoint: "cp-2", Choices: []string{"postgres", "sqlite"}, Messages: []contract.SentMessage{{Channel: "telegram", Chat: "111", MessageID: "10"}}}
+		Checkpoint: "cp-2", Choices: []string{"postgres", "sqlite"}, Messages: []contract.SentMessage{{Channel: "telegram", Chat: "111", MessageID: "10"}, {Channel: "slack", Chat: "C1", MessageID: "1700.1"}}}
 	plan := contract.ChatSent{Key: "s2/r1/plan/1", WorkflowID: "s2", Session: "/work/b", Event: contract.NotifyPlan,
 		Checkpoint: "cp-1-plan", Choices: []string{"approve", "reject"}, Messages: []contract.SentMessage{{Channel: "telegram", Chat: "111", MessageID: "11"}}}
 	huge := strings.Repeat("x", 1<<20)
@@ -58,6 +58,17 @@ func TestChatInboxActsOnEachUpdate(t *testing.T) {
 	env.RegisterActivityWithOptions(func(context.Context) ([]contract.ChatSession, error) {
 		return []contract.ChatSession{{WorkflowID: "s1", Line: "s1: awaiting_human, iteration 2"}}, nil
 	}, activity.RegisterOptions{Name: contract.ActivityChatSessions})
+	var slackPolls []contract.SlackPoll
+	env.RegisterActivityWithOptions(func(_ context.Context, p contract.SlackPoll) (contract.SlackReplies, error) {
+		slackPolls = append(slackPolls, p)
+		if len(slackPolls) > 1 {
+			return contract.SlackReplies{Off: true}, nil
+		}
+		return contract.SlackReplies{
+			Updates: []contract.ChatUpdate{{User: "@carol", Text: "sqlite", Slack: &contract.SlackPost{Channel: "C1", Thread: "1700.1", TS: "1700.2"}}},
+			Read:    []contract.SlackPost{{Channel: "C1", Thread: "1700.1", TS: "1700.2"}},
+		}, nil
+	}, activity.RegisterOptions{Name: contract.ActivityChatSlackReplies})
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow(contract.SignalChatSent, question)
 		env.SignalWorkflow(contract.SignalChatSent, plan)
@@ -67,7 +78,13 @@ func TestChatInboxActsOnEachUpdate(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	require.Equal(t, []int64{1, 8}, polls, "the offset moves past what was read")
 
-	require.Len(t, answers, 4)
+	require.Len(t, answers, 5)
+	require.Equal(t, contract.ChatAnswer{WorkflowID: "s1", UpdateID: "slack-C1-1700.2",
+		Answer: contract.Answer{ID: "cp-2", Answer: "sqlite", By: "@carol", Via: "Slack"}}, answers[4], "a member's reply in the Slack thread")
+	require.Equal(t, []contract.SlackPoll{
+		{Threads: []contract.SlackPost{{Channel: "C1", Thread: "1700.1"}}},
+		{Threads: []contract.SlackPost{{Channel: "C1", Thread: "1700.1", TS: "1700.2"}}},
+	}, slackPolls, "a thread is read after its last reply")
 	require.Equal(t, contract.ChatAnswer{WorkflowID: "s1", UpdateID: "telegram-1",
 		Answer: contract.Answer{ID: "cp-2", Answer: "sqlite, in a file", By: "@alice", Via: "Telegram"}}, answers[0])
 	require.Equal(t, "postgres", answers[1].Answer.Answer, "the tapped button's choice")
@@ -84,4 +101,6 @@ func TestChatInboxActsOnEachUpdate(t *testing.T) {
 	require.Contains(t, all, "Unknown command /frobnicate")
 	require.Contains(t, all, "1 session running:\n• s1: awaiting_human, iteration 2")
 	require.Equal(t, "cb1", replies[1].CallbackID, "a tap is answered as a tap")
+	last := replies[len(replies)-1]
+	require.Equal(t, &contract.SlackPost{Channel: "C1", Thread: "1700.1", TS: "1700.2"}, last.Slack, "the Slack answer is confirmed in its thread")
 }

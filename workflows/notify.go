@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,8 +31,9 @@ const notifyBackstop = 8 * 24 * time.Hour
 // notification is older than notify.max-age. Its ID is NotificationID, one
 // per notification of a run, so however often it is started it runs once;
 // it outlives the workflow that started it. A notification that asks (a
-// question, a plan) is told to the chat inbox as soon as Telegram took
-// it, so that the answers given in the chat reach the checkpoint.
+// question, a plan) is told to the chat inbox as soon as Telegram (or a
+// Slack bot) took it, so that the answers given in the chat reach the
+// checkpoint.
 func Notification(ctx workflow.Context, note contract.Notification) (contract.NotifyResult, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout:    2 * time.Minute,
@@ -58,7 +60,7 @@ func Notification(ctx workflow.Context, note contract.Notification) (contract.No
 				errs = append(errs, err)
 				return
 			}
-			if ch == contract.ChannelTelegram {
+			if ch != contract.ChannelWebhook {
 				tellInbox(gctx, note, results[i].Sent)
 			}
 		})
@@ -78,6 +80,7 @@ func Notification(ctx workflow.Context, note contract.Notification) (contract.No
 // tellInbox tells the chat inbox about the Telegram messages of note when
 // it asks, so that a reply to one answers its checkpoint.
 func tellInbox(ctx workflow.Context, note contract.Notification, sent []contract.SentMessage) {
+	sent = slices.DeleteFunc(slices.Clone(sent), func(m contract.SentMessage) bool { return m.MessageID == "" })
 	if note.Checkpoint == "" || len(sent) == 0 {
 		return
 	}

@@ -139,8 +139,15 @@ func (a *Activities) ChatAnswer(ctx context.Context, in contract.ChatAnswer) (co
 }
 
 // ChatReply writes in.Text to the chat, as a reply when in.ReplyTo is
-// set, or answers the button tap in.CallbackID with it.
+// set, or answers the button tap in.CallbackID with it, or posts it in
+// the Slack thread in.Slack.
 func (a *Activities) ChatReply(ctx context.Context, in contract.ChatReply) error {
+	if in.Slack != nil {
+		if sl := a.slack(); sl != nil {
+			return sl.PostInThread(ctx, in.Slack.Channel, in.Slack.Thread, in.Text)
+		}
+		return nil
+	}
 	tg := a.telegram()
 	if tg == nil {
 		return nil
@@ -192,3 +199,54 @@ func (a *Activities) ChatSessions(ctx context.Context) ([]contract.ChatSession, 
 	sort.SliceStable(out, func(i, j int) bool { return strings.Compare(out[i].WorkflowID, out[j].WorkflowID) < 0 })
 	return out, nil
 }
+
+// slack is the Slack bot, or nil without one.
+func (a *Activities) slack() *notify.Slack {
+	if a.Notifier == nil || !a.Notifier.SlackBot() {
+		return nil
+	}
+	return a.Notifier.Slack()
+}
+
+// ChatSlackReplies reads the replies in the threads of poll after the
+// last one read, and returns those by members of the bot's workspace
+// (notify.Slack.Member); the others are passed over and logged.
+func (a *Activities) ChatSlackReplies(ctx context.Context, poll contract.SlackPoll) (contract.SlackReplies, error) {
+	sl := a.slack()
+	if sl == nil {
+		return contract.SlackReplies{Off: true}, nil
+	}
+	var res contract.SlackReplies
+	for _, th := range poll.Threads {
+		replies, err := sl.Replies(ctx, th.Channel, th.Thread, th.TS)
+		if err != nil {
+			return contract.SlackReplies{}, fmt.Errorf("read the thread %s/%s: %w", th.Channel, th.Thread, err)
+		}
+		read := th
+		for _, r := range replies {
+			if r.TS == th.TS {
+				continue // Slack's oldest is inclusive
+			}
+			read.TS = r.TS
+			if r.BotID != "" || r.User == "" {
+				continue
+			}
+			ok, name, err := sl.Member(ctx, r.User)
+			if err != nil {
+				return contract.SlackReplies{}, err
+			}
+			if !ok {
+				activity.GetLogger(ctx).Warn("a Slack reply by someone who is not a member of the bot's workspace: ignored", "user", r.User)
+				continue
+			}
+			res.Updates = append(res.Updates, contract.ChatUpdate{User: "@" + name, Text: notify.SlackUnescape(r.Text),
+				Slack: &contract.SlackPost{Channel: th.Channel, Thread: th.Thread, TS: r.TS}})
+		}
+		res.Read = append(res.Read, read)
+	}
+	return res, nil
+}
+
+// Inbox reports whether people can answer through a: a Telegram bot or a
+// Slack bot is configured.
+func (a *Activities) Inbox() bool { return a.telegram() != nil || a.slack() != nil }

@@ -44,10 +44,10 @@ func NewChat(ctx context.Context, cfg config.Config, c client.Client, out io.Wri
 	return &chat.Activities{Notifier: n, Client: c, ChatIDs: s.Telegram.ChatIDs}, nil
 }
 
-// StartChatInbox starts the fleet's chat inbox when a's Telegram channel
-// is on; one that runs is left running.
+// StartChatInbox starts the fleet's chat inbox when a reads answers (a
+// Telegram bot, a Slack bot); one that runs is left running.
 func StartChatInbox(ctx context.Context, c client.Client, taskQueue string, a *chat.Activities) error {
-	if a == nil || a.Notifier.Telegram() == nil {
+	if a == nil || !a.Inbox() {
 		return nil
 	}
 	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{

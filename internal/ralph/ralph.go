@@ -228,11 +228,12 @@ func NewWorker(c client.Client, opts WorkerOptions, agent *activities.Agent, gh 
 	host := worker.New(c, contract.HostTaskQueue(opts.TaskQueue, opts.HostID), hostOpts)
 	host.RegisterActivity(agent)
 	w := &Worker{shared: shared, host: host}
-	if ch.Notifier.Telegram() != nil {
+	if ch.Inbox() {
 		w.chat = worker.New(c, contract.ChatTaskQueue(opts.TaskQueue), base)
 		for name, fn := range map[string]any{
 			contract.ActivityChatUpdates: ch.ChatUpdates, contract.ActivityChatAnswer: ch.ChatAnswer,
 			contract.ActivityChatReply: ch.ChatReply, contract.ActivityChatSessions: ch.ChatSessions,
+			contract.ActivityChatSlackReplies: ch.ChatSlackReplies,
 		} {
 			w.chat.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 		}
