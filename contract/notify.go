@@ -84,6 +84,23 @@ func NotifyKey(workflowID, runID string, event NotifyEvent, seq int) string {
 	return fmt.Sprintf("%s/%s/%s/%d", workflowID, runID, event, seq)
 }
 
+// SignalNotifyGaveUp tells the workflow whose notification it was that
+// a channel did not take it before notify.max-age (NotifyGaveUp): its
+// status lists it.
+const SignalNotifyGaveUp = "notify-gave-up"
+
+// NotifyGaveUpLimit bounds the undelivered notifications a status lists.
+const NotifyGaveUpLimit = 5
+
+// NotifyGaveUp is the data of SignalNotifyGaveUp.
+type NotifyGaveUp struct {
+	Event NotifyEvent `json:"event"`
+	Text  string      `json:"text"`
+	// GaveUp are the channels, each with its last error.
+	GaveUp []string  `json:"gave_up"`
+	At     time.Time `json:"at"`
+}
+
 // KeyHash is a short hash of a notification's key, 12 characters of
 // base64url, that its message's buttons carry (Telegram allows 64 bytes
 // of data a button): enough to tell the keys of the last messages apart.

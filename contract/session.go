@@ -465,6 +465,9 @@ type Status struct {
 	// IgnoredAnswers counts checkpoint signals that matched no pending
 	// checkpoint.
 	IgnoredAnswers int `json:"ignored_answers,omitempty"`
+	// Undelivered are the notifications of the session that a channel
+	// did not take before notify.max-age (the last NotifyGaveUpLimit).
+	Undelivered []NotifyGaveUp `json:"undelivered,omitempty"`
 	// DroppedGuidance counts guidance texts dropped (the oldest) while
 	// more than GuidanceLimit waited for a prompt.
 	DroppedGuidance int `json:"dropped_guidance,omitempty"`

@@ -71,6 +71,16 @@ func Notification(ctx workflow.Context, note contract.Notification) (contract.No
 		res.Sent = append(res.Sent, r.Sent...)
 		res.GaveUp = append(res.GaveUp, r.GaveUp...)
 	}
+	if len(res.GaveUp) > 0 {
+		// The session's status says so; a workflow that ended hears
+		// nothing.
+		err := workflow.SignalExternalWorkflow(ctx, note.WorkflowID, "", contract.SignalNotifyGaveUp, contract.NotifyGaveUp{
+			Event: note.Event, Text: words.Clip(note.Text, 200), GaveUp: res.GaveUp, At: workflow.Now(ctx),
+		}).Get(ctx, nil)
+		if err != nil {
+			workflow.GetLogger(ctx).Info("could not tell the workflow its notification was given up", "error", err)
+		}
+	}
 	if len(errs) > 0 {
 		return res, errs[0]
 	}

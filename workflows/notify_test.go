@@ -90,3 +90,33 @@ func TestSessionNotifiesItsQuestionAndItsEnd(t *testing.T) {
 	require.Contains(t, end.Text, "ended max_iterations")
 	require.Contains(t, end.Details[0], "1 iteration, ")
 }
+
+// TestUndeliveredNotificationIsInStatus: a notification a channel did not
+// take before notify.max-age is listed in the session's status.
+func TestUndeliveredNotificationIsInStatus(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(workflows.Session)
+	env.RegisterWorkflow(workflows.Notification)
+	env.RegisterActivityWithOptions(func(_ context.Context, note contract.Notification) (contract.NotifyResult, error) {
+		if note.Channel == contract.ChannelSlack {
+			return contract.NotifyResult{GaveUp: []string{"slack: 500 Internal Server Error"}}, nil
+		}
+		return contract.NotifyResult{}, nil
+	}, activity.RegisterOptions{Name: contract.ActivityNotify})
+	env.OnActivity(a.PrepareWorkspace, mock.Anything, mock.Anything).Return(prepared(), nil)
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(progressed(1, 0), nil)
+	in := baseInput()
+	in.Checkpoints.Every = 1
+	var st contract.Status
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(contract.QueryStatus)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&st))
+		env.CancelWorkflow()
+	}, time.Hour)
+	env.ExecuteWorkflow(workflows.Session, in)
+	require.Len(t, st.Undelivered, 1, "%+v", st)
+	require.Equal(t, contract.NotifyQuestion, st.Undelivered[0].Event)
+	require.Equal(t, []string{"slack: 500 Internal Server Error"}, st.Undelivered[0].GaveUp)
+}

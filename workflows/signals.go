@@ -12,6 +12,8 @@ import (
 // signals are the session's signal channels.
 type signals struct {
 	stop, pause, resume, guide, checkpoint workflow.ReceiveChannel
+	// gaveUp tells of notifications not delivered.
+	gaveUp workflow.ReceiveChannel
 }
 
 func newSignals(ctx workflow.Context) signals {
@@ -31,6 +33,9 @@ func newSignals(ctx workflow.Context) signals {
 		checkpoint: workflow.GetSignalChannelWithOptions(ctx, contract.SignalCheckpoint, workflow.SignalChannelOptions{
 			Description: `Answer the pending checkpoint, whose ID the status query and the workflow's details show: {"id": "<ID>", "approve": true} or {"id": "<ID>", "reject": true, "reason": "…"} or {"id": "<ID>", "answer": "…"}`,
 		}),
+		gaveUp: workflow.GetSignalChannelWithOptions(ctx, contract.SignalNotifyGaveUp, workflow.SignalChannelOptions{
+			Description: "A notification of this session that a channel did not take before notify.max-age (sent by its Notification workflow)",
+		}),
 	}
 }
 
@@ -43,7 +48,7 @@ func (s *session) listen(ctx workflow.Context) {
 	for {
 		err := workflow.Await(ctx, func() bool {
 			return s.signals.stop.Len()+s.signals.pause.Len()+s.signals.resume.Len()+
-				s.signals.guide.Len()+s.signals.checkpoint.Len() > 0
+				s.signals.guide.Len()+s.signals.checkpoint.Len()+s.signals.gaveUp.Len() > 0
 		})
 		if err != nil {
 			return
@@ -116,6 +121,14 @@ func (s *session) drainSignals() {
 		for s.signals.checkpoint.ReceiveAsync(&ans) {
 			s.onCheckpoint(ans)
 			ans, got = contract.Answer{}, true
+		}
+		var gave contract.NotifyGaveUp
+		for s.signals.gaveUp.ReceiveAsync(&gave) {
+			s.status.Undelivered = append(s.status.Undelivered, gave)
+			if n := len(s.status.Undelivered); n > contract.NotifyGaveUpLimit {
+				s.status.Undelivered = s.status.Undelivered[n-contract.NotifyGaveUpLimit:]
+			}
+			gave, got = contract.NotifyGaveUp{}, true
 		}
 		if !got {
 			return

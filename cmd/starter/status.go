@@ -225,6 +225,9 @@ func printStatus(out io.Writer, conn *connection, st contract.Status, execStatus
 	if st.IgnoredAnswers > 0 {
 		row("Ignored", "%d checkpoint signals that matched no pending checkpoint", st.IgnoredAnswers)
 	}
+	for _, u := range st.Undelivered {
+		row("Undelivered", "%s notification %q: %s", u.Event, u.Text, strings.Join(u.GaveUp, "; "))
+	}
 	if st.DroppedGuidance > 0 {
 		row("Dropped", "%d guidance texts, the oldest, while more than %d waited for a prompt", st.DroppedGuidance, contract.GuidanceLimit)
 	}
