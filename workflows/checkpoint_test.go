@@ -273,5 +273,5 @@ func TestDetailsShowThePendingQuestion(t *testing.T) {
 			names = append(names, d.GetName())
 		}
 	}
-	require.ElementsMatch(t, []string{"stop", "pause", "resume", "guide", "checkpoint", "agent-slot", "respond", "set-limits", "status", "iterations"}, names)
+	require.ElementsMatch(t, []string{"stop", "pause", "resume", "guide", "checkpoint", "agent-slot", "notify-gave-up", "respond", "set-limits", "status", "iterations"}, names)
 }
