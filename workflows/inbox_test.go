@@ -2,9 +2,11 @@ package workflows_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
@@ -35,6 +37,8 @@ func TestChatInboxActsOnEachUpdate(t *testing.T) {
 		{ID: 5, Chat: 111, User: "@bob", MessageID: 24, ReplyTo: 99, Text: "approve"},
 		{ID: 6, Chat: 111, User: "@bob", MessageID: 25, Text: "/frobnicate"},
 		{ID: 7, Chat: 111, User: "@bob", MessageID: 26, Text: "/status"},
+		{ID: 8, Chat: 111, User: "@bob", MessageID: 27, ReplyTo: 10, Text: "/guide keep the schema small"},
+		{ID: 9, Chat: 111, User: "@bob", MessageID: 28, Text: "/pause"},
 	}}
 	var polls []int64
 	env.RegisterActivityWithOptions(func(_ context.Context, p contract.ChatPoll) (contract.ChatUpdates, error) {
@@ -73,10 +77,18 @@ func TestChatInboxActsOnEachUpdate(t *testing.T) {
 		env.SignalWorkflow(contract.SignalChatSent, question)
 		env.SignalWorkflow(contract.SignalChatSent, plan)
 	}, 0)
+	var signalled []string
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, mock.Anything, mock.Anything, mock.Anything).Return(
+		func(_, id, _, name string, arg any) error {
+			signalled = append(signalled, fmt.Sprintf("%s %s %v", id, name, arg))
+			return nil
+		})
 	env.ExecuteWorkflow(workflows.ChatInbox, contract.InboxState{Offset: 1})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
-	require.Equal(t, []int64{1, 8}, polls, "the offset moves past what was read")
+	require.Equal(t, []int64{1, 10}, polls, "the offset moves past what was read")
+	require.Equal(t, []string{"s1 guide keep the schema small", "s1 pause <nil>"}, signalled,
+		"a command goes to the session replied to, or to the only one running")
 
 	require.Len(t, answers, 5)
 	require.Equal(t, contract.ChatAnswer{WorkflowID: "s1", UpdateID: "slack-C1-1700.2",
