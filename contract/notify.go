@@ -137,6 +137,10 @@ const (
 	WorkflowNotification = "Notification"
 	// ActivityNotify sends a Notification to every configured channel.
 	ActivityNotify = "Notify"
+	// ActivityNotifies is the local activity that says whether the
+	// worker sends an event (a NotifyEvent) anywhere: a workflow starts
+	// no Notification where nothing would be sent.
+	ActivityNotifies = "Notifies"
 	// WorkflowChatInbox reads what people write to the Telegram bot and
 	// acts on it: one per fleet, ID ChatInboxID, started by the workers
 	// whose Telegram channel is configured.

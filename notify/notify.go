@@ -372,6 +372,12 @@ func (n *Notifier) sendTo(ctx context.Context, t target, m *message) sendResult 
 	return sendResult{sent: sent}
 }
 
+// Sends reports whether n sends event anywhere: a channel is configured
+// and notify.events takes the event.
+func (n *Notifier) Sends(event contract.NotifyEvent) bool {
+	return n != nil && len(n.targets) > 0 && n.takes(event)
+}
+
 // takes reports whether the settings' events take event.
 func (n *Notifier) takes(event contract.NotifyEvent) bool {
 	return n.settings.Events == nil || slices.Contains(n.settings.Events, event)

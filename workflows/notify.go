@@ -17,7 +17,8 @@ import (
 )
 
 // versionNotify is the change ID of the notifications sessions, queues
-// and followers send (Notification children).
+// and followers send (Notification children): 1 starts one for every
+// event, 2 only for those the worker sends anywhere (notifies).
 const versionNotify = "notify"
 
 // notifyBackstop bounds a Notification whose channel never answers: the
@@ -103,6 +104,22 @@ func tellInbox(ctx workflow.Context, note contract.Notification, sent []contract
 	}
 }
 
+// notifies asks the worker, by a local activity, whether it sends event
+// anywhere: with no channel configured a notification costs one marker,
+// not a workflow and its activities. An error sends nothing.
+func notifies(ctx workflow.Context, event contract.NotifyEvent) bool {
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		ScheduleToCloseTimeout: 10 * time.Second,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	var ok bool
+	if err := workflow.ExecuteLocalActivity(lctx, contract.ActivityNotifies, event).Get(ctx, &ok); err != nil {
+		workflow.GetLogger(ctx).Warn("could not ask whether the worker notifies", "event", event, "error", err)
+		return false
+	}
+	return ok
+}
+
 // notifier sends a workflow run's notifications, each a Notification
 // child started and not waited for.
 type notifier struct {
@@ -125,7 +142,8 @@ func (n *notifier) send(ctx workflow.Context, event contract.NotifyEvent, text s
 // sendNote starts the Notification note (its event, text, details and
 // URL), asking cp when it is not nil.
 func (n *notifier) sendNote(ctx workflow.Context, note contract.Notification, cp *contract.Checkpoint) {
-	if workflow.GetVersion(ctx, versionNotify, workflow.DefaultVersion, 1) < 1 {
+	v := workflow.GetVersion(ctx, versionNotify, workflow.DefaultVersion, 2)
+	if v < 1 || (v >= 2 && !notifies(ctx, note.Event)) {
 		return
 	}
 	info := workflow.GetInfo(ctx)

@@ -55,6 +55,8 @@ func registerNotify(env *testsuite.TestWorkflowEnvironment) *notes {
 		n.all = append(n.all, note)
 		return contract.NotifyResult{}, nil
 	}, activity.RegisterOptions{Name: contract.ActivityNotify})
+	env.RegisterActivityWithOptions(func(context.Context, contract.NotifyEvent) (bool, error) { return true, nil },
+		activity.RegisterOptions{Name: contract.ActivityNotifies})
 	return n
 }
 
@@ -104,6 +106,8 @@ func TestUndeliveredNotificationIsInStatus(t *testing.T) {
 		}
 		return contract.NotifyResult{}, nil
 	}, activity.RegisterOptions{Name: contract.ActivityNotify})
+	env.RegisterActivityWithOptions(func(context.Context, contract.NotifyEvent) (bool, error) { return true, nil },
+		activity.RegisterOptions{Name: contract.ActivityNotifies})
 	env.OnActivity(a.PrepareWorkspace, mock.Anything, mock.Anything).Return(prepared(), nil)
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(progressed(1, 0), nil)
 	in := baseInput()
@@ -119,4 +123,29 @@ func TestUndeliveredNotificationIsInStatus(t *testing.T) {
 	require.Len(t, st.Undelivered, 1, "%+v", st)
 	require.Equal(t, contract.NotifyQuestion, st.Undelivered[0].Event)
 	require.Equal(t, []string{"slack: 500 Internal Server Error"}, st.Undelivered[0].GaveUp)
+}
+
+// TestNoNotificationWhereNothingIsSent: a worker with no channel for the
+// event says so, and the session starts no Notification workflow.
+func TestNoNotificationWhereNothingIsSent(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(workflows.Session)
+	env.RegisterWorkflow(workflows.Notification)
+	var asked []contract.NotifyEvent
+	env.RegisterActivityWithOptions(func(_ context.Context, e contract.NotifyEvent) (bool, error) {
+		asked = append(asked, e)
+		return false, nil
+	}, activity.RegisterOptions{Name: contract.ActivityNotifies})
+	env.RegisterActivityWithOptions(func(context.Context, contract.Notification) (contract.NotifyResult, error) {
+		t.Error("a notification was sent")
+		return contract.NotifyResult{}, nil
+	}, activity.RegisterOptions{Name: contract.ActivityNotify})
+	env.OnActivity(a.PrepareWorkspace, mock.Anything, mock.Anything).Return(prepared(), nil)
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(progressed(1, 0), nil)
+	in := baseInput()
+	in.Limits.MaxIterations = 1
+	env.ExecuteWorkflow(workflows.Session, in)
+	require.True(t, env.IsWorkflowCompleted())
+	require.Equal(t, []contract.NotifyEvent{contract.NotifyLimit}, asked)
 }

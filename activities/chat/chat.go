@@ -55,6 +55,12 @@ func (a *Activities) Notify(ctx context.Context, note contract.Notification) (co
 	return res, nil
 }
 
+// Notifies reports whether this worker sends event anywhere. Workflows
+// run it as a local activity before they start a Notification.
+func (a *Activities) Notifies(_ context.Context, event contract.NotifyEvent) (bool, error) {
+	return a.Notifier.Sends(event), nil
+}
+
 // telegram is the Telegram client, or nil when Telegram is off.
 func (a *Activities) telegram() *notify.Telegram {
 	if a.Notifier == nil {

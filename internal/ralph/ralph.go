@@ -219,6 +219,7 @@ func NewWorker(c client.Client, opts WorkerOptions, agent *activities.Agent, gh 
 		ch = &chat.Activities{}
 	}
 	shared.RegisterActivityWithOptions(ch.Notify, activity.RegisterOptions{Name: contract.ActivityNotify})
+	shared.RegisterActivityWithOptions(ch.Notifies, activity.RegisterOptions{Name: contract.ActivityNotifies})
 
 	// The agents are capped by the slots, not by the worker: an iteration
 	// waiting for a slot must be taken from the queue, or its wait would
