@@ -57,6 +57,12 @@
 //	                                         issue itself (Current), not an IssueWork
 //	QueueCarryOver.Working                   nil: no IssueWork workflow runs
 //	PickInput.Skip                           nil skips nothing
+//	GetVersion "notify"                      DefaultVersion: no notification; 1: a
+//	                                         Notification child per event; 2: only
+//	                                         when the worker's Notifies says it sends it
+//	Notification.Channel                     "" sends to every channel
+//	InboxState.SlackAfter, TelegramOff       nil / false: no Slack thread read yet,
+//	                                         Telegram polled
 //
 // testsuite/replay_test.go replays a recorded history of every workflow
 // shape against the current code (the AgentPreflight workflow's are
