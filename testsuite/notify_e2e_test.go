@@ -194,7 +194,7 @@ func TestNotificationsAndTelegramAnswers(t *testing.T) {
 	cr.slack.AddUser(fakechat.SlackUser{ID: "UCAROL", Name: "carol"})
 	_, err = cr.slack.Reply(q2.Channel, q2.TS, "UGUEST", "8080")
 	require.NoError(t, err)
-	time.Sleep(20 * time.Second) // the inbox reads the thread every 15 s
+	time.Sleep(30 * time.Second) // the inbox reads the thread at least every 25 s (a Telegram long poll)
 	v, err = c.QueryWorkflow(context.Background(), id, "", contract.QueryStatus)
 	require.NoError(t, err)
 	var waiting contract.Status
