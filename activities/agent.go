@@ -13,6 +13,7 @@ import (
 
 	"github.com/durable-ralph/ralph/activities/github"
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/attempts"
 	"github.com/durable-ralph/ralph/redact"
 )
 
@@ -77,6 +78,13 @@ type Agent struct {
 	// Observe is given the result of every iteration RunIteration ran
 	// (the worker's metrics); nil is nobody.
 	Observe func(contract.IterationResult)
+	// Attempts, when set, records each running iteration attempt (its
+	// task token and agent process) in the worker's state directory, so
+	// that a worker starting again after this one died fails them at
+	// once (internal/ralph) rather than after their heartbeat timeout.
+	Attempts *attempts.Dir
+	// agentStarted is told the PID of the attempt's agent.
+	agentStarted func(pid int)
 }
 
 // HostReady answers on the task queue of this worker's host: a session

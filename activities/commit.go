@@ -11,11 +11,20 @@ import (
 	"github.com/durable-ralph/ralph/git"
 )
 
+// commitPlan is what finishCommit knows before it starts.
+type commitPlan struct {
+	// pending is the workspace's uncommitted paths, nil when unknown.
+	pending *[]string
+	// lookFirst looks for the iteration's commit before committing: an
+	// earlier attempt may have made it.
+	lookFirst bool
+}
+
 // finishCommit commits the iteration's pending changes when asked, once:
 // the trailers identify the commit, so a retry finds it instead of
-// committing again. Then it keeps the iteration's last commit reachable
+// committing again. Then it keeps the session's last commit reachable
 // under refs/ralph.
-func (a *Agent) finishCommit(ctx context.Context, repo *git.Repo, in contract.IterationInput, res contract.IterationResult, resultFile string) (contract.IterationResult, error) {
+func (a *Agent) finishCommit(ctx context.Context, repo *git.Repo, in contract.IterationInput, res contract.IterationResult, resultFile string, plan commitPlan) (contract.IterationResult, error) {
 	if res.Halt != "" {
 		// The work is not where the session's branch is: leave it for a
 		// person to sort out rather than commit it somewhere.
@@ -25,12 +34,15 @@ func (a *Agent) finishCommit(ctx context.Context, repo *git.Repo, in contract.It
 	// work that changed a protected path is set aside, never committed.
 	badPlan := in.RoleOf() == contract.RolePlanner && (res.Plan == nil || !res.Plan.Valid)
 	if in.Git.AutoCommit && res.Commit == "" && !badPlan && res.NotCommitted == "" {
-		commit, err := repo.FindCommit(ctx, in.Key(), in.Iteration)
-		if err != nil {
-			return contract.IterationResult{}, fmt.Errorf("look for iteration commit: %w", err)
+		var commit string
+		if plan.lookFirst {
+			var err error
+			if commit, err = repo.FindCommit(ctx, in.Key(), in.Iteration); err != nil {
+				return contract.IterationResult{}, fmt.Errorf("look for iteration commit: %w", err)
+			}
 		}
 		if commit == "" {
-			pending, err := repo.Status(ctx)
+			pending, err := pendingOf(ctx, repo, plan.pending)
 			if err != nil {
 				return contract.IterationResult{}, fmt.Errorf("git status: %w", err)
 			}
@@ -51,16 +63,35 @@ func (a *Agent) finishCommit(ctx context.Context, repo *git.Repo, in contract.It
 		}
 	}
 	if res.Head != "" {
-		ref := iterationRef(in.Key(), in.Iteration)
-		if err := repo.SetRef(ctx, ref, res.Head); err != nil {
-			return contract.IterationResult{}, fmt.Errorf("keep iteration %d's commit: %w", in.Iteration, err)
+		ref := sessionRef(in.Key())
+		if !repo.RefIs(ref, res.Head) {
+			if err := repo.SetRef(ctx, ref, res.Head); err != nil {
+				return contract.IterationResult{}, fmt.Errorf("keep iteration %d's commit: %w", in.Iteration, err)
+			}
 		}
 		res.Ref = ref
 	}
 	return res, nil
 }
 
-// iterationRef is the ref that keeps an iteration's last commit reachable.
+// pendingOf is known when it is not nil, and git status's paths
+// otherwise.
+func pendingOf(ctx context.Context, repo *git.Repo, known *[]string) ([]string, error) {
+	if known != nil {
+		return *known, nil
+	}
+	return repo.Status(ctx)
+}
+
+// sessionRef is the one ref that keeps a session's last commit
+// reachable: iterations only move history forward (guardHistory), so
+// every earlier iteration's commit is reachable from it too.
+func sessionRef(key string) string {
+	return fmt.Sprintf("refs/ralph/%s/last", refName(key))
+}
+
+// iterationRef names the refs that keep one iteration's commits, such
+// as its start commit when it rewrote history.
 func iterationRef(key string, iteration int) string {
 	return fmt.Sprintf("refs/ralph/%s/%d", refName(key), iteration)
 }
@@ -84,11 +115,7 @@ func (a *Agent) guardHistory(ctx context.Context, repo *git.Repo, in contract.It
 	if start == "" {
 		return nil
 	}
-	head, err := repo.Head(ctx)
-	if err != nil {
-		return err
-	}
-	branch, err := repo.Branch(ctx)
+	head, branch, err := repo.Where(ctx)
 	if err != nil {
 		return err
 	}
@@ -105,9 +132,11 @@ func (a *Agent) guardHistory(ctx context.Context, repo *git.Repo, in contract.It
 	if head == "" {
 		return a.restore(ctx, repo, in, want, start, fmt.Sprintf("the iteration left HEAD on %s, which has no commit", where), res)
 	}
-	forward, err := repo.IsAncestor(ctx, start, head)
-	if err != nil {
-		return fmt.Errorf("check history: %w", err)
+	forward := head == start // no process when the agent did not commit
+	if !forward {
+		if forward, err = repo.IsAncestor(ctx, start, head); err != nil {
+			return fmt.Errorf("check history: %w", err)
+		}
 	}
 	switch {
 	case forward && branch == want:

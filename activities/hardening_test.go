@@ -173,7 +173,7 @@ func TestAgentRewritingGitIsPutRight(t *testing.T) {
 			first, _, err := runActivity(t, ag, in)
 			require.NoError(t, err)
 			require.NotEmpty(t, first.Commit)
-			require.Equal(t, "refs/ralph/ralph-test-0001-run-1/1", first.Ref)
+			require.Equal(t, "refs/ralph/ralph-test-0001-run-1/last", first.Ref)
 			require.Equal(t, first.Commit, strings.TrimSpace(gitRun(t, dir, "rev-parse", first.Ref)))
 
 			in = iterationInput(dir, 2)

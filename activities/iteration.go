@@ -45,6 +45,8 @@ func (a *Agent) RunIteration(ctx context.Context, in contract.IterationInput) (c
 		defer release()
 	}
 	run := *a
+	done := run.recordAttempt(ctx, info)
+	defer done()
 	// Beat well within the heartbeat timeout, whatever the session set.
 	if hb := info.HeartbeatTimeout; hb > 0 && run.heartbeatInterval() > hb/4 {
 		run.HeartbeatInterval = hb / 4
@@ -103,6 +105,8 @@ type iteration struct {
 	before    tasks.State
 	beforeErr error
 	warnings  []string
+	// pending is git status after the agent, until it may be stale; nil is unknown.
+	pending *[]string
 }
 
 func (a *Agent) iterate(ctx context.Context, in contract.IterationInput, attempt int, prev *contract.Progress, beat func(contract.Progress)) (contract.IterationResult, error) {
@@ -115,7 +119,7 @@ func (a *Agent) iterate(ctx context.Context, in contract.IterationInput, attempt
 	if res, ok, err := loadResult(in.Workspace, it.resultFile); err != nil {
 		return contract.IterationResult{}, err
 	} else if ok {
-		return a.finishCommit(ctx, it.repo, in, res, it.resultFile)
+		return a.finishCommit(ctx, it.repo, in, res, it.resultFile, commitPlan{lookFirst: true})
 	}
 	if err := a.start(ctx, it); err != nil {
 		return contract.IterationResult{}, err
@@ -140,6 +144,7 @@ func (a *Agent) iterate(ctx context.Context, in contract.IterationInput, attempt
 	}
 	if res.CompletionClaimed && strings.TrimSpace(in.Task.CheckCommand) != "" {
 		res.Check = a.check(ctx, in, func() { it.beat(*it.progress) })
+		it.pending = nil // the check may have written files
 		if !res.Check.Passed {
 			res.Notices = append(res.Notices, checkNotice(*res.Check))
 		}
@@ -157,7 +162,8 @@ func (a *Agent) iterate(ctx context.Context, in contract.IterationInput, attempt
 		// find the work; what the agent did and cost is reported.
 		res.Warnings = append(res.Warnings, err.Error())
 	}
-	return a.finishCommit(ctx, it.repo, in, res, it.resultFile)
+	// Only a retry can find the iteration's commit already made.
+	return a.finishCommit(ctx, it.repo, in, res, it.resultFile, commitPlan{pending: it.pending, lookFirst: it.attempt > 1})
 }
 
 // open checks the iteration's input and opens its workspace.
@@ -573,9 +579,11 @@ func (a *Agent) inspect(ctx context.Context, it *iteration, finalText string, re
 		res.CompletionClaimed = tasks.ClaimsCompletion(finalText, promise)
 	}
 
-	if err := recordChanges(ctx, repo, startHead, res); err != nil {
+	pending, err := recordChanges(ctx, repo, startHead, res)
+	if err != nil {
 		return err
 	}
+	it.pending = &pending
 
 	keep := filepath.Join(contract.StateDir, "state", safeName(in.Key()), fmt.Sprintf("checkpoint-%04d.json", in.Iteration))
 	cp, err := takeCheckpoint(in.Workspace, keep)

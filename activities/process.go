@@ -84,6 +84,7 @@ func (a *Agent) runAgent(ctx context.Context, in contract.IterationInput, backen
 		MaxLine:    a.maxLine(),
 		OnLine:     st.line,
 		StderrTail: 8 << 10,
+		OnStart:    a.agentStarted,
 	})
 	stopBeats()
 	refused := c.close()

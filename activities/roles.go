@@ -60,7 +60,7 @@ func (a *Agent) review(ctx context.Context, repo *git.Repo, in contract.Iteratio
 // committed by finishCommit; an invalid one is left in the tree for the
 // next planner iteration, which is told why.
 func (a *Agent) checkPlan(ctx context.Context, repo *git.Repo, in contract.IterationInput, startHead string, res *contract.IterationResult) error {
-	if err := recordChanges(ctx, repo, startHead, res); err != nil {
+	if _, err := recordChanges(ctx, repo, startHead, res); err != nil {
 		return err
 	}
 	if res.Outcome != contract.OutcomeSuccess {
@@ -77,31 +77,40 @@ func (a *Agent) checkPlan(ctx context.Context, repo *git.Repo, in contract.Itera
 }
 
 // recordChanges records in res what the iteration changed since
-// startHead: HEAD, the agent's own commits, the files changed.
-func recordChanges(ctx context.Context, repo *git.Repo, startHead string, res *contract.IterationResult) error {
+// startHead, and returns the uncommitted paths it found.
+func recordChanges(ctx context.Context, repo *git.Repo, startHead string, res *contract.IterationResult) ([]string, error) {
 	head, err := repo.Head(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	res.Head = head
-	if res.AgentCommits, err = repo.CountCommits(ctx, startHead); err != nil {
-		return fmt.Errorf("count agent commits: %w", err)
+	if head != startHead {
+		if res.AgentCommits, err = repo.CountCommits(ctx, startHead); err != nil {
+			return nil, fmt.Errorf("count agent commits: %w", err)
+		}
 	}
-	res.FilesChanged, err = changedFiles(ctx, repo, startHead)
-	return err
+	files, pending, err := changes(ctx, repo, startHead)
+	res.FilesChanged = files
+	return pending, err
 }
 
 // changedFiles are the files changed since startHead, committed or not.
 func changedFiles(ctx context.Context, repo *git.Repo, startHead string) ([]string, error) {
+	files, _, err := changes(ctx, repo, startHead)
+	return files, err
+}
+
+// changes are the files changed since startHead, committed or not, and
+// those not committed.
+func changes(ctx context.Context, repo *git.Repo, startHead string) (files, pending []string, err error) {
 	committed, err := repo.ChangedSince(ctx, startHead)
 	if err != nil {
-		return nil, fmt.Errorf("list committed changes: %w", err)
+		return nil, nil, fmt.Errorf("list committed changes: %w", err)
 	}
-	pending, err := repo.Status(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("git status: %w", err)
+	if pending, err = repo.Status(ctx); err != nil {
+		return nil, nil, fmt.Errorf("git status: %w", err)
 	}
-	return union(committed, pending), nil
+	return union(committed, pending), pending, nil
 }
 
 // planPrompt is the prompt of a planner iteration.

@@ -63,6 +63,9 @@
 //	Notification.Channel                     "" sends to every channel
 //	InboxState.SlackAfter, TelegramOff       nil / false: no Slack thread read yet,
 //	                                         Telegram polled
+//	GetVersion "publish-throttle"            DefaultVersion: every change of iteration
+//	                                         or cost is upserted; 1: at most every 5 s
+//	                                         unless the state changes with it
 //
 // testsuite/replay_test.go replays a recorded history of every workflow
 // shape against the current code (the AgentPreflight workflow's are

@@ -42,6 +42,10 @@ const (
 	// worker cannot contain the agent (no bubblewrap, no socat, or no
 	// user namespaces).
 	ErrTypeSandboxUnavailable = "SandboxUnavailable"
+	// ErrTypeWorkerRestarted: the worker running the attempt died; a
+	// worker that started again on its host failed the attempt so that
+	// its retry runs at once (retryable).
+	ErrTypeWorkerRestarted = "WorkerRestarted"
 )
 
 // ErrTypePushRejected is the error type of a push that origin refused

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -42,6 +43,9 @@ type Repo struct {
 
 // Open returns the repository whose work tree holds dir.
 func Open(ctx context.Context, dir string) (*Repo, error) {
+	if top, ok := cachedTop(dir); ok {
+		return &Repo{Dir: top}, nil
+	}
 	out, err := run(ctx, dir, "rev-parse", "--show-toplevel")
 	if err != nil {
 		if strings.Contains(err.Error(), "not a git repository") {
@@ -49,16 +53,24 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 		}
 		return nil, err
 	}
-	return &Repo{Dir: strings.TrimSpace(out)}, nil
+	top := strings.TrimSpace(out)
+	tops.Store(dir, top)
+	return &Repo{Dir: top}, nil
 }
 
 // Head is the commit HEAD points at, or "" in a repository without commits.
 func (r *Repo) Head(ctx context.Context) (string, error) {
+	if head, _, ok := r.readHead(); ok {
+		return head, nil
+	}
 	return r.Resolve(ctx, "HEAD")
 }
 
 // Branch is the current branch name ("" when HEAD is detached).
 func (r *Repo) Branch(ctx context.Context) (string, error) {
+	if _, branch, ok := r.readHead(); ok {
+		return branch, nil
+	}
 	out, err := r.git(ctx, "symbolic-ref", "--quiet", "--short", "HEAD")
 	if err != nil {
 		var exitErr *exec.ExitError
@@ -73,23 +85,8 @@ func (r *Repo) Branch(ctx context.Context) (string, error) {
 // Status lists the paths with uncommitted changes, untracked files
 // included and ignored files not. A rename is both of its paths.
 func (r *Repo) Status(ctx context.Context) ([]string, error) {
-	out, err := r.git(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
-	if err != nil {
-		return nil, err
-	}
-	var paths []string
-	fields := strings.Split(out, "\x00")
-	for i := 0; i < len(fields); i++ {
-		f := fields[i]
-		if len(f) < 4 {
-			continue
-		}
-		paths = append(paths, f[3:])
-		if f[0] == 'R' || f[0] == 'C' {
-			i++ // the source path of a rename or copy follows
-		}
-	}
-	return paths, nil
+	st, err := r.State(ctx)
+	return st.Pending, err
 }
 
 // Checkout switches to branch, creating it from HEAD when it does not exist.
@@ -125,13 +122,9 @@ func (r *Repo) ResetHard(ctx context.Context, commit string) error {
 // Exclude adds pattern to .git/info/exclude unless it is there, so Ralph's
 // own files never dirty the tree nor enter a commit.
 func (r *Repo) Exclude(ctx context.Context, pattern string) error {
-	p, err := r.git(ctx, "rev-parse", "--git-path", "info/exclude")
+	path, err := r.excludeFile(ctx)
 	if err != nil {
 		return err
-	}
-	path := strings.TrimSpace(p)
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(r.Dir, path)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -197,23 +190,42 @@ func (r *Repo) ChangedSince(ctx context.Context, base string) ([]string, error) 
 	return files, nil
 }
 
-// FindCommit returns the commit Ralph made for (session, iteration), or "".
+// FindCommit returns the commit Ralph made for (session, iteration), or
+// "". It looks at HEAD and its first parent only, where the commit is
+// when an iteration is retried, so the cost does not grow with history.
 func (r *Repo) FindCommit(ctx context.Context, session string, iteration int) (string, error) {
 	head, err := r.Head(ctx)
 	if err != nil || head == "" {
 		return "", err
 	}
-	out, err := r.git(ctx, "log", "--all", "--format=%H", "--extended-regexp", "--all-match",
-		"--grep", "^"+TrailerSession+": "+regexp.QuoteMeta(session)+"$",
-		"--grep", "^"+TrailerIteration+": "+strconv.Itoa(iteration)+"$")
+	out, err := r.git(ctx, "log", "-2", "--first-parent", "--format=%H%x00%B%x00", head)
 	if err != nil {
 		return "", err
 	}
-	lines := strings.Fields(out)
-	if len(lines) == 0 {
-		return "", nil
+	return commitWith(out, TrailerSession+": "+session, TrailerIteration+": "+strconv.Itoa(iteration)), nil
+}
+
+// commitWith is the first commit in out (hash and message, each ended by
+// NUL) whose message holds every one of lines.
+func commitWith(out string, lines ...string) string {
+	fields := strings.Split(out, "\x00")
+	for i := 0; i+1 < len(fields); i += 2 {
+		hash, msg := strings.TrimSpace(fields[i]), fields[i+1]
+		if hash != "" && hasLines(msg, lines) {
+			return hash
+		}
 	}
-	return lines[0], nil
+	return ""
+}
+
+func hasLines(msg string, want []string) bool {
+	have := strings.Split(msg, "\n")
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // CommitAll stages every change and commits it with subject, body and the
@@ -249,10 +261,15 @@ func (r *Repo) Commit(ctx context.Context, subject, body string, trailers ...str
 // identity are the options that give git an author and committer when
 // the repository's configuration has none: Ralph's.
 func (r *Repo) identity(ctx context.Context) []string {
-	if ident, _ := r.git(ctx, "config", "user.email"); strings.TrimSpace(ident) != "" {
-		return nil
+	if v, ok := identities.Load(r.Dir); ok {
+		return v.([]string)
 	}
-	return []string{"-c", "user.name=Ralph", "-c", "user.email=ralph@localhost"}
+	var opts []string
+	if ident, _ := r.git(ctx, "config", "user.email"); strings.TrimSpace(ident) == "" {
+		opts = []string{"-c", "user.name=Ralph", "-c", "user.email=ralph@localhost"}
+	}
+	identities.Store(r.Dir, opts)
+	return opts
 }
 
 // IsAncestor reports whether commit a is an ancestor of commit b (or b

@@ -47,6 +47,9 @@ type Spec struct {
 	OnLine func(line []byte, tooLong bool)
 	// StderrTail is how many bytes of the end of stderr Result keeps.
 	StderrTail int
+	// OnStart, when set, is told the process's PID (the leader of its
+	// process group) once it runs.
+	OnStart func(pid int)
 }
 
 // Result is how a process ended.
@@ -96,6 +99,9 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		return Result{}, err
 	}
 	pgid := cmd.Process.Pid
+	if spec.OnStart != nil {
+		spec.OnStart(pgid)
+	}
 
 	stderr := &Tail{Max: spec.StderrTail}
 	stderrDone := make(chan error, 1)

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,50 +31,109 @@ func envInt(name string, def int) int {
 	return def
 }
 
-// BenchmarkOrchestrationOverhead measures what running each iteration as a
-// Temporal activity of a durable session costs, against a plain loop that
-// does the same work per iteration (spawn the agent, parse its stream,
-// inspect the workspace, commit) with no Temporal at all. Both use the same
-// instant fake agent and the same Agent code; the Temporal side runs on the
-// embedded server with its SQLite file, as `worker --dev` does.
+// BenchmarkOrchestrationOverhead measures what an iteration costs, side
+// by side in one run: the bare loop people write in bash (spawn the agent,
+// check its stream, git add and commit), Ralph's iteration in a plain Go
+// loop with no Temporal (the same Agent code: prompt, stream parsing,
+// history guard, exactly-once commit), and the same iteration as the
+// activity of a durable session, bare and contained. All use the same
+// instant fake agent; the Temporal side runs on the embedded server with
+// its SQLite file, as `worker --dev` does, in this process.
+//
+// Per iteration it prints wall time, CPU (this process, which holds the
+// server and worker, and its children: agents and git), git processes
+// (a git on PATH that counts its runs), and the session's history events
+// and payload bytes over every run of its continue-as-new chain.
 func BenchmarkOrchestrationOverhead(b *testing.B) {
 	rounds := envInt("RALPH_BENCH_ROUNDS", 3)
 	contained := sandboxed()
+	gitRuns := gitCounter(b)
 	for range b.N {
 		// Alternate the runs so that drift in the machine's speed (disk,
-		// neighbours) hits all alike; compare the totals. The plain loop
-		// and the first session run bare; the second session contains
-		// every agent run (agent.sandbox required, network internet),
-		// as sessions do by default.
-		var plain, durable, boxed time.Duration
-		for r := 1; r <= rounds; r++ {
-			p := benchPlainLoop(b)
-			d := benchSession(b, sandbox.ModeOff)
-			plain += p
-			durable += d
-			line := fmt.Sprintf("round %d: plain loop %.1f ms/iteration, Temporal session %.1f ms/iteration", r, msPerIter(p), msPerIter(d))
-			if contained {
-				c := benchSession(b, sandbox.ModeRequired)
-				boxed += c
-				line += fmt.Sprintf(", contained %.1f ms/iteration", msPerIter(c))
-			}
-			fmt.Println(line)
-		}
-		plain /= time.Duration(rounds)
-		durable /= time.Duration(rounds)
-		ratio := float64(durable) / float64(plain)
-		b.ReportMetric(msPerIter(plain), "plain-ms/iter")
-		b.ReportMetric(msPerIter(durable), "temporal-ms/iter")
-		b.ReportMetric(ratio, "ratio")
-		fmt.Printf("orchestration overhead, %d rounds of %d iterations: plain loop %.1f ms/iteration, Temporal session %.1f ms/iteration, ratio %.2f\n",
-			rounds, benchIterations, msPerIter(plain), msPerIter(durable), ratio)
+		// neighbours) hits all alike; compare the totals.
+		costs := map[string]*iterCost{}
+		order := []string{"bare bash loop", "plain loop (no Temporal)", "Temporal session"}
 		if contained {
-			boxed /= time.Duration(rounds)
-			b.ReportMetric(msPerIter(boxed), "contained-ms/iter")
-			fmt.Printf("contained: Temporal session with every agent run in the sandbox %.1f ms/iteration, ratio %.2f to the plain loop, %.1f ms/iteration for the sandbox\n",
-				msPerIter(boxed), float64(boxed)/float64(plain), msPerIter(boxed)-msPerIter(durable))
+			order = append(order, "contained session")
+		}
+		for _, name := range order {
+			costs[name] = &iterCost{}
+		}
+		for r := 1; r <= rounds; r++ {
+			costs[order[0]].measure(gitRuns, func() runFigures { return runFigures{wall: benchBareLoop(b)} })
+			costs[order[1]].measure(gitRuns, func() runFigures { return runFigures{wall: benchPlainLoop(b)} })
+			costs[order[2]].measure(gitRuns, func() runFigures { return benchSession(b, sandbox.ModeOff) })
+			if contained {
+				costs[order[3]].measure(gitRuns, func() runFigures { return benchSession(b, sandbox.ModeRequired) })
+			}
+			line := fmt.Sprintf("round %d:", r)
+			for _, name := range order {
+				line += fmt.Sprintf(" %s %.1f ms/iteration;", name, costs[name].last)
+			}
+			fmt.Println(strings.TrimSuffix(line, ";"))
+		}
+		bare := costs[order[0]]
+		fmt.Printf("iteration cost, %d rounds of %d iterations, %d cores:\n", rounds, benchIterations, runtime.NumCPU())
+		fmt.Printf("  %-26s %8s %6s %8s %10s %9s %10s\n", "", "wall ms", "ratio", "CPU ms", "git procs", "events", "bytes")
+		for _, name := range order {
+			c := costs[name]
+			fmt.Printf("  %-26s %8.1f %6.2f %8.1f %10.1f %9s %10s\n", name, c.wallMs(rounds), c.wallMs(rounds)/bare.wallMs(rounds),
+				c.cpuMs(rounds), c.gitPerIter(rounds), c.perIter(c.events, rounds), c.perIter(c.bytes, rounds))
+		}
+		session := costs[order[2]]
+		fmt.Printf("orchestration CPU beyond the bare loop: %.1f ms/iteration (server, worker and client in this process)\n",
+			session.cpuMs(rounds)-bare.cpuMs(rounds))
+		b.ReportMetric(bare.wallMs(rounds), "bare-ms/iter")
+		b.ReportMetric(costs[order[1]].wallMs(rounds), "plain-ms/iter")
+		b.ReportMetric(session.wallMs(rounds), "temporal-ms/iter")
+		b.ReportMetric(session.wallMs(rounds)/bare.wallMs(rounds), "ratio")
+		b.ReportMetric(session.gitPerIter(rounds), "git/iter")
+		if contained {
+			boxed := costs[order[3]]
+			b.ReportMetric(boxed.wallMs(rounds), "contained-ms/iter")
+			fmt.Printf("contained: %.1f ms/iteration, ratio %.2f to the bare loop, %.1f ms/iteration for the sandbox\n",
+				boxed.wallMs(rounds), boxed.wallMs(rounds)/bare.wallMs(rounds), boxed.wallMs(rounds)-session.wallMs(rounds))
 		}
 	}
+}
+
+// runFigures are what one measured run reports of itself.
+type runFigures struct {
+	wall          time.Duration
+	events, bytes int
+}
+
+// iterCost sums the figures of one kind of loop over the rounds.
+type iterCost struct {
+	wall, cpu     time.Duration
+	git           int
+	events, bytes int
+	last          float64 // ms per iteration of the last round
+}
+
+func (c *iterCost) measure(gitRuns func() int, run func() runFigures) {
+	gitRuns()
+	cpu := cpuNow()
+	f := run()
+	c.cpu += cpuNow() - cpu
+	c.git += gitRuns()
+	c.wall += f.wall
+	c.events += f.events
+	c.bytes += f.bytes
+	c.last = msPerIter(f.wall)
+}
+
+func (c *iterCost) wallMs(rounds int) float64 { return msPerIter(c.wall) / float64(rounds) }
+func (c *iterCost) cpuMs(rounds int) float64  { return msPerIter(c.cpu) / float64(rounds) }
+func (c *iterCost) gitPerIter(rounds int) float64 {
+	return float64(c.git) / float64(rounds*benchIterations)
+}
+
+func (c *iterCost) perIter(n, rounds int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", float64(n)/float64(rounds*benchIterations))
 }
 
 // sandboxed reports whether this machine can contain agents; CI can.
@@ -140,7 +201,7 @@ func benchPlainLoop(b *testing.B) time.Duration {
 
 // benchSession runs a session of benchIterations iterations with
 // agent.sandbox mode.
-func benchSession(b *testing.B, mode string) time.Duration {
+func benchSession(b *testing.B, mode string) runFigures {
 	b.Helper()
 	dir := benchRepo(b)
 	cl := startCluster(b, b.TempDir(), &activities.Agent{Env: benchEnv(b)})
@@ -155,10 +216,11 @@ func benchSession(b *testing.B, mode string) time.Duration {
 	require.NoError(b, err)
 	var res contract.SessionResult
 	require.NoError(b, run.Get(ctx, &res))
-	elapsed := time.Since(start)
+	f := runFigures{wall: time.Since(start)}
 	require.Equal(b, contract.ReasonMaxIterations, res.Reason, res.Message)
 	require.Equal(b, benchIterations, res.Totals.Commits)
-	return elapsed
+	f.events, f.bytes = historyCost(b, cl.client, sessionIDOf(dir))
+	return f
 }
 
 func gitIn(b *testing.B, dir string, args ...string) {

@@ -57,7 +57,8 @@ func TestNoOrphansWhenWorkerIsKilled(t *testing.T) {
 
 // TestWorkerKilledMidIterationRecovers kills -9 the worker process while
 // the agent is mid-iteration. A new worker process resumes the agent's
-// session after the heartbeat timeout; the session completes with one
+// session at once (it fails the dead worker's attempt by its task token
+// when it starts); the session completes with one
 // commit per story and its iteration numbers intact. It prints the time
 // from the kill to the iteration running again.
 func TestWorkerKilledMidIterationRecovers(t *testing.T) {
@@ -94,6 +95,19 @@ func TestWorkerKilledMidIterationRecovers(t *testing.T) {
 	replay(t, c, id)
 	require.Equal(t, 4, res.Iterations)
 	require.Equal(t, 0, res.Totals.Failures)
+
+	// The new worker failed the dead worker's attempt by its task token
+	// at start: the retry did not wait for the heartbeat timeout.
+	h, err := collectHistory(c.GetWorkflowHistory(ctx, id, "", false, 0))
+	require.NoError(t, err)
+	var causes []string
+	for _, e := range h.Events {
+		if a := e.GetActivityTaskStartedEventAttributes(); a != nil && a.GetAttempt() > 1 {
+			causes = append(causes, a.GetLastFailure().GetMessage())
+		}
+	}
+	require.Len(t, causes, 1, "one retry")
+	require.Contains(t, causes[0], "worker restarted")
 }
 
 // killedWorker is a session whose worker process was killed with SIGKILL

@@ -28,12 +28,20 @@ func (s *session) setState(ctx workflow.Context, st contract.State) {
 	s.publish(ctx)
 }
 
+// publishEvery is the least time between two pushes of search
+// attributes that only move the iteration and the cost (from
+// publish-throttle 1 on): quick iterations then cost one history event
+// fewer each, while a change of state is pushed at once, bringing the
+// iteration and cost along. The status query is always exact.
+const publishEvery = 5 * time.Second
+
 // publish pushes the status to search attributes (those that changed
 // since the last push) and to the details the Temporal UI shows.
 func (s *session) publish(ctx workflow.Context) {
 	var updates []temporal.SearchAttributeUpdate
 	st := s.statusNow()
-	if p := s.published; p == nil || p.State != st.State {
+	stateChanged := s.published == nil || s.published.State != st.State
+	if stateChanged {
 		updates = append(updates, searchStatus.ValueSet(string(st.State)))
 	}
 	if p := s.published; p == nil || p.Iteration != st.Iteration {
@@ -42,13 +50,25 @@ func (s *session) publish(ctx workflow.Context) {
 	if p := s.published; p == nil || p.Totals.CostUSD != st.Totals.CostUSD {
 		updates = append(updates, searchCostUSD.ValueSet(st.Totals.CostUSD))
 	}
-	if len(updates) > 0 {
+	if len(updates) > 0 && (stateChanged || !s.throttled(ctx)) {
 		if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
 			s.logger.Warn("upsert search attributes", "error", err)
 		}
 		s.published = &st
+		s.publishedAt = workflow.Now(ctx)
 	}
 	workflow.SetCurrentDetails(ctx, s.details())
+}
+
+// throttled reports whether a push of the iteration and cost alone
+// waits, publishEvery not having passed since the last push. Runs from
+// before publish-throttle push every change.
+func (s *session) throttled(ctx workflow.Context) bool {
+	if s.publishThrottle == nil {
+		on := workflow.GetVersion(ctx, "publish-throttle", workflow.DefaultVersion, 1) == 1
+		s.publishThrottle = &on
+	}
+	return *s.publishThrottle && workflow.Now(ctx).Sub(s.publishedAt) < publishEvery
 }
 
 func (s *session) details() string {

@@ -60,9 +60,14 @@ type session struct {
 	cancelDeadline workflow.CancelFunc
 	// answer is the answer to the pending checkpoint, once given.
 	answer *contract.Answer
-	// published is the status last pushed to search attributes.
-	published *contract.Status
-	signals   signals
+	// published is the status last pushed to search attributes, at
+	// publishedAt.
+	published   *contract.Status
+	publishedAt time.Time
+	// publishThrottle says whether this run spaces pushes of the
+	// iteration and cost (GetVersion publish-throttle); nil until asked.
+	publishThrottle *bool
+	signals         signals
 	// drains says whether this run takes pending signals itself before it
 	// decides (see drainSignals); runs recorded before it did not.
 	drains bool

@@ -608,3 +608,43 @@ func TestAnswerOverTheLimitIsRefused(t *testing.T) {
 	require.ErrorContains(t, big.rejected, "the answer and its reason are 16385 bytes; at most 16384 (16 KiB) are taken")
 	require.True(t, good.accepted)
 }
+
+// TestQuickIterationsSpaceTheirSearchAttributes checks that iterations
+// shorter than publishEvery do not each write an upsert event: the
+// iteration and cost are pushed at most every 5 s, a change of state at
+// once, and the last push carries the session's final figures.
+func TestQuickIterationsSpaceTheirSearchAttributes(t *testing.T) {
+	env := newEnv(t)
+	in := baseInput()
+	in.Limits.MaxIterations, in.Limits.MaxNoProgress = 12, 12
+	s := &script{results: []func(contract.IterationInput) (contract.IterationResult, error){ok(progressed(0, 1))}}
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run).After(2 * time.Second)
+	iterKey := temporal.NewSearchAttributeKeyInt64(contract.SearchRalphIteration)
+	statusKey := temporal.NewSearchAttributeKeyKeyword(contract.SearchRalphStatus)
+	type push struct {
+		at        time.Time
+		iteration int64
+		state     bool
+	}
+	var pushes []push
+	env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
+		sa := args.Get(0).(temporal.SearchAttributes)
+		it, ok := sa.GetInt64(iterKey)
+		if !ok {
+			return
+		}
+		_, state := sa.GetKeyword(statusKey)
+		pushes = append(pushes, push{env.Now(), it, state})
+	}).Return(nil)
+	res := runSession(t, env, in)
+	require.Equal(t, contract.ReasonMaxIterations, res.Reason)
+
+	require.NotEmpty(t, pushes)
+	require.Less(t, len(pushes), 12, "one push per iteration")
+	require.Equal(t, int64(12), pushes[len(pushes)-1].iteration, "the last push carries the last iteration")
+	for i := 1; i < len(pushes); i++ {
+		if !pushes[i].state {
+			require.GreaterOrEqual(t, pushes[i].at.Sub(pushes[i-1].at), 5*time.Second, "push %d came too soon", i)
+		}
+	}
+}

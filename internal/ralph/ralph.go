@@ -29,6 +29,7 @@ import (
 	"github.com/durable-ralph/ralph/activities/github"
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/attempts"
 	"github.com/durable-ralph/ralph/internal/codec"
 	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/metrics"
@@ -142,11 +143,18 @@ type WorkerOptions struct {
 	// Chat sends the notifications and serves the chat inbox (NewChat);
 	// nil sends nothing.
 	Chat *chat.Activities
+	// AttemptsDir keeps the records of the iteration attempts running
+	// (internal/attempts); "" keeps none.
+	AttemptsDir string
 }
 
 // WorkerOptionsOf are the worker options cfg configures.
 func WorkerOptionsOf(cfg config.Config) WorkerOptions {
-	return WorkerOptions{TaskQueue: cfg.TaskQueue, HostID: cfg.Worker.HostID, MaxAgents: cfg.Worker.MaxAgents}
+	o := WorkerOptions{TaskQueue: cfg.TaskQueue, HostID: cfg.Worker.HostID, MaxAgents: cfg.Worker.MaxAgents}
+	if cfg.Dev.StateDir != "" {
+		o.AttemptsDir = AttemptsDir(cfg.Dev.StateDir, cfg.Worker.HostID)
+	}
+	return o
 }
 
 // Worker is what runs sessions on one machine: a worker on the shared task
@@ -154,6 +162,8 @@ func WorkerOptionsOf(cfg config.Config) WorkerOptions {
 // hosts existed) and one on the host's own queue, where the sessions whose
 // workspaces are on this machine run everything that touches them.
 type Worker struct {
+	c            client.Client
+	attempts     *attempts.Dir
 	shared, host worker.Worker
 	// chat serves the chat activities; nil without Telegram.
 	chat worker.Worker
@@ -165,6 +175,7 @@ type Worker struct {
 func NewWorker(c client.Client, opts WorkerOptions, agent *activities.Agent, gh *github.Activities) *Worker {
 	agent.Host = opts.HostID
 	agent.Slots = activities.NewSlots(opts.MaxAgents)
+	agent.Attempts = attemptsIn(opts.AttemptsDir)
 	agent.OnSlot = func(ctx context.Context, ev activities.SlotEvent) {
 		err := c.SignalWorkflow(ctx, ev.WorkflowID, ev.RunID, contract.SignalAgentSlot, contract.AgentSlot{
 			Iteration: ev.Iteration, Waiting: ev.Waiting, Running: ev.Running, Max: ev.Max,
@@ -228,7 +239,7 @@ func NewWorker(c client.Client, opts WorkerOptions, agent *activities.Agent, gh 
 	hostOpts.MaxConcurrentActivityExecutionSize = 1000
 	host := worker.New(c, contract.HostTaskQueue(opts.TaskQueue, opts.HostID), hostOpts)
 	host.RegisterActivity(agent)
-	w := &Worker{shared: shared, host: host}
+	w := &Worker{c: c, attempts: agent.Attempts, shared: shared, host: host}
 	if ch.Inbox() {
 		w.chat = worker.New(c, contract.ChatTaskQueue(opts.TaskQueue), base)
 		for name, fn := range map[string]any{
@@ -244,6 +255,7 @@ func NewWorker(c client.Client, opts WorkerOptions, agent *activities.Agent, gh 
 
 // Start starts polling both queues.
 func (w *Worker) Start() error {
+	w.failOrphans(context.Background())
 	if err := w.host.Start(); err != nil {
 		return fmt.Errorf("start the host's worker: %w", err)
 	}

@@ -1,0 +1,242 @@
+package git
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// WorkState is what one `git status --porcelain=v2 --branch` says of a
+// work tree: where HEAD is and what is not committed.
+type WorkState struct {
+	// Head is the commit HEAD points at, "" before the first commit.
+	Head string
+	// Branch is the checked-out branch, "" on a detached HEAD.
+	Branch string
+	// Pending lists the paths with uncommitted changes, untracked files
+	// included and ignored files not; a rename is both of its paths.
+	Pending []string
+}
+
+// State reads HEAD, the branch and the uncommitted changes with one git
+// process.
+func (r *Repo) State(ctx context.Context) (WorkState, error) {
+	out, err := r.git(ctx, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--no-renames")
+	if err != nil {
+		return WorkState{}, err
+	}
+	return parseStatusV2(out), nil
+}
+
+// parseStatusV2 reads the -z output of `git status --porcelain=v2
+// --branch`: headers, then one entry per changed path.
+func parseStatusV2(out string) WorkState {
+	var st WorkState
+	fields := strings.Split(out, "\x00")
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		switch {
+		case strings.HasPrefix(f, "# branch.oid "):
+			if oid := strings.TrimPrefix(f, "# branch.oid "); oid != "(initial)" {
+				st.Head = oid
+			}
+		case strings.HasPrefix(f, "# branch.head "):
+			if b := strings.TrimPrefix(f, "# branch.head "); b != "(detached)" {
+				st.Branch = b
+			}
+		case strings.HasPrefix(f, "1 "):
+			st.Pending = appendField(st.Pending, f, 9)
+		case strings.HasPrefix(f, "2 "):
+			// A rename or copy: its source path is the next field.
+			st.Pending = appendField(st.Pending, f, 10)
+			if i+1 < len(fields) && fields[i+1] != "" {
+				i++
+				st.Pending = append(st.Pending, fields[i])
+			}
+		case strings.HasPrefix(f, "u "):
+			st.Pending = appendField(st.Pending, f, 11)
+		case strings.HasPrefix(f, "? "):
+			st.Pending = append(st.Pending, f[2:])
+		}
+	}
+	return st
+}
+
+// appendField appends the last of n space-separated fields of entry,
+// its path (which may hold spaces).
+func appendField(paths []string, entry string, n int) []string {
+	if parts := strings.SplitN(entry, " ", n); len(parts) == n {
+		paths = append(paths, parts[n-1])
+	}
+	return paths
+}
+
+// gitDirs finds the repository's git directory and common directory
+// (they differ in a linked work tree) from the work tree's .git entry,
+// without running git. ok is false where they cannot be known that way.
+func (r *Repo) gitDirs() (gitDir, commonDir string, ok bool) {
+	dotGit := filepath.Join(r.Dir, ".git")
+	fi, err := os.Stat(dotGit)
+	switch {
+	case err != nil:
+		return "", "", false
+	case fi.IsDir():
+		gitDir = dotGit
+	default:
+		data, err := os.ReadFile(dotGit)
+		if err != nil {
+			return "", "", false
+		}
+		line, found := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
+		if !found {
+			return "", "", false
+		}
+		gitDir = line
+		if !filepath.IsAbs(gitDir) {
+			gitDir = filepath.Join(r.Dir, gitDir)
+		}
+	}
+	commonDir = gitDir
+	if data, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		commonDir = strings.TrimSpace(string(data))
+		if !filepath.IsAbs(commonDir) {
+			commonDir = filepath.Join(gitDir, commonDir)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(commonDir, "reftable")); err == nil {
+		return "", "", false // refs kept in a reftable: leave them to git
+	}
+	return gitDir, commonDir, true
+}
+
+// Where is the commit HEAD points at ("" before the first commit) and
+// the checked-out branch ("" on a detached HEAD).
+func (r *Repo) Where(ctx context.Context) (head, branch string, err error) {
+	if head, branch, ok := r.readHead(); ok {
+		return head, branch, nil
+	}
+	if head, err = r.Resolve(ctx, "HEAD"); err != nil {
+		return "", "", err
+	}
+	branch, err = r.Branch(ctx)
+	return head, branch, err
+}
+
+// readHead reads HEAD from the files git keeps it in: HEAD, the loose
+// ref it names and packed-refs. ok is false when the files do not say
+// for sure (an unborn branch, a layout this reader does not know), and
+// git is asked instead.
+func (r *Repo) readHead() (head, branch string, ok bool) {
+	gitDir, commonDir, ok := r.gitDirs()
+	if !ok {
+		return "", "", false
+	}
+	data, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	if err != nil {
+		return "", "", false
+	}
+	s := strings.TrimSpace(string(data))
+	ref, symbolic := strings.CutPrefix(s, "ref: ")
+	if !symbolic {
+		return s, "", isObjectID(s)
+	}
+	if !strings.HasPrefix(ref, "refs/heads/") {
+		return "", "", false
+	}
+	oid, ok := readRef(commonDir, ref)
+	return oid, strings.TrimPrefix(ref, "refs/heads/"), ok
+}
+
+// readRef resolves ref (not a symbolic one) from its loose file or
+// packed-refs in commonDir.
+func readRef(commonDir, ref string) (string, bool) {
+	if data, err := os.ReadFile(filepath.Join(commonDir, filepath.FromSlash(ref))); err == nil {
+		oid := strings.TrimSpace(string(data))
+		return oid, isObjectID(oid)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", false
+	}
+	data, err := os.ReadFile(filepath.Join(commonDir, "packed-refs"))
+	if err != nil {
+		return "", false
+	}
+	for line := range bytes.Lines(data) {
+		oid, name, found := strings.Cut(strings.TrimSpace(string(line)), " ")
+		if found && name == ref && isObjectID(oid) {
+			return oid, true
+		}
+	}
+	return "", false
+}
+
+// isObjectID reports whether s is a SHA-1 or SHA-256 object name.
+func isObjectID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// tops remembers the top level of the work tree of each directory
+// opened, so that an iteration does not ask git again.
+var tops sync.Map // dir → top level
+
+// cachedTop is the remembered top level of dir's work tree, while dir
+// is still in it: the top still has its .git and no directory between
+// them has gained one.
+func cachedTop(dir string) (string, bool) {
+	v, ok := tops.Load(dir)
+	if !ok {
+		return "", false
+	}
+	top := v.(string)
+	if _, err := os.Stat(filepath.Join(top, ".git")); err != nil {
+		return "", false
+	}
+	for d := filepath.Clean(dir); d != top && len(d) > len(top); d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return "", false
+		}
+	}
+	return top, true
+}
+
+// identities remembers, per work tree, whether git's configuration gives
+// commits an author: it is asked once per worker.
+var identities sync.Map // top level → []string
+
+// excludeFile is the repository's info/exclude file.
+func (r *Repo) excludeFile(ctx context.Context) (string, error) {
+	if _, commonDir, ok := r.gitDirs(); ok {
+		return filepath.Join(commonDir, "info", "exclude"), nil
+	}
+	p, err := r.git(ctx, "rev-parse", "--git-path", "info/exclude")
+	if err != nil {
+		return "", err
+	}
+	path := strings.TrimSpace(p)
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(r.Dir, path)
+	}
+	return path, nil
+}
+
+// RefIs reports whether ref already points at commit, read from git's
+// files; false when they do not say.
+func (r *Repo) RefIs(ref, commit string) bool {
+	_, commonDir, ok := r.gitDirs()
+	if !ok {
+		return false
+	}
+	oid, ok := readRef(commonDir, ref)
+	return ok && oid == commit
+}

@@ -1,0 +1,193 @@
+// Package attempts keeps a record of the activity attempts a worker is
+// running, in the worker's state directory, so that a worker starting
+// again on the same host finds those its predecessor left when it died
+// and fails them at once (by task token) instead of leaving them to their
+// heartbeat timeouts. A record holds the attempt's task token, a secret of
+// the worker: records are 0600 in a 0700 directory and removed when the
+// attempt ends or has been failed.
+package attempts
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// Record is one running attempt.
+type Record struct {
+	TaskToken  []byte `json:"task_token"`
+	WorkflowID string `json:"workflow_id"`
+	RunID      string `json:"run_id"`
+	ActivityID string `json:"activity_id"`
+	Attempt    int32  `json:"attempt"`
+	// WorkerPID and WorkerStart (the process's start time in clock ticks
+	// since boot, from /proc) name the worker that runs the attempt: a
+	// record is an orphan only when that process is gone.
+	WorkerPID   int    `json:"worker_pid"`
+	WorkerStart uint64 `json:"worker_start"`
+	// AgentPID and AgentStart name the agent's process (the leader of
+	// its process group) once it runs; 0 before.
+	AgentPID   int    `json:"agent_pid,omitempty"`
+	AgentStart uint64 `json:"agent_start,omitempty"`
+}
+
+// Dir is the directory of one host's records.
+type Dir struct {
+	Path string
+	mu   sync.Mutex
+}
+
+// Running is an attempt being recorded: Agent notes its agent's process,
+// Done removes the record.
+type Running struct {
+	dir  *Dir
+	path string
+	rec  Record
+}
+
+// Start records an attempt of this process.
+func (d *Dir) Start(rec Record) (*Running, error) {
+	rec.WorkerPID = os.Getpid()
+	rec.WorkerStart = StartTime(rec.WorkerPID)
+	sum := sha256.Sum256(rec.TaskToken)
+	r := &Running{dir: d, path: filepath.Join(d.Path, hex.EncodeToString(sum[:12])+".json"), rec: rec}
+	return r, r.write()
+}
+
+// Agent records the agent's process.
+func (r *Running) Agent(pid int) error {
+	r.rec.AgentPID, r.rec.AgentStart = pid, StartTime(pid)
+	return r.write()
+}
+
+// Done removes the record: the attempt ended in this process.
+func (r *Running) Done() {
+	r.dir.mu.Lock()
+	defer r.dir.mu.Unlock()
+	_ = os.Remove(r.path)
+}
+
+func (r *Running) write() error {
+	r.dir.mu.Lock()
+	defer r.dir.mu.Unlock()
+	if err := os.MkdirAll(r.dir.Path, 0o700); err != nil {
+		return fmt.Errorf("record the attempt: %w", err)
+	}
+	data, err := json.Marshal(r.rec)
+	if err != nil {
+		return err
+	}
+	tmp := r.path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return fmt.Errorf("record the attempt: %w", err)
+	}
+	if err := os.Rename(tmp, r.path); err != nil {
+		return fmt.Errorf("record the attempt: %w", err)
+	}
+	return nil
+}
+
+// Orphan is a record its worker left when it died.
+type Orphan struct {
+	Record
+	path string
+}
+
+// Orphans are the records whose worker process is gone. A record that
+// cannot be read is removed: it could only be retried by its timeout.
+func (d *Dir) Orphans() ([]Orphan, error) {
+	entries, err := os.ReadDir(d.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the attempts of a worker before this one: %w", err)
+	}
+	var out []Orphan
+	for _, e := range entries {
+		path := filepath.Join(d.Path, e.Name())
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		var rec Record
+		if err == nil {
+			err = json.Unmarshal(data, &rec)
+		}
+		if err != nil || len(rec.TaskToken) == 0 {
+			_ = os.Remove(path)
+			continue
+		}
+		if Alive(rec.WorkerPID, rec.WorkerStart) {
+			continue // a worker of this host that still runs
+		}
+		out = append(out, Orphan{Record: rec, path: path})
+	}
+	return out, nil
+}
+
+// Remove deletes an orphan's record, its token with it.
+func (o Orphan) Remove() { _ = os.Remove(o.path) }
+
+// KillAgent ends the orphan's agent process group if the agent still
+// runs (it normally dies with its worker); it reports whether it did.
+func (o Orphan) KillAgent() bool {
+	if o.AgentPID <= 0 || !Alive(o.AgentPID, o.AgentStart) {
+		return false
+	}
+	return syscall.Kill(-o.AgentPID, syscall.SIGKILL) == nil
+}
+
+// Alive reports whether process pid runs and started at start (clock
+// ticks since boot; 0 does not check). A zombie is not alive.
+func Alive(pid int, start uint64) bool {
+	if pid <= 0 {
+		return false
+	}
+	fields, ok := statFields(pid)
+	if !ok || fields[0] == "Z" || fields[0] == "X" {
+		return false
+	}
+	return start == 0 || parseStart(fields) == start
+}
+
+// StartTime is process pid's start time in clock ticks since boot, 0
+// when unknown.
+func StartTime(pid int) uint64 {
+	fields, ok := statFields(pid)
+	if !ok {
+		return 0
+	}
+	return parseStart(fields)
+}
+
+// statFields are the fields of /proc/<pid>/stat after the command name,
+// starting with the state.
+func statFields(pid int) ([]string, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil, false
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return nil, false
+	}
+	fields := strings.Fields(s[i+1:])
+	return fields, len(fields) > 19
+}
+
+// parseStart reads starttime, field 22 of stat (the 20th after the
+// command name).
+func parseStart(fields []string) uint64 {
+	n, _ := strconv.ParseUint(fields[19], 10, 64)
+	return n
+}

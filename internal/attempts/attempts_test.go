@@ -1,0 +1,105 @@
+package attempts_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/durable-ralph/ralph/internal/attempts"
+)
+
+// deadProcess is the PID and start time of a process that ran and was
+// reaped.
+func deadProcess(t *testing.T) (int, uint64) {
+	t.Helper()
+	cmd := exec.Command("sleep", "30")
+	require.NoError(t, cmd.Start())
+	pid, start := cmd.Process.Pid, attempts.StartTime(cmd.Process.Pid)
+	require.NotZero(t, start)
+	require.True(t, attempts.Alive(pid, start))
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	require.False(t, attempts.Alive(pid, start))
+	return pid, start
+}
+
+func TestRecordsOfThisWorkerAreNotOrphans(t *testing.T) {
+	d := &attempts.Dir{Path: filepath.Join(t.TempDir(), "attempts", "host")}
+	r, err := d.Start(attempts.Record{TaskToken: []byte("token-1"), WorkflowID: "s1", Attempt: 1})
+	require.NoError(t, err)
+	require.NoError(t, r.Agent(os.Getpid()))
+
+	fi, err := os.Stat(d.Path)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+	entries, err := os.ReadDir(d.Path)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	fi, err = os.Stat(filepath.Join(d.Path, entries[0].Name()))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "a record holds a task token")
+
+	orphans, err := d.Orphans()
+	require.NoError(t, err)
+	require.Empty(t, orphans, "this process still runs the attempt")
+	r.Done()
+	entries, err = os.ReadDir(d.Path)
+	require.NoError(t, err)
+	require.Empty(t, entries, "a finished attempt leaves no record")
+}
+
+func TestOrphansOfADeadWorker(t *testing.T) {
+	d := &attempts.Dir{Path: t.TempDir()}
+	pid, start := deadProcess(t)
+	write := func(name string, v any) {
+		data, err := json.Marshal(v)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(d.Path, name), data, 0o600))
+	}
+	write("dead.json", attempts.Record{TaskToken: []byte("t-dead"), WorkflowID: "s1", WorkerPID: pid, WorkerStart: start})
+	// Our own PID with another start time: the PID was reused, the
+	// worker that wrote the record is gone.
+	write("reused.json", attempts.Record{TaskToken: []byte("t-reused"), WorkflowID: "s2", WorkerPID: os.Getpid(), WorkerStart: attempts.StartTime(os.Getpid()) + 1})
+	write("alive.json", attempts.Record{TaskToken: []byte("t-alive"), WorkflowID: "s3", WorkerPID: os.Getpid(), WorkerStart: attempts.StartTime(os.Getpid())})
+	require.NoError(t, os.WriteFile(filepath.Join(d.Path, "torn.json"), []byte(`{"task_tok`), 0o600))
+
+	orphans, err := d.Orphans()
+	require.NoError(t, err)
+	var ids []string
+	for _, o := range orphans {
+		ids = append(ids, o.WorkflowID)
+	}
+	require.ElementsMatch(t, []string{"s1", "s2"}, ids)
+	_, err = os.Stat(filepath.Join(d.Path, "torn.json"))
+	require.True(t, os.IsNotExist(err), "a torn record is dropped")
+	for _, o := range orphans {
+		o.Remove()
+	}
+	left, err := os.ReadDir(d.Path)
+	require.NoError(t, err)
+	require.Len(t, left, 1, "only the live worker's record stays")
+}
+
+func TestKillAgentEndsTheOrphanedAgentGroup(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 60 & wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, cmd.Start())
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	o := attempts.Orphan{Record: attempts.Record{AgentPID: cmd.Process.Pid, AgentStart: attempts.StartTime(cmd.Process.Pid)}}
+	require.True(t, o.KillAgent())
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the agent's group still runs")
+	}
+	require.False(t, o.KillAgent(), "a dead agent is not killed twice")
+	stale := attempts.Orphan{Record: attempts.Record{AgentPID: os.Getpid(), AgentStart: attempts.StartTime(os.Getpid()) + 1}}
+	require.False(t, stale.KillAgent(), "a reused PID is not the agent")
+}

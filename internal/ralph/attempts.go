@@ -1,0 +1,81 @@
+package ralph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/attempts"
+)
+
+// AttemptsDir is where the workers of host record their running
+// attempts, under the state directory.
+func AttemptsDir(stateDir, host string) string {
+	name := strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == 0 {
+			return '_'
+		}
+		return r
+	}, host)
+	if name == "" || name == "." || name == ".." {
+		name = "_"
+	}
+	return filepath.Join(stateDir, "attempts", name)
+}
+
+// attemptsIn is the record of attempts kept in dir; nil for "".
+func attemptsIn(dir string) *attempts.Dir {
+	if dir == "" {
+		return nil
+	}
+	return &attempts.Dir{Path: dir}
+}
+
+// failOrphans fails, by task token, the iteration attempts a worker of
+// this host left when it died: their retries are scheduled now instead of
+// after the heartbeat timeout, and resume the agent's session as any
+// retry does (the last heartbeat's details stay with the activity). An
+// agent still running from such an attempt is killed first. What the
+// server no longer knows (the attempt timed out meanwhile) is dropped.
+func (w *Worker) failOrphans(ctx context.Context) {
+	if w.attempts == nil {
+		return
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	orphans, err := w.attempts.Orphans()
+	if err != nil {
+		log.Warn("attempts of an earlier worker not read", "error", err)
+		return
+	}
+	for _, o := range orphans {
+		if o.KillAgent() {
+			log.Info("killed the agent an earlier worker left", "workflow", o.WorkflowID, "pid", o.AgentPID)
+		}
+		cause := temporal.NewApplicationError(
+			fmt.Sprintf("worker restarted: the worker (PID %d) running attempt %d of this iteration died; retried at once", o.WorkerPID, o.Attempt),
+			contract.ErrTypeWorkerRestarted)
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := w.c.CompleteActivity(rctx, o.TaskToken, nil, cause)
+		cancel()
+		var notFound *serviceerror.NotFound
+		switch {
+		case err == nil:
+			fmt.Fprintf(os.Stderr, "Retrying at once the iteration a worker before this one was running (%s, attempt %d)\n", o.WorkflowID, o.Attempt)
+		case errors.As(err, &notFound):
+			// Already timed out, completed or retried: nothing to do.
+		default:
+			log.Warn("could not fail the attempt an earlier worker left; it is retried after its heartbeat timeout",
+				"workflow", o.WorkflowID, "error", err)
+		}
+		o.Remove()
+	}
+}
