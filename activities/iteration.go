@@ -91,6 +91,9 @@ type iteration struct {
 	// says it had started (it knew its start commit).
 	prev        *contract.Progress
 	interrupted bool
+	// adopted says the dead attempt's agent had finished: its run is
+	// recorded, the agent not run again (adopted).
+	adopted bool
 	// resultFile (relative to the workspace) records the result, so that
 	// a retry after the end
 	// returns it instead of running again.
@@ -110,6 +113,11 @@ type iteration struct {
 }
 
 func (a *Agent) iterate(ctx context.Context, in contract.IterationInput, attempt int, prev *contract.Progress, beat func(contract.Progress)) (contract.IterationResult, error) {
+	unlock, err := lockSession(ctx, in.Key())
+	if err != nil {
+		return contract.IterationResult{}, err
+	}
+	defer unlock()
 	it, err := a.open(ctx, in, attempt, prev, beat)
 	if err != nil {
 		return contract.IterationResult{}, err
@@ -121,18 +129,16 @@ func (a *Agent) iterate(ctx context.Context, in contract.IterationInput, attempt
 	} else if ok {
 		return a.finishCommit(ctx, it.repo, in, res, it.resultFile, commitPlan{lookFirst: true})
 	}
+	run, adopted := a.adopted(it)
+	it.adopted = adopted
 	if err := a.start(ctx, it); err != nil {
 		return contract.IterationResult{}, err
 	}
-	prompt, err := a.prompt(it.in, it.mode, it.promise, it.before, it.beforeErr)
-	if err != nil {
-		return contract.IterationResult{}, fmt.Errorf("build prompt: %w", err)
-	}
-	logw, closeLog := a.openLog(it, prompt)
-	defer closeLog()
-	run, resumed, err := a.runOrResume(ctx, it, prompt, logw)
-	if err != nil {
-		return contract.IterationResult{}, err
+	resumed := false
+	if !adopted {
+		if run, resumed, err = a.runFresh(ctx, it); err != nil {
+			return contract.IterationResult{}, err
+		}
 	}
 	res := it.result(run, resumed)
 	if res.Outcome == contract.OutcomePermanent {
@@ -244,13 +250,15 @@ func (a *Agent) start(ctx context.Context, it *iteration) error {
 	if err != nil {
 		return err
 	}
-	fresh := it.interrupted && prev.AgentSessionID == "" // the dead attempt's agent cannot be resumed
+	// The dead attempt's agent cannot be resumed; an adopted one needs
+	// nothing more.
+	fresh := it.interrupted && prev.AgentSessionID == "" && !it.adopted
 	if fresh && in.Agent.ResetInterrupted {
 		if err := repo.ResetHard(ctx, it.progress.StartHead); err != nil {
 			return fmt.Errorf("reset the interrupted iteration: %w", err)
 		}
 	}
-	if it.interrupted && !(fresh && in.Agent.ResetInterrupted) {
+	if it.interrupted && !it.adopted && !(fresh && in.Agent.ResetInterrupted) {
 		if err := a.commitInterrupted(ctx, it); err != nil {
 			return err
 		}
@@ -346,6 +354,18 @@ func (a *Agent) openLog(it *iteration, prompt string) (io.Writer, func()) {
 	return logw, closeLog
 }
 
+// runFresh builds the prompt, opens the attempt's log and runs the agent
+// (runOrResume).
+func (a *Agent) runFresh(ctx context.Context, it *iteration) (agentRun, bool, error) {
+	prompt, err := a.prompt(it.in, it.mode, it.promise, it.before, it.beforeErr)
+	if err != nil {
+		return agentRun{}, false, fmt.Errorf("build prompt: %w", err)
+	}
+	logw, closeLog := a.openLog(it, prompt)
+	defer closeLog()
+	return a.runOrResume(ctx, it, prompt, logw)
+}
+
 // runOrResume runs the agent: it continues the agent's own session when
 // that survived a dead attempt's worker, so the work of the dead attempt
 // is not done twice, and starts afresh otherwise.
@@ -390,7 +410,7 @@ func (it *iteration) result(run agentRun, resumed bool) contract.IterationResult
 		LogFile:           it.progress.Log,
 		InterruptedCommit: it.saved,
 	}
-	if it.interrupted && !(resumed && sessionTotals(it.backend)) {
+	if it.interrupted && !it.adopted && !(resumed && sessionTotals(it.backend)) {
 		// What the dead attempt reported in its last heartbeat is counted
 		// here, once. Claude Code reports cost only in its final result
 		// event, so an attempt that died before printing one adds nothing.
@@ -426,58 +446,6 @@ func (a *Agent) examine(ctx context.Context, it *iteration, run agentRun, res *c
 	}
 	res.Warnings = append(res.Warnings, it.warnings...)
 	return nil
-}
-
-// createLog saves the prompt and opens the raw stream log of one attempt
-// under dir, relative to the workspace ws (never out of it: tasks.Create).
-// When they cannot be written it returns io.Discard and the error, so the
-// iteration still runs.
-func createLog(ws, dir, promptName, logName, prompt string) (io.Writer, func(), error) {
-	p, err := tasks.Create(ws, filepath.Join(dir, promptName))
-	if err == nil {
-		_, err = p.WriteString(prompt)
-		if cerr := p.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
-		return io.Discard, func() {}, fmt.Errorf("agent log not saved: %w", err)
-	}
-	f, err := tasks.Create(ws, filepath.Join(dir, logName))
-	if err != nil {
-		return io.Discard, func() {}, fmt.Errorf("agent log not saved: %w", err)
-	}
-	return f, func() { f.Close() }, nil
-}
-
-// resumePrompt continues an agent session whose worker died
-// mid-iteration; saved is the commit Ralph made of what it left, if any.
-func resumePrompt(saved string) string {
-	p := "You were interrupted: the process running you stopped before you finished. " +
-		"Continue the task from where you left off, following the instructions you were given at the start of this conversation. "
-	if saved != "" {
-		return p + fmt.Sprintf("Ralph committed the edits you had made as %s: check them first (git show %s).", contract.ShortSHA(saved), contract.ShortSHA(saved))
-	}
-	return p + "Check the working tree first (git status, git diff): some of your edits may already be on disk."
-}
-
-// interruptedNote tells a fresh agent what the dead attempt of its
-// iteration left in the working tree, or committed as saved.
-func interruptedNote(ctx context.Context, repo *git.Repo, startHead, saved string) (string, error) {
-	if saved != "" {
-		return fmt.Sprintf("An earlier attempt at this iteration was interrupted (the process running it stopped). Ralph committed the work it left as %s: "+
-			"review it with git show %s, keep what is sound, fix or revert the rest with new commits, and finish the task.", contract.ShortSHA(saved), contract.ShortSHA(saved)), nil
-	}
-	files, err := changedFiles(ctx, repo, startHead)
-	if err != nil {
-		return "", err
-	}
-	if len(files) == 0 {
-		return "An earlier attempt at this iteration was interrupted before it changed anything. Do the task from the start.", nil
-	}
-	files = firstFew(files, 30)
-	return fmt.Sprintf("An earlier attempt at this iteration was interrupted (the process running it stopped). It left changes in: %s. "+
-		"Review them with git status and git diff, keep what is sound, fix or revert the rest, and finish the task.", strings.Join(files, ", ")), nil
 }
 
 func (a *Agent) prompt(in contract.IterationInput, mode contract.Mode, promise string, st tasks.State, loadErr error) (string, error) {

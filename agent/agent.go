@@ -74,6 +74,14 @@ func HostOf(u string) string {
 	return host
 }
 
+// Finisher is implemented by a Backend whose stream ends in an event
+// that says the run finished (a result, a completed turn): a saved stream
+// that its parser reads as a success, with no exit status to go by, is a
+// run that finished. The output of other backends cannot say so.
+type Finisher interface {
+	StreamSaysFinished() bool
+}
+
 // SessionUsage is implemented by a Backend whose resumed run reports the
 // usage of the agent's whole session, the runs it continues included
 // (Codex reports the thread's running total). A resumed run's usage then

@@ -61,6 +61,11 @@ type AgentConfig struct {
 	MaxTurns int `mapstructure:"max-turns"`
 	// Args are extra arguments for the agent.
 	Args []string `mapstructure:"args"`
+	// Fallback are the backends the executor falls back on, in order,
+	// while its usage limit has not reset; FallbackAfter is the least
+	// wait for a reset that falls back rather than waits.
+	Fallback      []string      `mapstructure:"fallback"`
+	FallbackAfter time.Duration `mapstructure:"fallback-after"`
 	// Env is extra environment for the agent beyond the built-in
 	// allow-list. Each entry is NAME, which passes the worker's variable of
 	// that name, or NAME=value; NAME is a valid variable name.

@@ -62,6 +62,15 @@
 //   - RALPH_AGENT_ARGS: extra agent arguments, space separated and quoted
 //     like RALPH_AGENT_COMMAND (--agent-arg, repeated once per argument;
 //     none). In the file, a list or a string.
+//   - RALPH_AGENT_FALLBACK: backends the executor's following iterations
+//     run on, in order, when its usage limit resets later than
+//     agent.fallback-after from now: claude, codex or gemini, each with its
+//     own CLI and default model, space separated (--fallback, repeated;
+//     none: wait for the limit to reset). They go back to agent.backend
+//     when its limit has reset.
+//   - RALPH_AGENT_FALLBACK_AFTER: a usage limit that resets later than this
+//     from now moves the iterations to agent.fallback; one that resets
+//     sooner is waited for (--fallback-after, 15m).
 //   - RALPH_AGENT_PRICES: prices of models for backends whose agent reports
 //     tokens but no cost, as MODEL=INPUT/CACHED/OUTPUT in US dollars per
 //     million tokens, space separated (--agent-price, repeated once per

@@ -159,6 +159,9 @@ func (l loadedFiles) record(cfg *Config) {
 func (c *Config) normalize() {
 	c.Task.Mode = strings.ToLower(strings.TrimSpace(c.Task.Mode))
 	c.Agent.Backend = strings.ToLower(strings.TrimSpace(c.Agent.Backend))
+	for i, b := range c.Agent.Fallback {
+		c.Agent.Fallback[i] = strings.ToLower(strings.TrimSpace(b))
+	}
 	c.Roles.Reviewer.Backend = strings.ToLower(strings.TrimSpace(c.Roles.Reviewer.Backend))
 	c.Roles.Planner.Backend = strings.ToLower(strings.TrimSpace(c.Roles.Planner.Backend))
 	c.Checkpoint.OnTimeout = strings.ToLower(strings.TrimSpace(c.Checkpoint.OnTimeout))

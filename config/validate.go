@@ -95,6 +95,23 @@ func (c *Config) validate() error {
 	return errors.Join(v.errs...)
 }
 
+// validateFallback checks agent.fallback and agent.fallback-after.
+func (c *Config) validateFallback(v *validation) {
+	seen := map[string]bool{}
+	for _, b := range c.Agent.Fallback {
+		switch {
+		case b == "command" || !slices.Contains(backendNames, b):
+			v.check("agent.fallback", true, c.Agent.Fallback, fmt.Sprintf("entry %q must be claude, codex or gemini", b))
+		case b == c.Agent.Backend:
+			v.check("agent.fallback", true, c.Agent.Fallback, fmt.Sprintf("entry %q is agent.backend itself, which is limited when the fallback is needed", b))
+		case seen[b]:
+			v.check("agent.fallback", true, c.Agent.Fallback, fmt.Sprintf("entry %q is named twice", b))
+		}
+		seen[b] = true
+	}
+	v.check("agent.fallback-after", c.Agent.FallbackAfter < 0, c.Agent.FallbackAfter, "must not be negative")
+}
+
 // validateAgent checks agent.* and the agents of roles.*.
 func (c *Config) validateAgent(v *validation) {
 	v.check("agent.backend", !slices.Contains(backendNames, c.Agent.Backend), c.Agent.Backend,
@@ -109,6 +126,7 @@ func (c *Config) validateAgent(v *validation) {
 		v.check(key+".command", role.r.Backend == "command" && len(role.r.Command) == 0 && (c.Agent.Backend != "command"), role.r.Command,
 			"must be set when "+key+".backend is command")
 	}
+	c.validateFallback(v)
 	c.validateSandbox(v)
 	v.check("roles.reviewer.every", c.Roles.Reviewer.Every < 0, c.Roles.Reviewer.Every, "must not be negative (0 = only after completion claims)")
 	if _, err := c.Agent.PriceTable(); err != nil {

@@ -63,6 +63,10 @@
 //	Notification.Channel                     "" sends to every channel
 //	InboxState.SlackAfter, TelegramOff       nil / false: no Slack thread read yet,
 //	                                         Telegram polled
+//	SessionInput.Fallback                    nil: a usage limit is waited for
+//	CarryOver.Fallback                       nil: the executor's own backend runs
+//	Totals.CostByBackend                     nil: no split (no agent.fallback)
+//	IterationSummary.Backend                 "": the session's own backend ran
 //	GetVersion "publish-throttle"            DefaultVersion: every change of iteration
 //	                                         or cost is upserted; 1: at most every 5 s
 //	                                         unless the state changes with it

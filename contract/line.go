@@ -55,6 +55,9 @@ func (it IterationSummary) Line() string {
 	if it.Role != "" {
 		role = " (" + it.Role + ")"
 	}
+	if it.Backend != "" {
+		role += " on " + it.Backend + " (fallback)"
+	}
 	cost := fmt.Sprintf("$%.4f", it.CostUSD)
 	if it.CostNote != "" {
 		cost = "cost unknown"

@@ -26,6 +26,8 @@ func TestLine(t *testing.T) {
 		{IterationSummary{Iteration: 7, Outcome: "timeout", FilesChanged: 1, Reason: "agent ran past 30m",
 			NotCommitted: "changed protected path .github/workflows/ci.yml (patch: p)"},
 			"iteration 7: timeout, $0.0000, 0 tokens, 1 file changed, no commit (agent ran past 30m); not committed: changed protected path .github/workflows/ci.yml (patch: p)"},
+		{IterationSummary{Iteration: 8, Backend: "codex", Outcome: "success", CostUSD: 0.5, Tokens: 2, FilesChanged: 1, Commit: "abc", Story: "US-002"},
+			"iteration 8 on codex (fallback): success, $0.5000, 2 tokens, 1 file changed, commit abc [US-002]"},
 	} {
 		require.Equal(t, tc.want, tc.it.Line())
 	}

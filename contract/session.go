@@ -165,6 +165,10 @@ type SessionInput struct {
 	// Roles are the agents of the reviewer and the planner; nil for a
 	// session of executors only, as sessions were before roles.
 	Roles *Roles `json:"roles,omitempty"`
+	// Fallback names the backends the executor's following iterations
+	// run on while its usage limit has not reset (agent.fallback); nil
+	// waits for the reset.
+	Fallback *FallbackSettings `json:"fallback,omitempty"`
 	// Plan makes the session plan its prd.json first (starter plan).
 	Plan *PlanSettings `json:"plan,omitempty"`
 	// Issue, for the session of an issue (and its pull request's rounds),
@@ -362,6 +366,32 @@ type CarryOver struct {
 	// review.
 	ReviewPending bool `json:"review_pending,omitempty"`
 	SinceReview   int  `json:"since_review,omitempty"`
+	// Fallback is the backend the executor runs on while its own usage
+	// limit has not reset; nil runs the executor's own.
+	Fallback *FallbackState `json:"fallback,omitempty"`
+}
+
+// FallbackSettings are agent.fallback and agent.fallback-after.
+type FallbackSettings struct {
+	// Agents are the fallback backends' agents, tried in order.
+	Agents []AgentSettings `json:"agents"`
+	// After: a usage limit that resets later than this from now moves
+	// the following iterations to the next agent; a sooner one is
+	// waited for.
+	After time.Duration `json:"after"`
+}
+
+// FallbackState says which fallback agent runs the executor's
+// iterations, and until when.
+type FallbackState struct {
+	// Index is the running agent's place in FallbackSettings.Agents,
+	// from 1.
+	Index int `json:"index"`
+	// Backend is its backend; Instead the executor's own, whose limit
+	// resets at Until, when the iterations go back to it.
+	Backend string    `json:"backend"`
+	Instead string    `json:"instead"`
+	Until   time.Time `json:"until"`
 }
 
 // Totals accumulate over the whole session, across continue-as-new.
@@ -376,6 +406,9 @@ type Totals struct {
 	// CostUnknown counts iterations whose cost is unknown (an agent that
 	// reports none, a model without a price): CostUSD leaves them out.
 	CostUnknown int `json:"cost_unknown,omitempty"`
+	// CostByBackend splits CostUSD by the backend that ran, in a
+	// session with agent.fallback; nil otherwise.
+	CostByBackend map[string]float64 `json:"cost_by_backend,omitempty"`
 }
 
 // IterationSummary is the short record of one iteration kept in the status.
@@ -386,18 +419,21 @@ type IterationSummary struct {
 	// Verdict is a reviewer's verdict (pass, fail).
 	Verdict string `json:"verdict,omitempty"`
 	// CostNote says why CostUSD is not the iteration's cost.
-	CostNote     string        `json:"cost_note,omitempty"`
-	Outcome      Outcome       `json:"outcome"`
-	Reason       string        `json:"reason,omitempty"`
-	CostUSD      float64       `json:"cost_usd"`
-	Tokens       int64         `json:"tokens"`
-	FilesChanged int           `json:"files_changed"`
-	Commit       string        `json:"commit,omitempty"`
-	Story        string        `json:"story,omitempty"`
-	Claimed      bool          `json:"completion_claimed,omitempty"`
-	Verified     bool          `json:"completion_verified,omitempty"`
-	Duration     time.Duration `json:"duration"`
-	FinishedAt   time.Time     `json:"finished_at"`
+	CostNote     string  `json:"cost_note,omitempty"`
+	Outcome      Outcome `json:"outcome"`
+	Reason       string  `json:"reason,omitempty"`
+	CostUSD      float64 `json:"cost_usd"`
+	Tokens       int64   `json:"tokens"`
+	FilesChanged int     `json:"files_changed"`
+	Commit       string  `json:"commit,omitempty"`
+	Story        string  `json:"story,omitempty"`
+	// Backend is the backend that ran a fallback iteration; "" is the
+	// session's own.
+	Backend    string        `json:"backend,omitempty"`
+	Claimed    bool          `json:"completion_claimed,omitempty"`
+	Verified   bool          `json:"completion_verified,omitempty"`
+	Duration   time.Duration `json:"duration"`
+	FinishedAt time.Time     `json:"finished_at"`
 	// Warnings are problems of the worker that lost nothing (a result or
 	// log it could not write).
 	Warnings []string `json:"warnings,omitempty"`
@@ -471,6 +507,8 @@ type Status struct {
 	// DroppedGuidance counts guidance texts dropped (the oldest) while
 	// more than GuidanceLimit waited for a prompt.
 	DroppedGuidance int `json:"dropped_guidance,omitempty"`
+	// Fallback is the fallback backend the executor runs on now.
+	Fallback *FallbackState `json:"fallback,omitempty"`
 	// HumanWait is the time spent waiting on humans (excluded from the
 	// runtime limit).
 	HumanWait time.Duration      `json:"human_wait,omitempty"`

@@ -27,6 +27,7 @@ func (s *session) runIteration(ctx workflow.Context, role string, plan *contract
 	defer func() { s.status.Running = false }()
 
 	in := s.iterationInput(role, plan)
+	s.useFallback(ctx, &in)
 	consumed := len(s.st.Guidance)
 	if role == contract.RoleReviewer {
 		// A reviewer reads the guidance; it stays for the executor
@@ -232,6 +233,12 @@ func (s *session) iterationSummary(role string) string {
 func (s *session) account(res contract.IterationResult) {
 	t := &s.st.Totals
 	t.CostUSD += res.CostUSD
+	if s.in.Fallback != nil {
+		if t.CostByBackend == nil {
+			t.CostByBackend = map[string]float64{}
+		}
+		t.CostByBackend[orName(s.ranOn(res), orName(s.in.Agent.Backend, "claude"))] += res.CostUSD
+	}
 	if res.CostNote != "" {
 		t.CostUnknown++
 	}
@@ -322,6 +329,7 @@ func (s *session) summarize(ctx workflow.Context, res contract.IterationResult) 
 		FilesChanged:  len(res.FilesChanged),
 		Commit:        res.Commit,
 		Story:         strings.TrimSpace(res.StoryID + " " + res.StoryTitle),
+		Backend:       s.ranOn(res),
 		Claimed:       res.CompletionClaimed,
 		Duration:      res.Duration,
 		FinishedAt:    workflow.Now(ctx),

@@ -184,7 +184,7 @@ func (s *session) statusNow() contract.Status {
 	st.SessionID, st.StartedAt, st.Iteration, st.Totals = c.SessionID, c.StartedAt, c.Iteration, c.Totals
 	st.ConsecutiveFailures, st.NoProgress, st.Recent, st.Runs = c.ConsecutiveFailures, c.NoProgress, c.Recent, c.Runs
 	st.Answered, st.TaskFileBroken, st.IgnoredAnswers, st.ReviewPending = c.Answered, c.TaskFileBroken, c.IgnoredAnswers, c.ReviewPending
-	st.DroppedGuidance = c.DroppedGuidance
+	st.DroppedGuidance, st.Fallback = c.DroppedGuidance, c.Fallback
 	st.Limits, st.HumanWait, st.Guidance, st.ExecutionKey = c.Limits, c.HumanWait, c.Guidance, c.ExecutionKey
 	st.Mode, st.Branch, st.Task = c.Prepared.Mode, c.Prepared.Branch, c.Prepared.Task
 	return st
@@ -321,7 +321,7 @@ func (s *session) turn(ctx workflow.Context) (e *end, goOn bool) {
 	if e := s.checkpoints(ctx, res); e != nil {
 		return e, true
 	}
-	if res.Outcome == contract.OutcomeRateLimited {
+	if res.Outcome == contract.OutcomeRateLimited && !s.fallBack(ctx, res) {
 		if err := s.sleepRateLimit(ctx, res); err != nil {
 			return endCancelled(err), true
 		}

@@ -17,6 +17,9 @@ type Backend struct{}
 // Name is "claude".
 func (Backend) Name() string { return "claude" }
 
+// StreamSaysFinished: the stream ends in its final event (agent.Finisher).
+func (Backend) StreamSaysFinished() bool { return true }
+
 // Install says how to install Claude Code (its npm package).
 func (Backend) Install() string { return "Claude Code: npm install -g @anthropic-ai/claude-code" }
 

@@ -61,6 +61,9 @@ type Backend struct{}
 // Name is "codex".
 func (Backend) Name() string { return "codex" }
 
+// StreamSaysFinished: the stream ends in its final event (agent.Finisher).
+func (Backend) StreamSaysFinished() bool { return true }
+
 // Install says how to install the Codex CLI (its npm package).
 func (Backend) Install() string { return "Codex: npm install -g @openai/codex" }
 

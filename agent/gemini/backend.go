@@ -30,6 +30,9 @@ type Backend struct{}
 // Name is "gemini".
 func (Backend) Name() string { return "gemini" }
 
+// StreamSaysFinished: the stream ends in its final event (agent.Finisher).
+func (Backend) StreamSaysFinished() bool { return true }
+
 // Install says how to install the Gemini CLI (its npm package).
 func (Backend) Install() string { return "Gemini CLI: npm install -g @google/gemini-cli" }
 

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -317,6 +319,20 @@ func withLiveness(state string, st contract.State, noWorker string) string {
 	return state + "; " + noWorker
 }
 
+// byBackend is the cost split by backend, "; claude $0.5000, codex
+// $1.2000", in a session with agent.fallback; "" otherwise.
+func byBackend(costs map[string]float64) string {
+	if len(costs) == 0 {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(costs))
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s $%.4f", n, costs[n])
+	}
+	return "; " + strings.Join(parts, ", ")
+}
+
 // counterRows are the rows of what the session spent, against its
 // limits.
 func counterRows(row func(k, format string, args ...any), st contract.Status) {
@@ -327,7 +343,7 @@ func counterRows(row func(k, format string, args ...any), st contract.Status) {
 	if n := st.Totals.CostUnknown; n > 0 {
 		cost += fmt.Sprintf("; %s of unknown cost not counted (see agent.prices)", words.Count(n, "iteration"))
 	}
-	row("Cost", "%s", cost)
+	row("Cost", "%s%s", cost, byBackend(st.Totals.CostByBackend))
 	u := st.Totals.Usage
 	row("Tokens", "%d (input %d, output %d, cache read %d, cache write %d)", u.Total(), u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens)
 	row("Turns", "%d", st.Totals.Turns)
@@ -344,7 +360,10 @@ func counterRows(row func(k, format string, args ...any), st contract.Status) {
 	row("Failures", "%d total, %d in a row (limit %d)", st.Totals.Failures, st.ConsecutiveFailures, st.Limits.MaxConsecutiveFailures)
 	row("No progress", "%d in a row (limit %d)", st.NoProgress, st.Limits.MaxNoProgress)
 	if st.Totals.RateLimitWaits > 0 {
-		row("Rate limits", "%d waits", st.Totals.RateLimitWaits)
+		row("Rate limits", "%s hit", words.Count(st.Totals.RateLimitWaits, "usage limit"))
+	}
+	if f := st.Fallback; f != nil {
+		row("Fallback", "running on %s until %s's usage limit resets (%s)", f.Backend, f.Instead, f.Until.Local().Format(time.DateTime))
 	}
 	row("Runs", "%d (continue-as-new every %d iterations)", st.Runs, st.Limits.IterationsPerRun)
 }

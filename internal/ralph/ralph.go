@@ -430,6 +430,7 @@ func SessionInput(cfg config.Config, workspace string) (contract.SessionInput, e
 	}
 	return contract.SessionInput{
 		Roles:       rolesOf(cfg, executor),
+		Fallback:    fallbackOf(cfg, executor),
 		Workspace:   abs,
 		Host:        cfg.Worker.HostID,
 		HostTimeout: cfg.Worker.HostTimeout,
@@ -512,6 +513,18 @@ func rolesOf(cfg config.Config, executor contract.AgentSettings) *contract.Roles
 		roles.Planner = roleAgent(cfg, executor, planner)
 	}
 	return roles
+}
+
+// fallbackOf is agent.fallback's agents, nil without any.
+func fallbackOf(cfg config.Config, executor contract.AgentSettings) *contract.FallbackSettings {
+	if len(cfg.Agent.Fallback) == 0 {
+		return nil
+	}
+	fb := &contract.FallbackSettings{After: cfg.Agent.FallbackAfter}
+	for _, b := range cfg.Agent.Fallback {
+		fb.Agents = append(fb.Agents, roleAgent(cfg, executor, config.RoleConfig{Backend: b}).Agent)
+	}
+	return fb
 }
 
 // roleAgent is the agent of a role configured by r.

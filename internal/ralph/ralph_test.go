@@ -23,6 +23,7 @@ func TestSessionInputCarriesEverySetting(t *testing.T) {
 		"--iteration-timeout", "20m", "--heartbeat-timeout", "15s", "--iterations-per-run", "6", "--max-task-file-repairs", "4",
 		"--auto-commit=false", "--allow-dirty",
 		"--checkpoint-every", "2", "--confirm-complete", "--checkpoint-timeout", "1h", "--checkpoint-on-timeout", "stop",
+		"--fallback", "codex", "--fallback", "gemini", "--fallback-after", "30m", "--sandbox", "required",
 	}))
 	dir := t.TempDir()
 	cfg, err := config.Load(fs, dir)
@@ -47,4 +48,19 @@ func TestSessionInputCarriesEverySetting(t *testing.T) {
 	require.True(t, in.Git.AllowDirty)
 	require.Equal(t, contract.CheckpointSettings{Every: 2, BeforeComplete: true, Timeout: time.Hour, OnTimeout: "stop"}, in.Checkpoints)
 	require.True(t, len(in.Workspace) > 0 && in.Workspace[0] == '/', "absolute workspace")
+
+	// Each fallback runs its own CLI and default model, contained as the
+	// executor is; the executor's turns and arguments are for its CLI.
+	require.NotNil(t, in.Fallback)
+	require.Equal(t, 30*time.Minute, in.Fallback.After)
+	require.Len(t, in.Fallback.Agents, 2)
+	for i, b := range []string{"codex", "gemini"} {
+		a := in.Fallback.Agents[i]
+		require.Equal(t, b, a.Backend)
+		require.Equal(t, []string{b}, a.Command)
+		require.Empty(t, a.Model)
+		require.Zero(t, a.MaxTurns)
+		require.Empty(t, a.ExtraArgs)
+		require.Equal(t, "required", a.Sandbox.Mode)
+	}
 }

@@ -1,0 +1,79 @@
+package activities_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/contract"
+)
+
+// TestRetryAdoptsAnAttemptWhoseAgentFinished: the agent of attempt 1
+// wrote its whole stream, result included, and its worker stopped
+// before recording it (frozen past the heartbeat timeout, or killed).
+// The retry records that run — its story, its cost once, one commit —
+// and runs no agent; a stream cut before its result is run again.
+func TestRetryAdoptsAnAttemptWhoseAgentFinished(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		cut    bool // the stream lost its last line (the result)
+		adopts bool
+	}{
+		{"finished", false, true},
+		{"cut before the result", true, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := newRepo(t, map[string]string{"prd.json": prd, "progress.txt": ""})
+			head := strings.TrimSpace(gitRun(t, dir, "rev-parse", "HEAD"))
+			env, state := scenarioEnv(t, map[string]any{"auto": true})
+			ag := &activities.Agent{Env: env}
+			in := iterationInput(dir, 1)
+
+			// Attempt 1 runs the agent to its end; its worker dies before
+			// it commits or saves the result.
+			first := in
+			first.Git.AutoCommit = false
+			ran, err := ag.Iterate(context.Background(), first, 1, nil, nil)
+			require.NoError(t, err)
+			require.Equal(t, "US-001", ran.StoryID)
+			require.NotEmpty(t, ran.LogFile)
+			require.NoError(t, os.RemoveAll(filepath.Join(dir, contract.StateDir, "state")))
+			if tt.cut {
+				path := filepath.Join(dir, filepath.FromSlash(ran.LogFile))
+				data, err := os.ReadFile(path)
+				require.NoError(t, err)
+				lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+				require.Contains(t, lines[len(lines)-1], `"type":"result"`)
+				require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines[:len(lines)-1], "\n")+"\n"), 0o644))
+			}
+			prev := &contract.Progress{Attempt: 1, Iteration: 1, StartHead: head, StoryID: "US-001", StoryTitle: "List widgets",
+				Log: ran.LogFile, AgentSessionID: ran.AgentSessionID, CostUSD: ran.CostUSD / 2}
+
+			res, err := ag.Iterate(context.Background(), in, 2, prev, nil)
+			require.NoError(t, err)
+			require.Equal(t, contract.OutcomeSuccess, res.Outcome, res.Reason)
+			require.NotEmpty(t, res.Commit)
+			if !tt.adopts {
+				// As before adoption: the dead attempt's work is a commit of
+				// its own, and the agent runs again, on the next story.
+				require.Equal(t, 2, countCalls(t, state), "a run that did not finish is run again")
+				require.NotEmpty(t, res.InterruptedCommit)
+				require.Equal(t, "US-002", res.StoryID)
+				return
+			}
+			require.Equal(t, "US-001", res.StoryID)
+			require.Equal(t, 1, countCalls(t, state), "the finished run is not run again")
+			require.InDelta(t, ran.CostUSD, res.CostUSD, 1e-9, "the run's cost, counted once")
+			require.Equal(t, ran.Usage, res.Usage)
+			require.Contains(t, strings.Join(res.Warnings, "\n"), "had finished")
+			log := strings.Split(strings.TrimSpace(gitRun(t, dir, "log", "--format=%s", head+"..HEAD")), "\n")
+			require.Equal(t, []string{"ralph: iteration 1: US-001 List widgets"}, log, "one commit, for the story the agent did")
+			require.Empty(t, strings.TrimSpace(gitRun(t, dir, "status", "--porcelain")))
+		})
+	}
+}
