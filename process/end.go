@@ -2,6 +2,7 @@ package process
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -97,6 +98,11 @@ func marked(mark string) []int {
 // groupAlive reports whether a process of group pgid still runs (is not
 // a zombie).
 func groupAlive(pgid int) bool {
+	if errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH) {
+		// No process at all, not even a zombie: no need to look at
+		// every process of the machine, as below.
+		return false
+	}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		// No /proc: ask the kernel, which counts zombies as alive.

@@ -140,6 +140,18 @@ func (ws *workerSession) killWorker(t *testing.T) (contract.SessionResult, []str
 	t.Logf("session after kill -9 of the worker: %s %.1f s after the kill, %d iterations", res.Reason, time.Since(killed).Seconds(), res.Iterations)
 	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
 	commits := ws.r.ralphCommits()
+	if len(commits) != 3 {
+		// Say how each iteration ended, and what the worker saw.
+		if v, err := ws.c.QueryWorkflow(ws.ctx, sessionIDOf(ws.r.Dir), "", contract.QueryStatus); err == nil {
+			var st contract.Status
+			if v.Get(&st) == nil {
+				for _, it := range st.Recent {
+					t.Logf("%s", it.Line())
+				}
+			}
+		}
+		t.Logf("worker after the kill:\n%s", ws.worker.Output())
+	}
 	require.Len(t, commits, 3, "no duplicate commits: %v", commits)
 	for story, passes := range prdPasses(t, ws.r) {
 		require.True(t, passes, story)

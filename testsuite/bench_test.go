@@ -203,7 +203,12 @@ func benchPlainLoop(b *testing.B) time.Duration {
 // agent.sandbox mode.
 func benchSession(b *testing.B, mode string) runFigures {
 	b.Helper()
-	dir := benchRepo(b)
+	return benchSessionIn(b, benchRepo(b), mode)
+}
+
+// benchSessionIn runs the session in the repository dir.
+func benchSessionIn(b *testing.B, dir, mode string) runFigures {
+	b.Helper()
 	cl := startCluster(b, b.TempDir(), &activities.Agent{Env: benchEnv(b)})
 	defer cl.stop() // an idle server must not slow the next plain loop
 	in := benchInput(dir)

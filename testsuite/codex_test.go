@@ -7,13 +7,17 @@ package testsuite_test
 // behaviour run by run; these check Ralph's sessions on it.
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/testsuite/realcli"
 	"github.com/durable-ralph/ralph/testsuite/responsesapi"
@@ -122,4 +126,45 @@ func TestCodexCLIErrorsAreClassified(t *testing.T) {
 		require.ErrorContains(t, err, "agent failed permanently")
 		require.ErrorContains(t, err, "Quota exceeded")
 	})
+}
+
+// TestUsageLimitFallsBackToCodex: the executor (the fake Claude Code)
+// hits its 5-hour limit, which resets in an hour; with agent.fallback
+// [codex] the same iteration runs again at once on the real Codex CLI,
+// which does the three stories. Each iteration says it ran on codex, and
+// the cost is split by backend.
+func TestUsageLimitFallsBackToCodex(t *testing.T) {
+	a, srv := codexAgent(t, responsesapi.RalphPRDScript())
+	a.model = "gpt-5.1-codex"
+	fake := fakeEnv(t, scenario(t, map[string]any{"rate_limit": 3600}))
+	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": "# Progress log\n"})
+	cl := startCluster(t, "", &activities.Agent{Env: append(append([]string(nil), a.env...), fake...)})
+	in := input(r.Dir)
+	codex := in.Agent
+	codex.Backend, codex.Command, codex.Model = "codex", []string{a.bin}, a.model
+	in.Fallback = &contract.FallbackSettings{Agents: []contract.AgentSettings{codex}, After: 15 * time.Minute}
+
+	res, err := runSession(t, cl, in)
+	require.NoError(t, err)
+	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
+	require.Len(t, calls(t, fake), 1, "Claude Code ran once, hit its limit, and was not run again before the reset")
+	require.NotEmpty(t, srv.Responses(), "Codex did the work")
+	require.Equal(t, 1, res.Totals.RateLimitWaits)
+	commits := r.ralphCommits()
+	require.Len(t, commits, 3, "one commit per story: %v", commits)
+	for i, id := range []string{"US-001", "US-002", "US-003"} {
+		require.Contains(t, commits[i], fmt.Sprintf("iteration %d: %s", i+1, id))
+	}
+	require.Positive(t, res.Totals.CostByBackend["codex"])
+	require.InDelta(t, res.Totals.CostUSD, res.Totals.CostByBackend["codex"]+res.Totals.CostByBackend["claude"], 1e-9)
+
+	var st contract.Status
+	v, err := cl.client.QueryWorkflow(context.Background(), sessionIDOf(r.Dir), "", contract.QueryStatus)
+	require.NoError(t, err)
+	require.NoError(t, v.Get(&st))
+	var lines []string
+	for _, it := range st.Recent {
+		lines = append(lines, it.Line())
+	}
+	require.Contains(t, strings.Join(lines, "\n"), "iteration 1 on codex (fallback): success")
 }

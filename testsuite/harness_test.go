@@ -239,7 +239,7 @@ func calls(t *testing.T, env []string) []fakeCall {
 
 // readCalls reads a calls.jsonl of the fake agent; none when it is not
 // there yet.
-func readCalls(t *testing.T, path string) []fakeCall {
+func readCalls(t testing.TB, path string) []fakeCall {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
