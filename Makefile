@@ -7,7 +7,7 @@ SHELL := /bin/bash
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 
-.PHONY: test deps lint unit race e2e bench install
+.PHONY: test deps lint unit race e2e bench install soak
 
 test: deps lint unit race e2e bench
 
@@ -91,6 +91,16 @@ agents: claude codex gemini
 # pick free ports, and two packages at once could race for one.
 e2e: agents
 	go test -p 1 -count=1 -timeout 40m -v ./testsuite/...
+
+# The chaos soak, bigger than the 2-minute one `make e2e` runs: 30 sessions
+# of 8 stories on one worker process, whose driver kills the worker (-9,
+# then starts it again), kills agents (-9) and stops the worker (SIGSTOP
+# for 15 s) at random for 10 minutes, then checks every story, commit and
+# total and prints a table (lines starting with SOAK). RALPH_SOAK_SEED
+# replays a run's plan of faults.
+soak:
+	RALPH_SOAK_SESSIONS=30 RALPH_SOAK_STORIES=8 RALPH_SOAK_MINUTES=10 \
+	  go test -count=1 -p 1 -timeout 60m -run '^TestChaosSoak$$' -v ./testsuite/
 
 # Orchestration overhead per iteration: Temporal session vs a plain loop.
 bench:

@@ -5,6 +5,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,17 +24,24 @@ import (
 // commit, once — instead of running the agent again, which would go on
 // to the next story and fold it into this iteration's commit. ok is
 // false when there is no such stream: the retry runs the agent as before.
-func (a *Agent) adopted(it *iteration) (run agentRun, ok bool) {
+func (a *Agent) adopted(ctx context.Context, it *iteration) (run agentRun, ok bool, err error) {
 	prev := it.prev
-	if !it.interrupted || prev == nil || prev.Log == "" || it.in.RoleOf() != contract.RoleExecutor {
-		return agentRun{}, false
+	if !it.interrupted || prev == nil || it.in.RoleOf() != contract.RoleExecutor {
+		return agentRun{}, false, nil
 	}
 	if f, isFinisher := it.backend.(agent.Finisher); !isFinisher || !f.StreamSaysFinished() {
-		return agentRun{}, false
+		return agentRun{}, false, nil
 	}
-	data, err := tasks.ReadFile(it.in.Workspace, prev.Log)
+	// The latest attempt's stream, which may be newer than the progress
+	// the retry got: a worker frozen or killed before an attempt's first
+	// heartbeat leaves its retry the attempt before's (or none).
+	name, attempt := it.lastLog()
+	if name == "" {
+		return agentRun{}, false, nil
+	}
+	data, err := tasks.ReadFile(it.in.Workspace, name)
 	if err != nil {
-		return agentRun{}, false
+		return agentRun{}, false, nil
 	}
 	parser := it.backend.NewParser(backendOptions(it.in.Agent))
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -39,16 +50,52 @@ func (a *Agent) adopted(it *iteration) (run agentRun, ok bool) {
 		_, _ = parser.Line(sc.Bytes())
 	}
 	if sc.Err() != nil {
-		return agentRun{}, false
+		return agentRun{}, false, nil
 	}
 	v := parser.Verdict(nil, "", time.Now())
 	if v.Outcome != contract.OutcomeSuccess {
-		return agentRun{}, false
+		return agentRun{}, false, nil
+	}
+	if attempt > prev.Attempt {
+		// The adopted attempt never beat: it started where HEAD is (an
+		// earlier attempt's work committed apart), on the story HEAD's
+		// task file has next. The earlier attempt's cost still counts.
+		now, err := it.progressAtHead(ctx, attempt)
+		if err != nil {
+			return agentRun{}, false, err
+		}
+		if now != nil {
+			it.earlier, it.prev = prev, now
+		}
 	}
 	it.warnings = append(it.warnings, fmt.Sprintf(
 		"attempt %d's agent had finished when its worker stopped (%s ends in its result): its run was recorded, not run again",
-		max(prev.Attempt, 1), prev.Log))
-	return agentRun{summary: parser.Summary(), verdict: v, started: prev.StartedAt}, true
+		attempt, name))
+	return agentRun{summary: parser.Summary(), verdict: v, started: prev.StartedAt}, true, nil
+}
+
+// lastLog is the stream log of the latest earlier attempt of the
+// iteration that left one (relative to the workspace), and its attempt;
+// "" when there is none.
+func (it *iteration) lastLog() (name string, attempt int) {
+	rel := filepath.Join(contract.StateDir, "logs", it.key)
+	entries, err := os.ReadDir(filepath.Join(it.in.Workspace, rel))
+	if err != nil {
+		return "", 0
+	}
+	prefix := fmt.Sprintf("iteration-%04d.attempt-", it.in.Iteration)
+	for _, e := range entries {
+		n, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok {
+			continue
+		}
+		k, err := strconv.Atoi(strings.TrimSuffix(n, ".jsonl"))
+		if err != nil || !strings.HasSuffix(n, ".jsonl") || k >= it.attempt || k <= attempt {
+			continue
+		}
+		name, attempt = filepath.ToSlash(filepath.Join(rel, e.Name())), k
+	}
+	return name, attempt
 }
 
 // sessionLocks holds one lock per session (execution key): a retry

@@ -77,3 +77,32 @@ func TestRetryAdoptsAnAttemptWhoseAgentFinished(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryAdoptsAFinishedAttemptThatNeverBeat: attempt 2's worker
+// froze before its first heartbeat while its agent finished, so attempt
+// 3 gets attempt 1's progress. It still adopts attempt 2's run, found on
+// disk, and counts attempt 1's cost from its last beat as well.
+func TestRetryAdoptsAFinishedAttemptThatNeverBeat(t *testing.T) {
+	dir := newRepo(t, map[string]string{"prd.json": prd, "progress.txt": ""})
+	head := strings.TrimSpace(gitRun(t, dir, "rev-parse", "HEAD"))
+	env, state := scenarioEnv(t, map[string]any{"auto": true})
+	ag := &activities.Agent{Env: env}
+	in := iterationInput(dir, 1)
+	second := in
+	second.Git.AutoCommit = false
+	ran, err := ag.Iterate(context.Background(), second, 2, nil, nil)
+	require.NoError(t, err)
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, contract.StateDir, "state")))
+	first := &contract.Progress{Attempt: 1, Iteration: 1, StartHead: head, StoryID: "US-001", StoryTitle: "List widgets",
+		CostUSD: 0.02, Usage: contract.Usage{InputTokens: 7}}
+
+	res, err := ag.Iterate(context.Background(), in, 3, first, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, countCalls(t, state), "the finished run is not run again")
+	require.InDelta(t, ran.CostUSD+0.02, res.CostUSD, 1e-9, "the adopted run and attempt 1's beat, each once")
+	require.Equal(t, ran.Usage.Add(contract.Usage{InputTokens: 7}), res.Usage)
+	require.Equal(t, "US-001", res.StoryID)
+	require.Contains(t, strings.Join(res.Warnings, "\n"), "attempt 2's agent had finished")
+	log := strings.Split(strings.TrimSpace(gitRun(t, dir, "log", "--format=%s", head+"..HEAD")), "\n")
+	require.Equal(t, []string{"ralph: iteration 1: US-001 List widgets"}, log)
+}

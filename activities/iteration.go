@@ -92,8 +92,11 @@ type iteration struct {
 	prev        *contract.Progress
 	interrupted bool
 	// adopted says the dead attempt's agent had finished: its run is
-	// recorded, the agent not run again (adopted).
+	// recorded, the agent not run again (adopted). earlier is the last
+	// progress of an attempt before the adopted one, when the adopted
+	// one never beat.
 	adopted bool
+	earlier *contract.Progress
 	// resultFile (relative to the workspace) records the result, so that
 	// a retry after the end
 	// returns it instead of running again.
@@ -129,7 +132,10 @@ func (a *Agent) iterate(ctx context.Context, in contract.IterationInput, attempt
 	} else if ok {
 		return a.finishCommit(ctx, it.repo, in, res, it.resultFile, commitPlan{lookFirst: true})
 	}
-	run, adopted := a.adopted(it)
+	run, adopted, err := a.adopted(ctx, it)
+	if err != nil {
+		return contract.IterationResult{}, err
+	}
 	it.adopted = adopted
 	if err := a.start(ctx, it); err != nil {
 		return contract.IterationResult{}, err
@@ -210,11 +216,18 @@ func (a *Agent) orphaned(ctx context.Context, it *iteration) (*contract.Progress
 	if err != nil || len(pending) == 0 {
 		return nil, err
 	}
+	return it.progressAtHead(ctx, it.attempt-1)
+}
+
+// progressAtHead is the progress of an attempt that started at HEAD, on
+// the story HEAD's task file has next; nil in a repository without
+// commits.
+func (it *iteration) progressAtHead(ctx context.Context, attempt int) (*contract.Progress, error) {
 	head, err := it.repo.Head(ctx)
 	if err != nil || head == "" {
 		return nil, err
 	}
-	prev := &contract.Progress{Attempt: it.attempt - 1, Iteration: it.in.Iteration, Role: it.in.Role, StartHead: head}
+	prev := &contract.Progress{Attempt: attempt, Iteration: it.in.Iteration, Role: it.in.Role, StartHead: head}
 	if mode, _, err := resolveTask(it.in.Workspace, it.in.Task); err == nil {
 		if data, err := it.repo.FileAt(ctx, head, mode.File()); err == nil {
 			if st, err := tasks.Parse(mode, data); err == nil {
@@ -416,6 +429,11 @@ func (it *iteration) result(run agentRun, resumed bool) contract.IterationResult
 		// event, so an attempt that died before printing one adds nothing.
 		res.CostUSD += it.prev.CostUSD
 		res.Usage = res.Usage.Add(it.prev.Usage)
+	}
+	if e := it.earlier; e != nil {
+		// An attempt before the adopted one, counted from its last beat.
+		res.CostUSD += e.CostUSD
+		res.Usage = res.Usage.Add(e.Usage)
 	}
 	return res
 }

@@ -67,6 +67,9 @@
 //	CarryOver.Fallback                       nil: the executor's own backend runs
 //	Totals.CostByBackend                     nil: no split (no agent.fallback)
 //	IterationSummary.Backend                 "": the session's own backend ran
+//	GetVersion "run-min-age"                 DefaultVersion: continue as new after
+//	                                         iterations-per-run; 1: and once the run is
+//	                                         2 s old (the server delays younger ones)
 //	GetVersion "publish-throttle"            DefaultVersion: every change of iteration
 //	                                         or cost is upserted; 1: at most every 5 s
 //	                                         unless the state changes with it

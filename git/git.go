@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // Trailer keys Ralph writes into its commits. A commit carrying both for a
@@ -450,6 +452,12 @@ func runEnv(ctx context.Context, dir string, env []string, args ...string) (stri
 
 func runWith(ctx context.Context, dir, stdin string, env []string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
+	// A cancelled iteration stops git with SIGTERM, on which git removes
+	// its lock files (index.lock, a ref's .lock) before it exits; SIGKILL
+	// would leave them, and every later git add or commit in the
+	// workspace would fail until a person deleted them.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"), env...)
 	if stdin != "" {

@@ -81,6 +81,7 @@ func BenchmarkOrchestrationOverhead(b *testing.B) {
 				c.cpuMs(rounds), c.gitPerIter(rounds), c.perIter(c.events, rounds), c.perIter(c.bytes, rounds))
 		}
 		session := costs[order[2]]
+		fmt.Printf("Temporal session, per iteration over %d rounds: %s\n", rounds, session.phases.div(rounds))
 		fmt.Printf("orchestration CPU beyond the bare loop: %.1f ms/iteration (server, worker and client in this process)\n",
 			session.cpuMs(rounds)-bare.cpuMs(rounds))
 		b.ReportMetric(bare.wallMs(rounds), "bare-ms/iter")
@@ -101,6 +102,7 @@ func BenchmarkOrchestrationOverhead(b *testing.B) {
 type runFigures struct {
 	wall          time.Duration
 	events, bytes int
+	phases        phases
 }
 
 // iterCost sums the figures of one kind of loop over the rounds.
@@ -108,6 +110,7 @@ type iterCost struct {
 	wall, cpu     time.Duration
 	git           int
 	events, bytes int
+	phases        phases
 	last          float64 // ms per iteration of the last round
 }
 
@@ -120,6 +123,7 @@ func (c *iterCost) measure(gitRuns func() int, run func() runFigures) {
 	c.wall += f.wall
 	c.events += f.events
 	c.bytes += f.bytes
+	c.phases.add(f.phases)
 	c.last = msPerIter(f.wall)
 }
 
@@ -224,7 +228,7 @@ func benchSessionIn(b *testing.B, dir, mode string) runFigures {
 	f := runFigures{wall: time.Since(start)}
 	require.Equal(b, contract.ReasonMaxIterations, res.Reason, res.Message)
 	require.Equal(b, benchIterations, res.Totals.Commits)
-	f.events, f.bytes = historyCost(b, cl.client, sessionIDOf(dir))
+	f.events, f.bytes, f.phases = historyCost(b, cl.client, sessionIDOf(dir))
 	return f
 }
 

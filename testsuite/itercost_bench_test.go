@@ -86,24 +86,70 @@ func gitOut(b *testing.B, dir string, args ...string) string {
 	return string(out)
 }
 
+// phases sums, over a session's history, where an iteration's time goes
+// between the server and the worker.
+type phases struct {
+	activityQueued, activityRan, taskQueued, taskRan time.Duration
+	// span is from the first run's first event to the last run's last.
+	span time.Duration
+}
+
+func (p *phases) add(q phases) {
+	p.activityQueued += q.activityQueued
+	p.activityRan += q.activityRan
+	p.taskQueued += q.taskQueued
+	p.taskRan += q.taskRan
+	p.span += q.span
+}
+
+// div is p over n rounds.
+func (p phases) div(n int) phases {
+	d := time.Duration(n)
+	return phases{p.activityQueued / d, p.activityRan / d, p.taskQueued / d, p.taskRan / d, p.span / d}
+}
+
+func (p phases) String() string {
+	ms := func(d time.Duration) float64 { return msPerIter(d) }
+	return fmt.Sprintf("iteration activity queued %.1f ms, running %.1f ms; workflow tasks queued %.1f ms, running %.1f ms; history from first to last event %.1f ms",
+		ms(p.activityQueued), ms(p.activityRan), ms(p.taskQueued), ms(p.taskRan), ms(p.span))
+}
+
 // historyCost counts the events and payload bytes of every run of
-// workflow id.
-func historyCost(b *testing.B, c client.Client, id string) (events, bytes int) {
+// workflow id, and the phases of its RunIteration activities and
+// workflow tasks.
+func historyCost(b *testing.B, c client.Client, id string) (events, bytes int, ph phases) {
 	b.Helper()
 	ctx := context.Background()
 	latest, err := collectHistory(c.GetWorkflowHistory(ctx, id, "", false, 0))
 	require.NoError(b, err)
 	runID := latest.Events[0].GetWorkflowExecutionStartedEventAttributes().GetFirstExecutionRunId()
+	var first time.Time
 	for {
 		h, err := collectHistory(c.GetWorkflowHistory(ctx, id, runID, false, 0))
 		require.NoError(b, err)
+		at := map[int64]time.Time{}
 		for _, e := range h.Events {
 			events++
 			bytes += proto.Size(e)
+			t := e.GetEventTime().AsTime()
+			at[e.GetEventId()] = t
+			if first.IsZero() {
+				first = t
+			}
+			ph.span = t.Sub(first)
+			if a := e.GetActivityTaskStartedEventAttributes(); a != nil {
+				ph.activityQueued += t.Sub(at[a.GetScheduledEventId()])
+			} else if a := e.GetActivityTaskCompletedEventAttributes(); a != nil {
+				ph.activityRan += t.Sub(at[a.GetStartedEventId()])
+			} else if a := e.GetWorkflowTaskStartedEventAttributes(); a != nil {
+				ph.taskQueued += t.Sub(at[e.GetEventId()-1])
+			} else if a := e.GetWorkflowTaskCompletedEventAttributes(); a != nil {
+				ph.taskRan += t.Sub(at[a.GetStartedEventId()])
+			}
 		}
 		next := h.Events[len(h.Events)-1].GetWorkflowExecutionContinuedAsNewEventAttributes()
 		if next == nil {
-			return events, bytes
+			return events, bytes, ph
 		}
 		runID = next.GetNewExecutionRunId()
 	}

@@ -64,6 +64,9 @@ type session struct {
 	// publishedAt.
 	published   *contract.Status
 	publishedAt time.Time
+	// minRunAge says whether this run waits for minRunAge before it
+	// continues as new (GetVersion run-min-age); nil until asked.
+	minRunAge *bool
 	// publishThrottle says whether this run spaces pushes of the
 	// iteration and cost (GetVersion publish-throttle); nil until asked.
 	publishThrottle *bool
@@ -283,6 +286,23 @@ func (s *session) begin(ctx workflow.Context) *end {
 	return nil
 }
 
+// minRunAge is the least age of a run that continues as new after
+// limits.iterations-per-run (from GetVersion run-min-age 1 on). The
+// server delays the first workflow task of a run that follows one younger
+// than its WorkflowIdReuseMinimalInterval (1 s) until that interval has
+// passed: a run of quick iterations goes on instead of paying that wait.
+const minRunAge = 2 * time.Second
+
+// runOldEnough reports whether this run is old enough to continue as new
+// without the server's wait (always, for runs from before run-min-age).
+func (s *session) runOldEnough(ctx workflow.Context) bool {
+	if s.minRunAge == nil {
+		on := workflow.GetVersion(ctx, "run-min-age", workflow.DefaultVersion, 1) == 1
+		s.minRunAge = &on
+	}
+	return !*s.minRunAge || workflow.Now(ctx).Sub(workflow.GetInfo(ctx).WorkflowStartTime) >= minRunAge
+}
+
 // turn is one turn of the loop: the limits, a pause, one iteration and
 // what its result asks for. It returns the session's end, if it ends, and
 // goOn false when the run is to continue as new.
@@ -301,7 +321,7 @@ func (s *session) turn(ctx workflow.Context) (e *end, goOn bool) {
 		}
 		return nil, true
 	}
-	if s.ranThisRun >= s.st.Limits.IterationsPerRun && s.st.Limits.IterationsPerRun > 0 ||
+	if s.ranThisRun >= s.st.Limits.IterationsPerRun && s.st.Limits.IterationsPerRun > 0 && s.runOldEnough(ctx) ||
 		workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 		return nil, false
 	}

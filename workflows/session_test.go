@@ -362,7 +362,7 @@ func TestSessionRateLimitSleepsUntilReset(t *testing.T) {
 func TestSessionContinuesAsNewWithTotals(t *testing.T) {
 	env := newEnv(t)
 	s := &script{results: []func(contract.IterationInput) (contract.IterationResult, error){ok(progressed(0, 1))}}
-	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run)
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run).After(time.Second)
 	in := baseInput()
 	in.Limits.IterationsPerRun = 2
 	env.ExecuteWorkflow(workflows.Session, in)
@@ -395,6 +395,23 @@ func TestSessionContinuesAsNewWithTotals(t *testing.T) {
 	require.InDelta(t, 0.03, res.Totals.CostUSD, 1e-9)
 	require.Equal(t, 3, s2.inputs[0].Iteration)
 	env2.AssertNotCalled(t, "PrepareWorkspace", mock.Anything, mock.Anything)
+}
+
+// TestQuickRunsDoNotContinueAsNewTooSoon: a run younger than 2 s goes
+// on past limits.iterations-per-run rather than continue as new, which
+// the server would delay to 1 s after the run's start.
+func TestQuickRunsDoNotContinueAsNewTooSoon(t *testing.T) {
+	env := newEnv(t)
+	s := &script{results: []func(contract.IterationInput) (contract.IterationResult, error){ok(progressed(0, 1))}}
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run).After(300 * time.Millisecond)
+	in := baseInput()
+	in.Limits.IterationsPerRun, in.Limits.MaxIterations, in.Limits.MaxNoProgress = 2, 20, 20
+	env.ExecuteWorkflow(workflows.Session, in)
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(env.GetWorkflowError(), &can), "want continue-as-new, got %v", env.GetWorkflowError())
+	var next contract.SessionInput
+	require.NoError(t, converterDecode(can, &next))
+	require.Equal(t, 7, next.CarryOver.Iteration, "300 ms iterations: the run continues as new once 2 s old, after the 7th")
 }
 
 func TestSessionPauseResumeAndGuidance(t *testing.T) {
