@@ -70,6 +70,9 @@
 //	GetVersion "run-min-age"                 DefaultVersion: continue as new after
 //	                                         iterations-per-run; 1: and once the run is
 //	                                         2 s old (the server delays younger ones)
+//	GetVersion "failed-cost"                 DefaultVersion: an iteration that failed
+//	                                         after retries counts no cost; 1: its last
+//	                                         heartbeat's, when that timed out
 //	GetVersion "publish-throttle"            DefaultVersion: every change of iteration
 //	                                         or cost is upserted; 1: at most every 5 s
 //	                                         unless the state changes with it

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-ralph/ralph/contract"
 )
@@ -74,4 +75,19 @@ func TestUsageLimitFallsBackUntilItResets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestIterationThatFailsAfterRetriesCountsItsLastBeat: the attempts of
+// an iteration all die with their heartbeat timed out; the session
+// counts what the last one reported in its last heartbeat.
+func TestIterationThatFailsAfterRetriesCountsItsLastBeat(t *testing.T) {
+	env := newEnv(t)
+	in := baseInput()
+	in.Limits.MaxIterations, in.Limits.MaxConsecutiveFailures = 1, 5
+	beat := contract.Progress{Attempt: 5, Iteration: 1, CostUSD: 0.25, Usage: contract.Usage{InputTokens: 40, OutputTokens: 2}}
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(contract.IterationResult{}, temporal.NewHeartbeatTimeoutError(beat))
+	res := runSession(t, env, in)
+	require.Equal(t, 1, res.Totals.Failures)
+	require.InDelta(t, 0.25, res.Totals.CostUSD, 1e-9)
+	require.Equal(t, int64(42), res.Totals.Usage.Total())
 }

@@ -195,11 +195,31 @@ func (s *session) iterationFailed(ctx workflow.Context, role string, res *contra
 			Outcome:   contract.OutcomeAgentError,
 			Reason:    "iteration failed after retries: " + rootMessage(err),
 		}
+		s.lastBeatCost(ctx, err, res)
 	}
 	if timedOut {
 		return endWith(contract.ReasonMaxRuntime, fmt.Sprintf("max runtime %s reached during iteration %d", s.st.Limits.MaxRuntime, s.st.Iteration))
 	}
 	return nil
+}
+
+// lastBeatCost counts in res what the last attempt of an iteration that
+// failed after retries reported in its last heartbeat, when its heartbeat
+// timed out (from GetVersion failed-cost 1 on; before, nothing was
+// counted).
+func (s *session) lastBeatCost(ctx workflow.Context, err error, res *contract.IterationResult) {
+	var te *temporal.TimeoutError
+	if !errors.As(err, &te) || !te.HasLastHeartbeatDetails() {
+		return
+	}
+	var p contract.Progress
+	if te.LastHeartbeatDetails(&p) != nil || p.CostUSD == 0 && p.Usage.Total() == 0 {
+		return
+	}
+	if workflow.GetVersion(ctx, "failed-cost", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	res.CostUSD, res.Usage = p.CostUSD, p.Usage
 }
 
 // recordPlan folds a planner's result into the session.
