@@ -12,6 +12,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
@@ -49,8 +50,12 @@ type follower struct {
 	view  View
 	width int
 
-	run       string // the run whose iterations are read
-	printed   int    // the last iteration printed
+	run   string    // the run whose iterations are read
+	began time.Time // when the follower started
+	// fresh: the command started the session, whose every iteration is
+	// printed; a session attached to shows its last few first.
+	fresh     bool
+	printed   int // the last iteration printed
 	started   bool
 	lastState contract.State
 	// lastPending is the checkpoint pending at the last poll: a new one
@@ -81,7 +86,7 @@ func newFollower(conn *connection, id string, out io.Writer, view View) *followe
 	if dc == nil {
 		dc = converter.GetDefaultDataConverter()
 	}
-	return &follower{conn: conn, c: conn.client, dc: dc, id: id, out: out, view: view, width: termWidth(out)}
+	return &follower{conn: conn, c: conn.client, dc: dc, id: id, out: out, view: view, width: termWidth(out), began: time.Now()}
 }
 
 // poll prints what happened since the last poll.
@@ -98,6 +103,9 @@ func (f *follower) poll(ctx context.Context) {
 	f.conn.watch.up()
 	if f.run == "" {
 		f.run = desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+		if first, d := f.firstRun(qctx, desc); f.fresh && first != "" {
+			f.run, desc = first, d
+		}
 	}
 	// Follow the runs of the session through continue-as-new: a closed
 	// run is read to its end before the next one.
@@ -143,6 +151,24 @@ func (f *follower) poll(ctx context.Context) {
 	}
 }
 
+// firstRun is the first run of a session that started with this
+// follower and has continued as new before its first poll (a run of quick
+// iterations does in a second or two), with its description, so that its
+// iterations are printed too; "" for a session that started more than a
+// minute before (a session of the same ID that this command did not
+// start).
+func (f *follower) firstRun(ctx context.Context, latest *workflowservice.DescribeWorkflowExecutionResponse) (string, *workflowservice.DescribeWorkflowExecutionResponse) {
+	first := latest.GetWorkflowExecutionInfo().GetFirstRunId()
+	if first == "" || first == f.run {
+		return "", nil
+	}
+	d, err := f.c.DescribeWorkflowExecution(ctx, f.id, first)
+	if err != nil || d.GetWorkflowExecutionInfo().GetStartTime().AsTime().Before(f.began.Add(-time.Minute)) {
+		return "", nil
+	}
+	return first, d
+}
+
 // iterations prints the iterations of the followed run that are not
 // printed yet.
 func (f *follower) iterations(ctx context.Context) {
@@ -163,7 +189,7 @@ func (f *follower) iterations(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	if !f.started && len(its) > 10 {
+	if !f.started && !f.fresh && len(its) > 10 {
 		its = its[len(its)-10:] // attaching: the last few, as status shows
 	}
 	f.print(its)

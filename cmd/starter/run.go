@@ -135,14 +135,14 @@ func (cctx *commandContext) runSession(cfg config.Config, workspace string, opts
 		}
 		defer stop()
 	}
-	id, err := cctx.startSession(conn, in, opts)
+	id, attached, err := cctx.startSession(conn, in, opts)
 	if err != nil {
 		return err
 	}
 	if !cctx.linkAndHint(conn, id, opts.follow, "run", workspace) {
 		return nil
 	}
-	return cctx.followSession(conn, id, opts.view)
+	return cctx.followSession(conn, id, opts.view, !attached)
 }
 
 // sessionInput is the input of the session run starts on workspace.
@@ -167,10 +167,10 @@ func (cctx *commandContext) sessionInput(cfg config.Config, workspace string, op
 // startSession starts the session of in, or attaches to the one running,
 // and says which; it warns of what keeps the session from running as
 // asked.
-func (cctx *commandContext) startSession(conn *connection, in contract.SessionInput, opts runOptions) (string, error) {
+func (cctx *commandContext) startSession(conn *connection, in contract.SessionInput, opts runOptions) (id string, attached bool, err error) {
 	// A session from before hosts were part of IDs that still runs here
 	// is attached to; a new one gets this host's ID.
-	id := sessionOf(cctx, conn.client, in.Host, in.Workspace, true)
+	id = sessionOf(cctx, conn.client, in.Host, in.Workspace, true)
 	check := func() error {
 		// Without --dev the worker may be on another machine, with
 		// another view of the workspace.
@@ -187,10 +187,10 @@ func (cctx *commandContext) startSession(conn *connection, in contract.SessionIn
 	switching := branchSwitch(cctx, in) // before the worker switches
 	attached, previous, err := startOrAttach(cctx, conn.client, conn.cfg.TaskQueue, id, in, opts.attachOnly, check)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if attached && in.Plan != nil {
-		return "", fmt.Errorf("session %s already runs on %s: plan starts a session of its own; stop that one first (%s)", id, in.Workspace, conn.suggest("stop", id))
+		return "", false, fmt.Errorf("session %s already runs on %s: plan starts a session of its own; stop that one first (%s)", id, in.Workspace, conn.suggest("stop", id))
 	}
 	verb := "Started session"
 	switch {
@@ -213,7 +213,7 @@ func (cctx *commandContext) startSession(conn *connection, in contract.SessionIn
 				strings.Join(opts.changed, ", "), words.Plural(len(opts.changed), "is", "are"), conn.suggest("set-limits", id))
 		}
 	}
-	return id, nil
+	return id, attached, nil
 }
 
 // warnWorkerFlags says that the worker flags given (--agent-env,
@@ -275,13 +275,16 @@ func settingsDiffer(ctx context.Context, conn *connection, id string, in contrac
 }
 
 // followSession prints the session as it runs (see follower) until it
-// ends and returns its exit status.
-func (cctx *commandContext) followSession(conn *connection, id string, view View) error {
+// ends and returns its exit status. A session this command started
+// (fresh) is printed from its first iteration, however many ran before
+// the first poll; one it attached to from its last few.
+func (cctx *commandContext) followSession(conn *connection, id string, view View, fresh bool) error {
 	var res contract.SessionResult
 	done := make(chan error, 1)
 	go func() { done <- conn.await(cctx, id, &res) }()
 
 	f := newFollower(conn, id, cctx.stdout, view)
+	f.fresh = fresh
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
