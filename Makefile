@@ -102,7 +102,10 @@ soak:
 	RALPH_SOAK_SESSIONS=30 RALPH_SOAK_STORIES=8 RALPH_SOAK_MINUTES=10 \
 	  go test -count=1 -p 1 -timeout 60m -run '^TestChaosSoak$$' -v ./testsuite/
 
-# Orchestration overhead per iteration: Temporal session vs a plain loop.
+# The cost of an iteration (a bare bash loop, Ralph's plain loop, a
+# session, a contained one), the sandbox's start, repository size, a
+# 600-iteration session and N sessions on one worker: each prints its
+# figures (README, "The cost of an iteration" and "Scale on one worker").
 bench:
 	go test -count=1 -run '^$$' -bench . -benchtime 20x ./sandbox/
 	go test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 20m ./testsuite/
