@@ -74,6 +74,24 @@ func (a *Agent) adopted(ctx context.Context, it *iteration) (run agentRun, ok bo
 	return agentRun{summary: parser.Summary(), verdict: v, started: prev.StartedAt}, true, nil
 }
 
+// carryEarlier puts in this attempt's progress what the dead attempts
+// before it reported and nothing has counted, so that it outlives this
+// attempt if it dies too: the earlier attempts' own, and the dead
+// attempt's own unless a resumed run of a backend that reports its
+// session's totals counts it.
+func (it *iteration) carryEarlier() {
+	prev := it.prev
+	it.progress.EarlierCostUSD, it.progress.EarlierUsage = prev.EarlierCostUSD, prev.EarlierUsage
+	if it.earlier != nil {
+		it.progress.EarlierCostUSD += it.earlier.CostUSD + it.earlier.EarlierCostUSD
+		it.progress.EarlierUsage = it.progress.EarlierUsage.Add(it.earlier.Usage).Add(it.earlier.EarlierUsage)
+	}
+	if !it.adopted && !(prev.AgentSessionID != "" && sessionTotals(it.backend)) {
+		it.progress.EarlierCostUSD += prev.CostUSD
+		it.progress.EarlierUsage = it.progress.EarlierUsage.Add(prev.Usage)
+	}
+}
+
 // lastLog is the stream log of the latest earlier attempt of the
 // iteration that left one (relative to the workspace), and its attempt;
 // "" when there is none.

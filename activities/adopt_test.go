@@ -2,10 +2,13 @@ package activities_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -105,4 +108,52 @@ func TestRetryAdoptsAFinishedAttemptThatNeverBeat(t *testing.T) {
 	require.Contains(t, strings.Join(res.Warnings, "\n"), "attempt 2's agent had finished")
 	log := strings.Split(strings.TrimSpace(gitRun(t, dir, "log", "--format=%s", head+"..HEAD")), "\n")
 	require.Equal(t, []string{"ralph: iteration 1: US-001 List widgets"}, log)
+}
+
+// TestEveryDeadAttemptIsCounted: attempt 3 gets the progress of attempt 2,
+// which died too and carried what attempt 1 reported. Attempt 3's beats
+// carry both, and its result counts both once.
+func TestEveryDeadAttemptIsCounted(t *testing.T) {
+	dir := newRepo(t, map[string]string{"prd.json": prd, "progress.txt": ""})
+	head := strings.TrimSpace(gitRun(t, dir, "rev-parse", "HEAD"))
+	env, _ := scenarioEnv(t, map[string]any{"auto": true, "sleep_ms": 300})
+	ag := &activities.Agent{Env: env, HeartbeatInterval: 20 * time.Millisecond}
+	second := &contract.Progress{Attempt: 2, Iteration: 1, StartHead: head, StoryID: "US-001", StoryTitle: "List widgets",
+		CostUSD: 0.03, Usage: contract.Usage{InputTokens: 3}, EarlierCostUSD: 0.02, EarlierUsage: contract.Usage{InputTokens: 2}}
+	var mu sync.Mutex
+	var last contract.Progress
+	res, err := ag.Iterate(context.Background(), iterationInput(dir, 1), 3, second, func(p contract.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		last = p
+	})
+	require.NoError(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	require.InDelta(t, 0.05, last.EarlierCostUSD, 1e-9, "a beat carries what the dead attempts reported")
+	require.Equal(t, contract.Usage{InputTokens: 5}, last.EarlierUsage)
+	fresh := res.CostUSD - 0.05
+	require.Positive(t, fresh, "this attempt's own run")
+	require.Equal(t, int64(5), res.Usage.Total()-lastRunTokens(t, dir, res.LogFile))
+}
+
+// lastRunTokens are the tokens the result event of the stream log name
+// (relative to dir) reports.
+func lastRunTokens(t *testing.T, dir, name string) int64 {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	var ev struct {
+		Type  string `json:"type"`
+		Usage struct {
+			Input         int64 `json:"input_tokens"`
+			Output        int64 `json:"output_tokens"`
+			CacheRead     int64 `json:"cache_read_input_tokens"`
+			CacheCreation int64 `json:"cache_creation_input_tokens"`
+		} `json:"usage"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &ev))
+	require.Equal(t, "result", ev.Type)
+	return ev.Usage.Input + ev.Usage.Output + ev.Usage.CacheRead + ev.Usage.CacheCreation
 }

@@ -253,6 +253,7 @@ func (a *Agent) start(ctx context.Context, it *iteration) error {
 	var err error
 	if it.interrupted {
 		it.progress.StartHead = prev.StartHead
+		it.carryEarlier()
 	} else if it.progress.StartHead, err = repo.Head(ctx); err != nil {
 		return err
 	}
@@ -423,6 +424,11 @@ func (it *iteration) result(run agentRun, resumed bool) contract.IterationResult
 		LogFile:           it.progress.Log,
 		InterruptedCommit: it.saved,
 	}
+	if it.interrupted {
+		// Attempts before the dead one, which died too.
+		res.CostUSD += it.prev.EarlierCostUSD
+		res.Usage = res.Usage.Add(it.prev.EarlierUsage)
+	}
 	if it.interrupted && !it.adopted && !(resumed && sessionTotals(it.backend)) {
 		// What the dead attempt reported in its last heartbeat is counted
 		// here, once. Claude Code reports cost only in its final result
@@ -431,9 +437,10 @@ func (it *iteration) result(run agentRun, resumed bool) contract.IterationResult
 		res.Usage = res.Usage.Add(it.prev.Usage)
 	}
 	if e := it.earlier; e != nil {
-		// An attempt before the adopted one, counted from its last beat.
-		res.CostUSD += e.CostUSD
-		res.Usage = res.Usage.Add(e.Usage)
+		// An attempt before the adopted one, counted from its last beat,
+		// and those before it.
+		res.CostUSD += e.CostUSD + e.EarlierCostUSD
+		res.Usage = res.Usage.Add(e.Usage).Add(e.EarlierUsage)
 	}
 	return res
 }

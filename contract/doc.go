@@ -70,6 +70,8 @@
 //	GetVersion "run-min-age"                 DefaultVersion: continue as new after
 //	                                         iterations-per-run; 1: and once the run is
 //	                                         2 s old (the server delays younger ones)
+//	Progress.EarlierCostUSD, EarlierUsage    0: no dead attempt before this one (a
+//	                                         worker before them carried nothing)
 //	GetVersion "failed-cost"                 DefaultVersion: an iteration that failed
 //	                                         after retries counts no cost; 1: its last
 //	                                         heartbeat's, when that timed out

@@ -367,6 +367,11 @@ type Progress struct {
 	CostUSD        float64 `json:"cost_usd"`
 	Turns          int     `json:"turns"`
 	Usage          Usage   `json:"usage"`
+	// EarlierCostUSD and EarlierUsage are what attempts before this one
+	// reported and no result has counted yet (they died too): the
+	// attempt that ends the iteration counts them once.
+	EarlierCostUSD float64 `json:"earlier_cost_usd,omitempty"`
+	EarlierUsage   Usage   `json:"earlier_usage,omitzero"`
 	// StoryID and StoryTitle name what the iteration was asked to do.
 	StoryID    string    `json:"story_id,omitempty"`
 	StoryTitle string    `json:"story_title,omitempty"`

@@ -79,15 +79,17 @@ func TestUsageLimitFallsBackUntilItResets(t *testing.T) {
 
 // TestIterationThatFailsAfterRetriesCountsItsLastBeat: the attempts of
 // an iteration all die with their heartbeat timed out; the session
-// counts what the last one reported in its last heartbeat.
+// counts what the last one reported in its last heartbeat, with what it
+// carried of the attempts before it.
 func TestIterationThatFailsAfterRetriesCountsItsLastBeat(t *testing.T) {
 	env := newEnv(t)
 	in := baseInput()
 	in.Limits.MaxIterations, in.Limits.MaxConsecutiveFailures = 1, 5
-	beat := contract.Progress{Attempt: 5, Iteration: 1, CostUSD: 0.25, Usage: contract.Usage{InputTokens: 40, OutputTokens: 2}}
+	beat := contract.Progress{Attempt: 5, Iteration: 1, CostUSD: 0.25, Usage: contract.Usage{InputTokens: 40, OutputTokens: 2},
+		EarlierCostUSD: 0.5, EarlierUsage: contract.Usage{InputTokens: 8}}
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(contract.IterationResult{}, temporal.NewHeartbeatTimeoutError(beat))
 	res := runSession(t, env, in)
 	require.Equal(t, 1, res.Totals.Failures)
-	require.InDelta(t, 0.25, res.Totals.CostUSD, 1e-9)
-	require.Equal(t, int64(42), res.Totals.Usage.Total())
+	require.InDelta(t, 0.75, res.Totals.CostUSD, 1e-9, "the last attempt's and those it carried")
+	require.Equal(t, int64(50), res.Totals.Usage.Total())
 }

@@ -213,13 +213,13 @@ func (s *session) lastBeatCost(ctx workflow.Context, err error, res *contract.It
 		return
 	}
 	var p contract.Progress
-	if te.LastHeartbeatDetails(&p) != nil || p.CostUSD == 0 && p.Usage.Total() == 0 {
+	if te.LastHeartbeatDetails(&p) != nil || p.CostUSD+p.EarlierCostUSD == 0 && p.Usage.Add(p.EarlierUsage).Total() == 0 {
 		return
 	}
 	if workflow.GetVersion(ctx, "failed-cost", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return
 	}
-	res.CostUSD, res.Usage = p.CostUSD, p.Usage
+	res.CostUSD, res.Usage = p.CostUSD+p.EarlierCostUSD, p.Usage.Add(p.EarlierUsage)
 }
 
 // recordPlan folds a planner's result into the session.
