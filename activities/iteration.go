@@ -174,8 +174,9 @@ func (a *Agent) iterate(ctx context.Context, in contract.IterationInput, attempt
 		// find the work; what the agent did and cost is reported.
 		res.Warnings = append(res.Warnings, err.Error())
 	}
-	// Only a retry can find the iteration's commit already made.
-	return a.finishCommit(ctx, it.repo, in, res, it.resultFile, commitPlan{pending: it.pending, lookFirst: it.attempt > 1})
+	// Only a retry, or a try after one whose host went away, can find
+	// the iteration's commit already made.
+	return a.finishCommit(ctx, it.repo, in, res, it.resultFile, commitPlan{pending: it.pending, lookFirst: it.attempt > 1 || it.interrupted})
 }
 
 // open checks the iteration's input and opens its workspace.
