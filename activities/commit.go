@@ -9,6 +9,7 @@ import (
 
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/git"
+	"github.com/durable-ralph/ralph/internal/words"
 )
 
 // commitPlan is what finishCommit knows before it starts.
@@ -185,7 +186,7 @@ func (a *Agent) guardHistory(ctx context.Context, repo *git.Repo, in contract.It
 	}
 	res.Halt = fmt.Sprintf("iteration %d rewrote git history: the commit it started from, %s, is no longer an ancestor of HEAD %s (%s); "+
 		"both are kept (%s and HEAD). Choose the line to keep, check out %s on it, and start the session again",
-		in.Iteration, short(start), short(head), where, keep, orName(want, "the session's branch"))
+		in.Iteration, short(start), short(head), where, keep, words.Or(want, "the session's branch"))
 	return nil
 }
 
@@ -203,12 +204,12 @@ func (a *Agent) restore(ctx context.Context, repo *git.Repo, in contract.Iterati
 		if rerr := repo.SetRef(ctx, keep, start); rerr != nil {
 			return fmt.Errorf("keep the iteration's start commit: %w", rerr)
 		}
-		res.Halt = fmt.Sprintf("iteration %d: %s, and Ralph could not put %s back at %s (kept as %s): %v", in.Iteration, what, orName(branch, "HEAD"), short(start), keep, err)
+		res.Halt = fmt.Sprintf("iteration %d: %s, and Ralph could not put %s back at %s (kept as %s): %v", in.Iteration, what, words.Or(branch, "HEAD"), short(start), keep, err)
 		return nil
 	}
 	res.Notices = append(res.Notices, fmt.Sprintf(
 		"The last iteration rewrote git: %s. Ralph put `%s` back at %s, so that no committed work is lost. Never reset, rebase, amend or check out other commits: fix mistakes with new commits on top.",
-		what, orName(branch, "HEAD"), short(start)))
+		what, words.Or(branch, "HEAD"), short(start)))
 	return nil
 }
 
@@ -217,13 +218,6 @@ func short(commit string) string {
 		return commit[:12]
 	}
 	return commit
-}
-
-func orName(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 func commitSubject(iteration int, res contract.IterationResult) string {

@@ -4,6 +4,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/words"
 )
 
 // fallBack moves the executor's following iterations to the next
@@ -27,7 +28,7 @@ func (s *session) fallBack(ctx workflow.Context, res contract.IterationResult) b
 	if resets.Sub(now) <= fb.After {
 		return false
 	}
-	next := &contract.FallbackState{Index: 1, Instead: orName(s.in.Agent.Backend, "claude"), Until: resets}
+	next := &contract.FallbackState{Index: 1, Instead: words.Or(s.in.Agent.Backend, "claude"), Until: resets}
 	if cur := s.st.Fallback; cur != nil {
 		// A fallback hit its own limit: the next one, still until the
 		// executor's own resets.
@@ -36,7 +37,7 @@ func (s *session) fallBack(ctx workflow.Context, res contract.IterationResult) b
 	if next.Index > len(fb.Agents) {
 		return false
 	}
-	next.Backend = orName(fb.Agents[next.Index-1].Backend, "claude")
+	next.Backend = words.Or(fb.Agents[next.Index-1].Backend, "claude")
 	s.logger.Info("usage limit; the following iterations run on a fallback backend",
 		"backend", next.Backend, "instead_of", next.Instead, "until", next.Until)
 	s.st.Fallback = next
@@ -69,12 +70,4 @@ func (s *session) ranOn(res contract.IterationResult) string {
 		return f.Backend
 	}
 	return ""
-}
-
-// orName is s, or def when s is empty.
-func orName(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

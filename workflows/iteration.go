@@ -237,7 +237,7 @@ func (s *session) account(res contract.IterationResult) {
 		if t.CostByBackend == nil {
 			t.CostByBackend = map[string]float64{}
 		}
-		t.CostByBackend[orName(s.ranOn(res), orName(s.in.Agent.Backend, "claude"))] += res.CostUSD
+		t.CostByBackend[words.Or(s.ranOn(res), words.Or(s.in.Agent.Backend, "claude"))] += res.CostUSD
 	}
 	if res.CostNote != "" {
 		t.CostUnknown++

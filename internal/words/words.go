@@ -44,3 +44,11 @@ func Count(n int, what string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, what)
 }
+
+// Or is s, or def when s is empty: a name with its default.
+func Or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -39,3 +39,8 @@ func TestPluralCount(t *testing.T) {
 	require.Equal(t, "1 token", Count(1, "token"))
 	require.Equal(t, "20550 tokens", Count(20550, "token"))
 }
+
+func TestOr(t *testing.T) {
+	require.Equal(t, "codex", Or("codex", "claude"))
+	require.Equal(t, "claude", Or("", "claude"))
+}
