@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,6 +42,9 @@ func queueInput() contract.QueueInput {
 // last one again when they run out) and records when each ran.
 type queueEnv struct {
 	*testsuite.TestWorkflowEnvironment
+	// mu guards what the mocks record: the test environment runs parallel
+	// issues' activities on goroutines of their own.
+	mu       sync.Mutex
 	picks    []contract.PickResult
 	pickedAt []time.Time
 	// skips are the issues each pick was told to pass over.
@@ -69,12 +73,16 @@ func newQueueEnv(t *testing.T, result contract.SessionResult, picks ...contract.
 		activity.RegisterOptions{Name: contract.ActivityStillRunning})
 	env.OnActivity(gha.Preflight, mock.Anything, mock.Anything).Return(contract.PreflightResult{FullName: "acme/app", DefaultBranch: "main"}, nil)
 	env.OnActivity(gha.PickIssue, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.PickInput) (contract.PickResult, error) {
+		env.mu.Lock()
+		defer env.mu.Unlock()
 		env.skips = append(env.skips, in.Skip)
 		env.pickedAt = append(env.pickedAt, env.Now())
 		i := min(len(env.pickedAt), len(env.picks)) - 1
 		return env.picks[i], nil
 	})
 	env.OnActivity(gha.SetLabels, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.LabelsInput) error {
+		env.mu.Lock()
+		defer env.mu.Unlock()
 		env.labels = append(env.labels, in)
 		return nil
 	})
@@ -82,6 +90,8 @@ func newQueueEnv(t *testing.T, result contract.SessionResult, picks ...contract.
 		return contract.IssueText{Number: in.Number, Title: "Add a greeting", Markdown: "# Add a greeting\n"}, nil
 	})
 	env.OnActivity(gha.Comment, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.CommentInput) (int64, error) {
+		env.mu.Lock()
+		defer env.mu.Unlock()
 		env.comments = append(env.comments, in.Body)
 		return 7, nil
 	})
@@ -95,12 +105,16 @@ func newQueueEnv(t *testing.T, result contract.SessionResult, picks ...contract.
 		return env.push(in)
 	})
 	env.OnActivity(gha.OpenPull, mock.Anything, mock.Anything).Return(func(context.Context, contract.PullInput) (contract.Pull, error) {
+		env.mu.Lock()
+		defer env.mu.Unlock()
 		env.pulls++
 		return contract.Pull{Number: 9, URL: "https://github.com/acme/app/pull/9", Created: true}, nil
 	})
 	env.child = func(workflow.Context, contract.SessionInput) (contract.SessionResult, error) { return result, nil }
 	env.OnWorkflow(workflows.Session, mock.Anything, mock.Anything).Return(func(ctx workflow.Context, in contract.SessionInput) (contract.SessionResult, error) {
+		env.mu.Lock()
 		env.children = append(env.children, in)
+		env.mu.Unlock()
 		return env.child(ctx, in)
 	})
 	return env
