@@ -148,16 +148,7 @@ type Summary struct {
 	SessionID string
 	Model     string
 
-	// Events counts the lines that were events of the agent's format.
-	Events int
-	// InvalidLines counts the lines that were not; FirstInvalidLine is
-	// an excerpt of the first one.
-	InvalidLines     int
-	FirstInvalidLine string
-	// OversizedLines counts the lines dropped as too long to parse.
-	OversizedLines int
-	// UnknownEvents counts events of a type the parser does not read.
-	UnknownEvents int
+	Lines
 
 	// Turns counts the model's turns (replies), as the agent counts them.
 	Turns int
@@ -180,6 +171,20 @@ type Summary struct {
 	CostNote  string
 }
 
+// Lines counts what a parser made of the lines of an agent's output.
+type Lines struct {
+	// Events counts the lines that were events of the agent's format.
+	Events int
+	// InvalidLines counts the lines that were not; FirstInvalidLine is
+	// an excerpt of the first one.
+	InvalidLines     int
+	FirstInvalidLine string
+	// OversizedLines counts the lines dropped as too long to parse.
+	OversizedLines int
+	// UnknownEvents counts events of a type the parser does not read.
+	UnknownEvents int
+}
+
 // Verdict is how one agent run ended.
 type Verdict struct {
 	Outcome contract.Outcome
@@ -200,9 +205,9 @@ const ExcerptLen = 200
 // JSONLine begins the parsing of one line of a JSON-lines stream: it
 // trims the line and reads its "type". A blank line gives "" and no
 // error. A line that is not a JSON object with a type is counted in
-// s.InvalidLines (the first kept as an excerpt) and reported by an error
-// wrapping ErrInvalidLine; any other is counted in s.Events.
-func (s *Summary) JSONLine(line []byte) (typ string, trimmed []byte, err error) {
+// l.InvalidLines (the first kept as an excerpt) and reported by an error
+// wrapping ErrInvalidLine; any other is counted in l.Events.
+func (l *Lines) JSONLine(line []byte) (typ string, trimmed []byte, err error) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return "", nil, nil
@@ -211,13 +216,13 @@ func (s *Summary) JSONLine(line []byte) (typ string, trimmed []byte, err error) 
 		Type string `json:"type"`
 	}
 	if err := json.Unmarshal(line, &head); err != nil || head.Type == "" {
-		s.InvalidLines++
+		l.InvalidLines++
 		excerpt := words.Cut(strings.ToValidUTF8(string(line), "?"), ExcerptLen)
-		if s.FirstInvalidLine == "" {
-			s.FirstInvalidLine = excerpt
+		if l.FirstInvalidLine == "" {
+			l.FirstInvalidLine = excerpt
 		}
 		return "", nil, fmt.Errorf("%w: %q", ErrInvalidLine, excerpt)
 	}
-	s.Events++
+	l.Events++
 	return head.Type, line, nil
 }

@@ -166,10 +166,7 @@ func TestLoadGitHubApp(t *testing.T) {
 		require.Equal(t, strings.TrimSpace(string(appKeyPEM())), app.PEM)
 	})
 	t.Run("not in a workspace's ralph.yaml", func(t *testing.T) {
-		isolate(t)
-		ws := t.TempDir()
-		file := writeFile(t, ws, "ralph.yaml", "github:\n  app-private-key-file: "+good+"\n")
-		_, err := load(t, ws, appID, instID)
+		_, file, err := loadRalphYAML(t, "github:\n  app-private-key-file: "+good+"\n", appID, instID)
 		require.ErrorContains(t, err, "key github.app-private-key-file in "+file+" is not allowed in a workspace's ralph.yaml")
 	})
 }

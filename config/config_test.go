@@ -57,6 +57,42 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	return path
 }
 
+// setup isolates the test and returns a new workspace, with user as the
+// user config file and file as its ralph.yaml, each if not empty, and the
+// environment variables of env set.
+func setup(t *testing.T, user, file string, env map[string]string) string {
+	t.Helper()
+	isolate(t)
+	ws := t.TempDir()
+	if user != "" {
+		writeUserFile(t, user)
+	}
+	if file != "" {
+		writeFile(t, ws, "ralph.yaml", file)
+	}
+	setenv(t, env)
+	return ws
+}
+
+// loadRalphYAML isolates the test and loads, with args, a new workspace
+// whose ralph.yaml is content; it returns the path of that ralph.yaml too.
+func loadRalphYAML(t *testing.T, content string, args ...string) (Config, string, error) {
+	t.Helper()
+	ws := setup(t, "", content, nil)
+	cfg, err := load(t, ws, args...)
+	return cfg, filepath.Join(ws, "ralph.yaml"), err
+}
+
+// replaceEach returns ss with the replacements of r made in each; nil if
+// ss is empty.
+func replaceEach(r *strings.Replacer, ss []string) []string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, r.Replace(s))
+	}
+	return out
+}
+
 // load parses args with the flags of AddFlags and loads the configuration.
 func load(t *testing.T, workspace string, args ...string) (Config, error) {
 	t.Helper()
@@ -80,10 +116,11 @@ func yamlFor(key, value string) string {
 	return b.String()
 }
 
-// defaults returns the configuration with nothing set, for state home state.
-func defaults(state string) Config {
+// defaults returns the configuration of workspace ws with nothing set, for
+// state home state.
+func defaults(state, ws string) Config {
 	return Config{
-		Workspace: "",
+		Workspace: ws,
 		TaskQueue: "ralph",
 		Agent: AgentConfig{
 			Backend:       "claude",
@@ -170,8 +207,7 @@ func TestLoadDefaults(t *testing.T) {
 
 	cfg, err := load(t, ws)
 	require.NoError(t, err)
-	want := defaults(state)
-	want.Workspace = ws
+	want := defaults(state, ws)
 	require.Equal(t, want, cfg)
 
 	// Without flags at all, the defaults are the same.
@@ -418,8 +454,7 @@ func TestLoadEnvOnly(t *testing.T) {
 	for _, fs := range []*pflag.FlagSet{nil, pflag.NewFlagSet("empty", pflag.ContinueOnError)} {
 		cfg, err := Load(fs, ws)
 		require.NoError(t, err)
-		want := defaults(state)
-		want.Workspace = ws
+		want := defaults(state, ws)
 		want.Agent.Model = "opus"
 		want.Agent.Args = []string{"--verbose", "--append-system-prompt", "be brief"}
 		want.Agent.Env = []string{"GH_TOKEN", "LANG=C"}
@@ -941,16 +976,7 @@ func TestLoadInvalid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			isolate(t)
-			ws := t.TempDir()
-			if tt.user != "" {
-				writeUserFile(t, tt.user)
-			}
-			if tt.file != "" {
-				writeFile(t, ws, "ralph.yaml", tt.file)
-			}
-			setenv(t, tt.env)
-
+			ws := setup(t, tt.user, tt.file, tt.env)
 			_, err := load(t, ws, tt.args...)
 			require.Error(t, err)
 			require.Equal(t, strings.Join(tt.want, "\n"), err.Error())
@@ -1002,11 +1028,7 @@ func TestLoadUnknownKeys(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			isolate(t)
-			ws := t.TempDir()
-			file := writeFile(t, ws, "ralph.yaml", tt.file)
-
-			_, err := load(t, ws)
+			_, file, err := loadRalphYAML(t, tt.file)
 			require.Error(t, err)
 			require.Equal(t, strings.ReplaceAll(tt.want, "FILE", file), err.Error())
 		})
@@ -1034,8 +1056,7 @@ func TestLoadEmptiedSection(t *testing.T) {
 
 	cfg, err := load(t, ws)
 	require.NoError(t, err)
-	want := defaults(state)
-	want.Workspace = ws
+	want := defaults(state, ws)
 	want.File = file
 	want.Limits.MaxIterations = 5
 	require.Equal(t, want, cfg)
@@ -1107,9 +1128,7 @@ func TestLoadConfigFile(t *testing.T) {
 		ws := t.TempDir()
 		cfg, err := load(t, ws)
 		require.NoError(t, err)
-		want := defaults(state)
-		want.Workspace = ws
-		require.Equal(t, want, cfg)
+		require.Equal(t, defaults(state, ws), cfg)
 	})
 
 	t.Run("malformed", func(t *testing.T) {
@@ -1133,25 +1152,13 @@ func TestLoadConfigFile(t *testing.T) {
 
 	t.Run("--workspace finds ralph.yaml", func(t *testing.T) {
 		ws := t.TempDir()
-		writeFile(t, ws, "ralph.yaml", "agent:\n  model: there\n")
-		t.Chdir(t.TempDir())
-
-		cfg, err := load(t, "", "--workspace", ws)
-		require.NoError(t, err)
-		require.Equal(t, "there", cfg.Agent.Model)
-		require.Equal(t, ws, cfg.Workspace)
+		requireFindsWorkspace(t, ws, "--workspace", ws)
 	})
 
 	t.Run("RALPH_WORKSPACE finds ralph.yaml", func(t *testing.T) {
 		ws := t.TempDir()
-		writeFile(t, ws, "ralph.yaml", "agent:\n  model: there\n")
 		t.Setenv("RALPH_WORKSPACE", ws)
-		t.Chdir(t.TempDir())
-
-		cfg, err := load(t, "")
-		require.NoError(t, err)
-		require.Equal(t, "there", cfg.Agent.Model)
-		require.Equal(t, ws, cfg.Workspace)
+		requireFindsWorkspace(t, ws)
 	})
 
 	t.Run("argument overrides --workspace", func(t *testing.T) {
@@ -1188,9 +1195,7 @@ func TestLoadUserFile(t *testing.T) {
 		ws := t.TempDir()
 		cfg, err := load(t, ws)
 		require.NoError(t, err)
-		want := defaults(state)
-		want.Workspace = ws
-		require.Equal(t, want, cfg)
+		require.Equal(t, defaults(state, ws), cfg)
 	})
 
 	t.Run("unknown key", func(t *testing.T) {
@@ -1242,15 +1247,23 @@ func TestLoadUserFile(t *testing.T) {
 	t.Run("workspace finds ralph.yaml", func(t *testing.T) {
 		isolate(t)
 		ws := t.TempDir()
-		writeFile(t, ws, "ralph.yaml", "agent:\n  model: there\n")
 		writeUserFile(t, "workspace: "+ws+"\n")
-		t.Chdir(t.TempDir())
-
-		cfg, err := load(t, "")
-		require.NoError(t, err)
-		require.Equal(t, ws, cfg.Workspace)
-		require.Equal(t, "there", cfg.Agent.Model)
+		requireFindsWorkspace(t, ws)
 	})
+}
+
+// requireFindsWorkspace gives ws a ralph.yaml and requires that load, with
+// args, from another directory and without a workspace argument, finds
+// ws and reads its ralph.yaml.
+func requireFindsWorkspace(t *testing.T, ws string, args ...string) {
+	t.Helper()
+	writeFile(t, ws, "ralph.yaml", "agent:\n  model: there\n")
+	t.Chdir(t.TempDir())
+
+	cfg, err := load(t, "", args...)
+	require.NoError(t, err)
+	require.Equal(t, "there", cfg.Agent.Model)
+	require.Equal(t, ws, cfg.Workspace)
 }
 
 func TestLoadTrusted(t *testing.T) {
@@ -1361,11 +1374,7 @@ func TestLoadTrusted(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			isolate(t)
-			ws := t.TempDir()
-			file := writeFile(t, ws, "ralph.yaml", tt.file)
-
-			_, err := load(t, ws)
+			_, file, err := loadRalphYAML(t, tt.file)
 			if len(tt.want) == 0 {
 				require.NoError(t, err)
 				return
@@ -1462,28 +1471,12 @@ func TestNotices(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			isolate(t)
-			ws := t.TempDir()
-			file := filepath.Join(ws, "ralph.yaml")
-			if tt.user != "" {
-				writeUserFile(t, tt.user)
-			}
-			if tt.file != "" {
-				writeFile(t, ws, "ralph.yaml", tt.file)
-			}
-			setenv(t, tt.env)
-			var args []string
-			for _, a := range tt.args {
-				args = append(args, strings.ReplaceAll(a, "FILE", file))
-			}
+			ws := setup(t, tt.user, tt.file, tt.env)
+			file := strings.NewReplacer("FILE", filepath.Join(ws, "ralph.yaml"))
 
-			cfg, err := load(t, ws, args...)
+			cfg, err := load(t, ws, replaceEach(file, tt.args)...)
 			require.NoError(t, err)
-			var want []string
-			for _, w := range tt.want {
-				want = append(want, strings.ReplaceAll(w, "FILE", file))
-			}
-			require.Equal(t, want, cfg.Notices())
+			require.Equal(t, replaceEach(file, tt.want), cfg.Notices())
 		})
 	}
 }
@@ -1553,13 +1546,7 @@ func TestLoadAgentCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			isolate(t)
-			ws := t.TempDir()
-			if tt.file != "" {
-				writeFile(t, ws, "ralph.yaml", tt.file)
-			}
-			setenv(t, tt.env)
-
+			ws := setup(t, "", tt.file, tt.env)
 			cfg, err := load(t, ws, tt.args...)
 			require.NoError(t, err)
 			require.Equal(t, tt.wantCmd, cfg.Agent.Command)
@@ -1695,25 +1682,29 @@ func TestKeys(t *testing.T) {
 	for _, k := range keys {
 		defaults[k.Key] = k.Default
 	}
-	require.Equal(t, "4h", defaults["limits.max-runtime"])
-	require.Equal(t, "30m", defaults["limits.iteration-timeout"])
-	require.Equal(t, "50", defaults["limits.max-cost-usd"])
-	require.Equal(t, "true", defaults["git.auto-commit"])
-	require.Equal(t, "0", defaults["checkpoint.every"])
-	require.Equal(t, "0s", defaults["checkpoint.timeout"])
-	require.Equal(t, "continue", defaults["checkpoint.on-timeout"])
-	require.Equal(t, "2", defaults["limits.max-task-file-repairs"])
-	require.Equal(t, "none", defaults["agent.env"])
-	require.Equal(t, `"" (no check)`, defaults["task.check-command"])
-	require.Equal(t, "https://api.github.com/", defaults["github.api-url"])
-	require.Equal(t, "GITHUB_TOKEN (then GH_TOKEN)", defaults["github.token-env"])
-	require.Equal(t, "1s", defaults["github.write-interval"])
-	require.Equal(t, "ralph-ready", defaults["queue.label"])
-	require.Equal(t, "5m", defaults["queue.poll-interval"])
-	require.Equal(t, "0", defaults["queue.max-issues"])
-	require.Equal(t, "0", defaults["queue.max-cost-usd"])
-	require.Equal(t, "false", defaults["queue.draft"])
-	require.Equal(t, ".github/workflows/**", defaults["git.protected-paths"])
+	for key, want := range map[string]string{
+		"limits.max-runtime":           "4h",
+		"limits.iteration-timeout":     "30m",
+		"limits.max-cost-usd":          "50",
+		"git.auto-commit":              "true",
+		"checkpoint.every":             "0",
+		"checkpoint.timeout":           "0s",
+		"checkpoint.on-timeout":        "continue",
+		"limits.max-task-file-repairs": "2",
+		"agent.env":                    "none",
+		"task.check-command":           `"" (no check)`,
+		"github.api-url":               "https://api.github.com/",
+		"github.token-env":             "GITHUB_TOKEN (then GH_TOKEN)",
+		"github.write-interval":        "1s",
+		"queue.label":                  "ralph-ready",
+		"queue.poll-interval":          "5m",
+		"queue.max-issues":             "0",
+		"queue.max-cost-usd":           "0",
+		"queue.draft":                  "false",
+		"git.protected-paths":          ".github/workflows/**",
+	} {
+		require.Equal(t, want, defaults[key], key)
+	}
 }
 
 // structKeys returns the dotted mapstructure keys of the fields of struct t.

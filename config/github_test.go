@@ -196,17 +196,12 @@ func TestLoadGitHubTokenEnvTrusted(t *testing.T) {
 		{key: "github.api-url", file: "github:\n  api-url: https://evil.example/\n"},
 	} {
 		t.Run(tt.key, func(t *testing.T) {
-			isolate(t)
-			ws := t.TempDir()
-			file := writeFile(t, ws, "ralph.yaml", tt.file)
-
-			_, err := load(t, ws)
+			_, file, err := loadRalphYAML(t, tt.file)
 			require.Error(t, err)
 			assert.True(t, strings.HasPrefix(err.Error(), "key "+tt.key+" in "+file+" is not allowed in a workspace's ralph.yaml"), err.Error())
 
 			// The other GitHub and queue settings are the repository's to choose.
-			writeFile(t, ws, "ralph.yaml", "github:\n  repo: a/b\n  write-interval: 2s\nqueue:\n  label: go\n  draft: true\ntask:\n  check-command: make test\n")
-			cfg, err := load(t, ws)
+			cfg, _, err := loadRalphYAML(t, "github:\n  repo: a/b\n  write-interval: 2s\nqueue:\n  label: go\n  draft: true\ntask:\n  check-command: make test\n")
 			require.NoError(t, err)
 			assert.Equal(t, "a/b", cfg.GitHub.Repo)
 			assert.Equal(t, "make test", cfg.Task.CheckCommand)

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -258,7 +259,7 @@ var onTimeoutActions = []string{"continue", "stop"}
 // specs lists every setting. Every key has a default so that viper's
 // Unmarshal sees keys set only in the environment (spf13/viper#761).
 // Keep in step with Config, AddFlags and doc.go; the tests check all three.
-var specs = []spec{
+var specs = slices.Concat([]spec{
 	{key: "workspace", flag: "workspace", kind: kindString, def: "",
 		text:  `"" (current directory)`,
 		usage: "directory of the repository the agent works in (default: the current directory)"},
@@ -359,31 +360,13 @@ var specs = []spec{
 		usage: "after every completion claim the task file accepts, run a reviewer that checks the acceptance criteria without changing code; the session completes only when it passes the work"},
 	{key: "roles.reviewer.every", flag: "review-every", kind: kindInt, def: 0,
 		usage: "also run the reviewer after every N executor iterations; implies roles.reviewer.enabled (0 = only after completion claims)"},
-	{key: "roles.reviewer.backend", flag: "reviewer-backend", kind: kindString, def: "",
-		text:  `"" (agent.backend)`,
-		usage: "backend of the reviewer: claude, codex, gemini or command (default: agent.backend)"},
-	{key: "roles.reviewer.model", flag: "reviewer-model", kind: kindString, def: "",
-		text:  `"" (agent.model on the same backend, else the backend's default)`,
-		usage: "model of the reviewer (default: agent.model when the reviewer's backend is agent.backend, else the backend's default)"},
-	{key: "roles.reviewer.command", flag: "reviewer-command", kind: kindCommand, def: "",
-		text:  `"" (agent.command on the same backend, else the backend's CLI)`,
-		usage: "command line of the reviewer (default: agent.command when the reviewer's backend is agent.backend, else the backend's CLI)"},
-	{key: "roles.reviewer.instructions", flag: "reviewer-instructions", kind: kindString, def: "",
-		text:  `"" (none)`,
-		usage: "instructions the reviewer gets besides Ralph's, such as what else to check"},
-	{key: "roles.planner.backend", flag: "planner-backend", kind: kindString, def: "",
-		text:  `"" (agent.backend)`,
-		usage: "backend of the planner of starter plan (default: agent.backend)"},
-	{key: "roles.planner.model", flag: "planner-model", kind: kindString, def: "",
-		text:  `"" (agent.model on the same backend, else the backend's default)`,
-		usage: "model of the planner (default: agent.model when the planner's backend is agent.backend, else the backend's default)"},
-	{key: "roles.planner.command", flag: "planner-command", kind: kindCommand, def: "",
-		text:  `"" (agent.command on the same backend, else the backend's CLI)`,
-		usage: "command line of the planner (default: agent.command when the planner's backend is agent.backend, else the backend's CLI)"},
-	{key: "roles.planner.instructions", flag: "planner-instructions", kind: kindString, def: "",
-		text:  `"" (none)`,
-		usage: "instructions the planner gets besides Ralph's, such as how big a story may be"},
-
+}, roleSpecs("reviewer",
+	"backend of the reviewer: claude, codex, gemini or command (default: agent.backend)",
+	"instructions the reviewer gets besides Ralph's, such as what else to check",
+), roleSpecs("planner",
+	"backend of the planner of starter plan (default: agent.backend)",
+	"instructions the planner gets besides Ralph's, such as how big a story may be",
+), []spec{
 	{key: "github.repo", flag: "repo", kind: kindString, def: "",
 		text:  `"" (from the clone's origin URL)`,
 		usage: "GitHub repository as owner/name (default: from the URL of the workspace's origin remote)"},
@@ -508,6 +491,27 @@ var specs = []spec{
 		usage: "URL that receives each notification as a JSON POST, such as https://example.com/hooks/ralph"},
 	{key: "notify.webhook.secret-env", flag: "notify-webhook-secret-env", kind: kindString, def: "RALPH_NOTIFY_SECRET", trusted: true,
 		usage: "name of the environment variable holding the secret that signs each webhook POST (X-Ralph-Signature-256: sha256=HMAC of the body); without it the POSTs are not signed"},
+})
+
+// roleSpecs returns the settings of the agent of role, a role besides the
+// executor: roles.<role>.backend, .model, .command and .instructions. Only
+// what backend and instructions say differs from role to role.
+func roleSpecs(role, backendUsage, instructionsUsage string) []spec {
+	key := "roles." + role + "."
+	return []spec{
+		{key: key + "backend", flag: role + "-backend", kind: kindString, def: "",
+			text:  `"" (agent.backend)`,
+			usage: backendUsage},
+		{key: key + "model", flag: role + "-model", kind: kindString, def: "",
+			text:  `"" (agent.model on the same backend, else the backend's default)`,
+			usage: "model of the " + role + " (default: agent.model when the " + role + "'s backend is agent.backend, else the backend's default)"},
+		{key: key + "command", flag: role + "-command", kind: kindCommand, def: "",
+			text:  `"" (agent.command on the same backend, else the backend's CLI)`,
+			usage: "command line of the " + role + " (default: agent.command when the " + role + "'s backend is agent.backend, else the backend's CLI)"},
+		{key: key + "instructions", flag: role + "-instructions", kind: kindString, def: "",
+			text:  `"" (none)`,
+			usage: instructionsUsage},
+	}
 }
 
 // specByKey indexes specs by key.

@@ -31,12 +31,7 @@ func TestLoadNotifyChatIDs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			isolate(t)
-			setenv(t, tt.env)
-			if tt.user != "" {
-				writeUserFile(t, tt.user)
-			}
-			cfg, err := load(t, t.TempDir(), tt.args...)
+			cfg, err := load(t, setup(t, tt.user, "", tt.env), tt.args...)
 			require.NoError(t, err)
 			require.Equal(t, tt.want, cfg.Notify.Telegram.ChatIDs)
 		})
@@ -104,9 +99,7 @@ func TestLoadNotifyInvalid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			isolate(t)
-			setenv(t, tt.env)
-			_, err := load(t, t.TempDir(), tt.args...)
+			_, err := load(t, setup(t, "", "", tt.env), tt.args...)
 			require.EqualError(t, err, tt.want)
 		})
 	}

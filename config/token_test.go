@@ -112,10 +112,7 @@ func TestLoadGitHubTokenFile(t *testing.T) {
 		require.Equal(t, filepath.Join(home, "gh-token"), cfg.GitHub.TokenFile)
 	})
 	t.Run("not in a workspace's ralph.yaml", func(t *testing.T) {
-		isolate(t)
-		ws := t.TempDir()
-		file := writeFile(t, ws, "ralph.yaml", "github:\n  token-file: /home/me/.ssh/id_ed25519\n")
-		_, err := load(t, ws)
+		_, file, err := loadRalphYAML(t, "github:\n  token-file: /home/me/.ssh/id_ed25519\n")
 		require.ErrorContains(t, err, "key github.token-file in "+file+" is not allowed in a workspace's ralph.yaml")
 	})
 }

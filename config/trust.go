@@ -171,11 +171,7 @@ func (c Config) CheckWorkspaceTrusted() error {
 	if c.runs == nil {
 		return nil
 	}
-	file, err := TrustFile()
-	if err != nil {
-		return err
-	}
-	entries, err := readTrust(file)
+	entries, err := TrustedWorkspaces()
 	if err != nil {
 		return err
 	}

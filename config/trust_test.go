@@ -91,12 +91,8 @@ func TestWorkspaceTrust(t *testing.T) {
 			for k, v := range tt.env {
 				t.Setenv(k, replace.Replace(v))
 			}
-			args := make([]string, len(tt.args))
-			for i, a := range tt.args {
-				args[i] = replace.Replace(a)
-			}
 
-			cfg, err := load(t, ws, args...)
+			cfg, err := load(t, ws, replaceEach(replace, tt.args)...)
 			require.NoError(t, err, "Load refuses nothing: prompt and status read untrusted files")
 			err = cfg.CheckWorkspaceTrusted()
 			if len(tt.want) == 0 {
@@ -188,11 +184,7 @@ func TestTrustWorkspaceRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			isolate(t)
-			ws := t.TempDir()
-			if tt.file != "" {
-				writeFile(t, ws, "ralph.yaml", tt.file)
-			}
+			ws := setup(t, "", tt.file, nil)
 			_, err := TrustWorkspace(ws, time.Now())
 			require.ErrorContains(t, err, tt.want)
 			entries, err := TrustedWorkspaces()

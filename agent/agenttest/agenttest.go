@@ -1,6 +1,6 @@
 // Package agenttest helps the tests of the backends of package agent:
-// the runs they recorded in their testdata, the exit of a process, and
-// the check of the verdicts of recorded runs.
+// the runs they recorded in their testdata, the lines they feed a parser,
+// the exit of a process, and the check of the verdicts of recorded runs.
 package agenttest
 
 import (
@@ -69,6 +69,21 @@ func Replay[P agent.Parser](t testing.TB, p P, dir, name string) (P, []agent.Eve
 		events = append(events, ev)
 	}
 	return p, events
+}
+
+// Feed feeds lines to p, which must parse each, and returns the events
+// that show something.
+func Feed(t testing.TB, p agent.Parser, lines []string) []agent.Event {
+	t.Helper()
+	var events []agent.Event
+	for _, l := range lines {
+		ev, err := p.Line([]byte(l))
+		require.NoError(t, err, l)
+		if ev != (agent.Event{}) {
+			events = append(events, ev)
+		}
+	}
+	return events
 }
 
 // Recorded is the recorded stderr (dir/name.stderr) of the run name and

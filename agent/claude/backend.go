@@ -100,19 +100,15 @@ func (b *backendParser) Summary() agent.Summary {
 		turns = s.NumTurns
 	}
 	return agent.Summary{
-		SessionID:        s.SessionID,
-		Model:            s.Model,
-		Events:           s.Events,
-		InvalidLines:     s.InvalidLines,
-		FirstInvalidLine: s.FirstInvalidLine,
-		OversizedLines:   s.OversizedLines,
-		UnknownEvents:    s.UnknownEvents,
-		Turns:            turns,
-		ToolUses:         s.ToolUses,
-		LastTool:         s.LastTool,
-		FinalText:        final,
-		Usage:            s.Usage,
-		CostUSD:          s.CostUSD,
+		SessionID: s.SessionID,
+		Model:     s.Model,
+		Lines:     s.Lines,
+		Turns:     turns,
+		ToolUses:  s.ToolUses,
+		LastTool:  s.LastTool,
+		FinalText: final,
+		Usage:     s.Usage,
+		CostUSD:   s.CostUSD,
 		// Claude Code reports its cost in its result event; a run
 		// that died before it has cost nothing Ralph can know of.
 		CostKnown: true,

@@ -1,9 +1,6 @@
 package claude
 
 import (
-	"github.com/durable-ralph/ralph/contract"
-
-	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -12,16 +9,10 @@ import (
 	_ "time/tzdata" // the reset-time cases must not depend on the host's zoneinfo
 
 	"github.com/stretchr/testify/require"
-)
 
-// exitError returns the error of a process that ran script with sh.
-func exitError(t *testing.T, script string) error {
-	t.Helper()
-	err := exec.Command("sh", "-c", script).Run()
-	_, ok := errors.AsType[*exec.ExitError](err)
-	require.True(t, ok, "sh -c %q: %v", script, err)
-	return err
-}
+	"github.com/durable-ralph/ralph/agent/agenttest"
+	"github.com/durable-ralph/ralph/contract"
+)
 
 func mustLoad(t testing.TB, name string) *time.Location {
 	t.Helper()
@@ -33,9 +24,9 @@ func mustLoad(t testing.TB, name string) *time.Location {
 func TestClassify(t *testing.T) {
 	london := mustLoad(t, "Europe/London")
 	now := time.Date(2026, 11, 21, 14, 30, 0, 0, time.UTC)
-	status1 := exitError(t, "exit 1")
-	status2 := exitError(t, "exit 2")
-	killed := exitError(t, "kill -9 $$")
+	status1 := agenttest.ExitWith(t, 1)
+	status2 := agenttest.ExitWith(t, 2)
+	killed := agenttest.ExitWith(t, -1)
 
 	// A diff that talks about rate limits and logins, in a tool call and
 	// its result, and a model that talks about them too.

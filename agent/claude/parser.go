@@ -104,18 +104,13 @@ type Summary struct {
 	CLIVersion string // claude_code_version from system/init
 	CWD        string
 
-	// Events counts the lines that were stream-json events.
-	Events int
-	// InvalidLines counts the lines that were not: not a JSON object, or
-	// without a "type". FirstInvalidLine is an excerpt of the first one.
-	InvalidLines     int
-	FirstInvalidLine string
-	// OversizedLines counts the lines the caller dropped as too long to
-	// parse (see Parser.Oversized).
-	OversizedLines int
-	// UnknownEvents counts events of a type this package does not
-	// interpret, such as stream_event or tool_progress.
-	UnknownEvents int
+	// Lines counts the lines: Events those that were stream-json events,
+	// InvalidLines those that were not (not a JSON object, or without a
+	// "type"), OversizedLines those the caller dropped as too long to
+	// parse (see Parser.Oversized). UnknownEvents counts events of a type
+	// this package does not interpret, such as stream_event or
+	// tool_progress.
+	agent.Lines
 
 	// Turns counts the assistant messages of the main agent (not of
 	// subagents, and not the error messages Claude Code makes up).

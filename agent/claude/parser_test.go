@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"github.com/durable-ralph/ralph/agent"
 	"github.com/durable-ralph/ralph/contract"
 
 	"errors"
@@ -142,7 +143,7 @@ func TestParserSummary(t *testing.T) {
 				lineSubagentTool, lineSecondTurn, lineSuccess),
 			want: Summary{
 				SessionID: sessionID, Model: "claude-opus-5-5", CLIVersion: "2.1.329", CWD: "/work/repo",
-				Events: 9, Turns: 2, ToolUses: 2, LastTool: "Grep", ToolResults: 1,
+				Lines: agent.Lines{Events: 9}, Turns: 2, ToolUses: 2, LastTool: "Grep", ToolResults: 1,
 				LastText:  "US-001 is done.\n\n<promise>COMPLETE</promise>",
 				HasResult: true, ResultSubtype: "success",
 				ResultText:     "US-001 is done.\n\n<promise>COMPLETE</promise>",
@@ -158,7 +159,7 @@ func TestParserSummary(t *testing.T) {
 			out:  lines(lineInit, lineToolUse, lineToolError, lineMaxTurns),
 			want: Summary{
 				SessionID: sessionID, Model: "claude-opus-5-5", CLIVersion: "2.1.329", CWD: "/work/repo",
-				Events: 4, Turns: 1, ToolUses: 1, LastTool: "Write", ToolResults: 1, ToolErrors: 1,
+				Lines: agent.Lines{Events: 4}, Turns: 1, ToolUses: 1, LastTool: "Write", ToolResults: 1, ToolErrors: 1,
 				HasResult: true, ResultSubtype: "error_max_turns", IsError: true,
 				ResultText: "Reached maximum number of turns (3)", TerminalReason: "max_turns",
 				CostUSD: 0.02, Usage: contract.Usage{InputTokens: 10, OutputTokens: 20},
@@ -170,7 +171,7 @@ func TestParserSummary(t *testing.T) {
 			out:  lines(lineInit, lineNotLoggedIn, lineNotLoggedInResult),
 			want: Summary{
 				SessionID: sessionID, Model: "claude-opus-5-5", CLIVersion: "2.1.329", CWD: "/work/repo",
-				Events:   3,
+				Lines:    agent.Lines{Events: 3},
 				APIError: "authentication_failed", APIErrorText: "Not logged in · Please run /login",
 				HasResult: true, ResultSubtype: "success", IsError: true,
 				ResultText: "Not logged in · Please run /login", TerminalReason: "api_error",
@@ -182,7 +183,7 @@ func TestParserSummary(t *testing.T) {
 			out:  lines(lineInit, lineAPIRetry, lineAPIRetry, lineNoNetwork, lineNoNetworkResult),
 			want: Summary{
 				SessionID: "d2862401-c305-4843-9b74-0446c57c082b", Model: "claude-opus-5-5", CLIVersion: "2.1.329", CWD: "/work/repo",
-				Events: 5, APIRetries: 2,
+				Lines: agent.Lines{Events: 5}, APIRetries: 2,
 				APIError: "server_error", APIErrorText: "API Error: Can't reach the API server — check your internet or DNS (ENOTFOUND)",
 				HasResult: true, ResultSubtype: "success", IsError: true,
 				ResultText:     "API Error: Can't reach the API server — check your internet or DNS (ENOTFOUND)",
@@ -195,7 +196,7 @@ func TestParserSummary(t *testing.T) {
 			out:  lines(lineInit, lineRateLimitRejected, lineUsageLimit, lineUsageLimitResult),
 			want: Summary{
 				SessionID: sessionID, Model: "claude-opus-5-5", CLIVersion: "2.1.329", CWD: "/work/repo",
-				Events:   4,
+				Lines:    agent.Lines{Events: 4},
 				APIError: "rate_limit", APIErrorText: "You've hit your 5-hour limit · resets 5pm (Europe/London)",
 				HasResult: true, ResultSubtype: "success", IsError: true,
 				ResultText:     "You've hit your 5-hour limit · resets 5pm (Europe/London)",
@@ -208,7 +209,7 @@ func TestParserSummary(t *testing.T) {
 			name: "resume of an unknown session",
 			out:  lines(lineResumeNotFound),
 			want: Summary{
-				SessionID: "11111111-2222-4333-8444-999999999999", Events: 1,
+				SessionID: "11111111-2222-4333-8444-999999999999", Lines: agent.Lines{Events: 1},
 				HasResult: true, ResultSubtype: "error_during_execution", IsError: true,
 				ResultText: "No conversation found with session ID: 11111111-2222-4333-8444-999999999999",
 			},
@@ -219,7 +220,7 @@ func TestParserSummary(t *testing.T) {
 				`{"type":"keep_alive"}`, "\x00\x01\x02", lineText),
 			want: Summary{
 				SessionID: sessionID, Model: "claude-opus-5-5", CLIVersion: "2.1.329", CWD: "/work/repo",
-				Events: 3, InvalidLines: 3, FirstInvalidLine: "Welcome to the fake shell", UnknownEvents: 1,
+				Lines: agent.Lines{Events: 3, InvalidLines: 3, FirstInvalidLine: "Welcome to the fake shell", UnknownEvents: 1},
 				Turns: 1, LastText: "I'll implement US-001 now.",
 			},
 		},

@@ -20,6 +20,11 @@ func replay(t *testing.T, name string, o agent.Options) (*Parser, []agent.Event)
 	return agenttest.Replay(t, Backend{}.NewParser(o).(*Parser), "testdata", name)
 }
 
+// newParser returns a new parser for the default options.
+func newParser() *Parser {
+	return Backend{}.NewParser(agent.Options{}).(*Parser)
+}
+
 func TestSummaryRecorded(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -29,7 +34,7 @@ func TestSummaryRecorded(t *testing.T) {
 		{
 			name: "text",
 			want: agent.Summary{
-				SessionID: "01a205ff-f01f-7b73-89bf-9d5e964258f0", Model: DefaultModel, Events: 4, Turns: 1,
+				SessionID: "01a205ff-f01f-7b73-89bf-9d5e964258f0", Model: DefaultModel, Lines: agent.Lines{Events: 4}, Turns: 1,
 				FinalText: "Hello! I am the scripted model.\nNothing to do here.",
 				Usage:     contract.Usage{InputTokens: 13851, OutputTokens: 13},
 				CostNote:  `cost unknown: no price for model "gpt-6.1-sol", Codex's default, assumed as no model was set (set agent.model or agent.prices)`,
@@ -39,7 +44,7 @@ func TestSummaryRecorded(t *testing.T) {
 			name:  "shell",
 			model: "gpt-5",
 			want: agent.Summary{
-				SessionID: "01a205ff-f1a1-7c83-bcd1-3fad9cadcede", Model: "gpt-5", Events: 10, Turns: 2,
+				SessionID: "01a205ff-f1a1-7c83-bcd1-3fad9cadcede", Model: "gpt-5", Lines: agent.Lines{Events: 10}, Turns: 2,
 				ToolUses: 2, LastTool: "Bash",
 				FinalText: "Created hello.txt; missing.txt does not exist.\n<promise>COMPLETE</promise>",
 				Usage:     contract.Usage{InputTokens: 42253 - 27904, OutputTokens: 116, CacheReadInputTokens: 27904},
@@ -49,8 +54,7 @@ func TestSummaryRecorded(t *testing.T) {
 		{
 			name: "garbage",
 			want: agent.Summary{
-				SessionID: "01a205ff-f1a1-7c83-bcd1-3fad9cadcede", Model: DefaultModel, Events: 10, Turns: 2,
-				InvalidLines: 6, FirstInvalidLine: "Loading codex...",
+				SessionID: "01a205ff-f1a1-7c83-bcd1-3fad9cadcede", Model: DefaultModel, Lines: agent.Lines{Events: 10, InvalidLines: 6, FirstInvalidLine: "Loading codex..."}, Turns: 2,
 				ToolUses: 2, LastTool: "Bash",
 				FinalText: "Created hello.txt; missing.txt does not exist.\n<promise>COMPLETE</promise>",
 				Usage:     contract.Usage{InputTokens: 42253 - 27904, OutputTokens: 116, CacheReadInputTokens: 27904},
@@ -62,7 +66,7 @@ func TestSummaryRecorded(t *testing.T) {
 			// metadata for it.
 			name: "unknown_model",
 			want: agent.Summary{
-				SessionID: "01a205ff-f60d-7253-8881-98f89f5785fb", Model: "gpt-5.1-codex", Events: 11, Turns: 2,
+				SessionID: "01a205ff-f60d-7253-8881-98f89f5785fb", Model: "gpt-5.1-codex", Lines: agent.Lines{Events: 11}, Turns: 2,
 				ToolUses: 2, LastTool: "Bash",
 				FinalText: "Created hello.txt; missing.txt does not exist.\n<promise>COMPLETE</promise>",
 				Usage:     contract.Usage{InputTokens: 10400, OutputTokens: 66, CacheReadInputTokens: 19968},
@@ -73,7 +77,7 @@ func TestSummaryRecorded(t *testing.T) {
 			name:  "patch",
 			model: "gpt-5.5",
 			want: agent.Summary{
-				SessionID: "01a205ff-f42f-7971-94fe-9fdd37c3e05c", Model: "gpt-5.5", Events: 9, Turns: 2,
+				SessionID: "01a205ff-f42f-7971-94fe-9fdd37c3e05c", Model: "gpt-5.5", Lines: agent.Lines{Events: 9}, Turns: 2,
 				ToolUses: 2, LastTool: "Bash", FinalText: "notes.txt added.",
 				Usage:    contract.Usage{InputTokens: 29143 - 19200, OutputTokens: 38, CacheReadInputTokens: 19200},
 				CostNote: `cost unknown: no price for model "gpt-5.5" (set agent.prices)`,
@@ -83,7 +87,7 @@ func TestSummaryRecorded(t *testing.T) {
 			name:  "cached",
 			model: "gpt-5-mini",
 			want: agent.Summary{
-				SessionID: "01a205ff-f799-7560-a1c0-0636fbe7dc68", Model: "gpt-5-mini", Events: 4, Turns: 1, FinalText: "Cached.",
+				SessionID: "01a205ff-f799-7560-a1c0-0636fbe7dc68", Model: "gpt-5-mini", Lines: agent.Lines{Events: 4}, Turns: 1, FinalText: "Cached.",
 				Usage:   contract.Usage{InputTokens: 5500, OutputTokens: 300, CacheCreationInputTokens: 500, CacheReadInputTokens: 4000},
 				CostUSD: (6000*0.25 + 4000*0.025 + 300*2) / 1e6, CostKnown: true,
 			},
@@ -94,7 +98,7 @@ func TestSummaryRecorded(t *testing.T) {
 			name:  "resume",
 			model: "gpt-5",
 			want: agent.Summary{
-				SessionID: "01a205ff-f8ca-71f0-ad7e-765d0dd31bd4", Model: "gpt-5", Events: 6, Turns: 1,
+				SessionID: "01a205ff-f8ca-71f0-ad7e-765d0dd31bd4", Model: "gpt-5", Lines: agent.Lines{Events: 6}, Turns: 1,
 				ToolUses: 1, LastTool: "Bash", FinalText: "first.txt says one.",
 				Usage:   contract.Usage{InputTokens: 56165 - 41856, OutputTokens: 82, CacheReadInputTokens: 41856},
 				CostUSD: (14309*1.25 + 41856*0.125 + 82*10) / 1e6, CostKnown: true,
@@ -104,7 +108,7 @@ func TestSummaryRecorded(t *testing.T) {
 			name:  "killed",
 			model: "gpt-5",
 			want: agent.Summary{
-				SessionID: "01a20600-1b2c-76b3-81e1-7d94f2d1a99e", Model: "gpt-5", Events: 5, Turns: 1,
+				SessionID: "01a20600-1b2c-76b3-81e1-7d94f2d1a99e", Model: "gpt-5", Lines: agent.Lines{Events: 5}, Turns: 1,
 				ToolUses: 1, LastTool: "Bash", FinalText: "Starting.",
 				CostNote: "cost unknown: Codex reported no token usage (no turn completed)",
 			},
@@ -113,7 +117,7 @@ func TestSummaryRecorded(t *testing.T) {
 			name:  "rate_limit_429_retried",
 			model: "gpt-5",
 			want: agent.Summary{
-				SessionID: "01a20600-0668-7831-aa3a-90036d4dce07", Model: "gpt-5", Events: 5,
+				SessionID: "01a20600-0668-7831-aa3a-90036d4dce07", Model: "gpt-5", Lines: agent.Lines{Events: 5},
 				CostNote: "cost unknown: Codex reported no token usage (no turn completed)",
 			},
 		},
@@ -164,6 +168,11 @@ func TestEventsRecorded(t *testing.T) {
 }
 
 func TestLineSynthetic(t *testing.T) {
+	// unknown checks that the line was an event the parser does not read.
+	unknown := func(t *testing.T, s agent.Summary) {
+		require.Equal(t, 1, s.UnknownEvents)
+		require.Equal(t, 1, s.Events)
+	}
 	tests := []struct {
 		name string
 		line string
@@ -244,26 +253,19 @@ func TestLineSynthetic(t *testing.T) {
 			want: agent.Event{Error: "boom"},
 		},
 		{
-			name: "unknown_event",
-			line: `{"type":"thread.archived","thread_id":"x"}`,
-			check: func(t *testing.T, s agent.Summary) {
-				require.Equal(t, 1, s.UnknownEvents)
-				require.Equal(t, 1, s.Events)
-			},
+			name:  "unknown_event",
+			line:  `{"type":"thread.archived","thread_id":"x"}`,
+			check: unknown,
 		},
 		{
-			name: "unknown_item",
-			line: `{"type":"item.completed","item":{"id":"item_7","type":"image_view","path":"a.png"}}`,
-			check: func(t *testing.T, s agent.Summary) {
-				require.Equal(t, 1, s.UnknownEvents)
-			},
+			name:  "unknown_item",
+			line:  `{"type":"item.completed","item":{"id":"item_7","type":"image_view","path":"a.png"}}`,
+			check: unknown,
 		},
 		{
-			name: "event_of_another_shape",
-			line: `{"type":"turn.completed","usage":"lots"}`,
-			check: func(t *testing.T, s agent.Summary) {
-				require.Equal(t, 1, s.UnknownEvents)
-			},
+			name:  "event_of_another_shape",
+			line:  `{"type":"turn.completed","usage":"lots"}`,
+			check: unknown,
 		},
 		{
 			name: "blank",
@@ -275,7 +277,7 @@ func TestLineSynthetic(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := Backend{}.NewParser(agent.Options{}).(*Parser)
+			p := newParser()
 			ev, err := p.Line([]byte(tc.line))
 			require.NoError(t, err)
 			require.Equal(t, tc.want, ev)
@@ -287,7 +289,7 @@ func TestLineSynthetic(t *testing.T) {
 }
 
 func TestLineInvalid(t *testing.T) {
-	p := Backend{}.NewParser(agent.Options{}).(*Parser)
+	p := newParser()
 	for _, line := range []string{"not json", `[1,2]`, `"text"`, `{"type":""}`, `{"no_type":1}`, `{"type":"turn.started"`, "\xff\xfe"} {
 		_, err := p.Line([]byte(line))
 		require.ErrorIs(t, err, agent.ErrInvalidLine, line)
@@ -301,7 +303,7 @@ func TestLineInvalid(t *testing.T) {
 }
 
 func TestToolCountedOnce(t *testing.T) {
-	p := Backend{}.NewParser(agent.Options{}).(*Parser)
+	p := newParser()
 	lines := []string{
 		`{"type":"item.started","item":{"id":"item_1","type":"todo_list","items":[{"text":"a","completed":false}]}}`,
 		`{"type":"item.updated","item":{"id":"item_1","type":"todo_list","items":[{"text":"a","completed":true}]}}`,
@@ -310,9 +312,7 @@ func TestToolCountedOnce(t *testing.T) {
 		`{"type":"item.completed","item":{"id":"item_2","type":"file_change","changes":[{"path":"x","kind":"add"}],"status":"completed"}}`,
 	}
 	var shown int
-	for _, l := range lines {
-		ev, err := p.Line([]byte(l))
-		require.NoError(t, err)
+	for _, ev := range agenttest.Feed(t, p, lines) {
 		if ev.Tool != "" {
 			shown++
 		}
@@ -324,7 +324,7 @@ func TestToolCountedOnce(t *testing.T) {
 
 func TestTextsBounded(t *testing.T) {
 	long := strings.Repeat("é", 5000) + "\n<promise>COMPLETE</promise>"
-	p := Backend{}.NewParser(agent.Options{}).(*Parser)
+	p := newParser()
 	text, err := json.Marshal(long)
 	require.NoError(t, err)
 	ev, err := p.Line([]byte(`{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":` + string(text) + `}}`))
@@ -380,7 +380,7 @@ func TestShellWords(t *testing.T) {
 }
 
 func TestInvalidLineError(t *testing.T) {
-	p := Backend{}.NewParser(agent.Options{}).(*Parser)
+	p := newParser()
 	_, err := p.Line([]byte("Loading codex..."))
 	require.True(t, errors.Is(err, agent.ErrInvalidLine))
 	require.Contains(t, err.Error(), `"Loading codex..."`)

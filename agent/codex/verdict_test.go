@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/durable-ralph/ralph/agent"
 	"github.com/durable-ralph/ralph/agent/agenttest"
 	"github.com/durable-ralph/ralph/contract"
 )
@@ -123,11 +122,8 @@ func TestVerdictSynthetic(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := Backend{}.NewParser(agent.Options{}).(*Parser)
-			for _, l := range tc.lines {
-				_, err := p.Line([]byte(l))
-				require.NoError(t, err)
-			}
+			p := newParser()
+			agenttest.Feed(t, p, tc.lines)
 			v := p.Verdict(tc.exitErr, tc.stderr, now)
 			require.Equal(t, tc.outcome, v.Outcome, v.Reason)
 			require.Contains(t, v.Reason, tc.reason)

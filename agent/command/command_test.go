@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-ralph/ralph/agent"
+	"github.com/durable-ralph/ralph/agent/agenttest"
 	"github.com/durable-ralph/ralph/contract"
 )
 
@@ -53,11 +54,6 @@ func TestParserKeepsTheEnd(t *testing.T) {
 }
 
 func TestVerdict(t *testing.T) {
-	exit := func(code int) error {
-		err := exec.Command("sh", "-c", "exit "+string(rune('0'+code))).Run()
-		require.Error(t, err)
-		return err
-	}
 	tests := []struct {
 		name    string
 		err     error
@@ -66,9 +62,9 @@ func TestVerdict(t *testing.T) {
 		contain string
 	}{
 		{"success", nil, "warning: something", contract.OutcomeSuccess, ""},
-		{"failed", exit(1), "loading model\nerror: model crashed\n", contract.OutcomeAgentError, "status 1: error: model crashed"},
-		{"throttled", exit(2), "Error: 429 Too Many Requests", contract.OutcomeRateLimited, "429 Too Many Requests"},
-		{"rate limit words", exit(1), "API said: rate limit reached, slow down", contract.OutcomeRateLimited, "rate limit reached"},
+		{"failed", agenttest.ExitWith(t, 1), "loading model\nerror: model crashed\n", contract.OutcomeAgentError, "status 1: error: model crashed"},
+		{"throttled", agenttest.ExitWith(t, 2), "Error: 429 Too Many Requests", contract.OutcomeRateLimited, "429 Too Many Requests"},
+		{"rate limit words", agenttest.ExitWith(t, 1), "API said: rate limit reached, slow down", contract.OutcomeRateLimited, "rate limit reached"},
 		{"not found", &exec.Error{Name: "my-agent", Err: exec.ErrNotFound}, "", contract.OutcomePermanent, "could not be started"},
 		{"read error", errors.New("read stdout: broken pipe"), "", contract.OutcomeAgentError, "broken pipe"},
 	}

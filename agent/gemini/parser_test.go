@@ -27,7 +27,7 @@ func TestParserRecorded(t *testing.T) {
 				// The init event says "auto"; the result names the
 				// models the CLI used, the router's and this one.
 				Model:     "gemini-3.8-flash",
-				Events:    5,
+				Lines:     agent.Lines{Events: 5},
 				Turns:     1,
 				FinalText: "All stories pass.\n<promise>COMPLETE</promise>\n",
 				Usage:     contract.Usage{InputTokens: 883 + 12004, OutputTokens: 13 + 12},
@@ -39,7 +39,7 @@ func TestParserRecorded(t *testing.T) {
 			want: agent.Summary{
 				SessionID: "689444c4-f365-4dcf-b963-84978b2ada67",
 				Model:     "gemini-2.5-flash",
-				Events:    11,
+				Lines:     agent.Lines{Events: 11},
 				Turns:     3,
 				ToolUses:  2,
 				LastTool:  "write_file",
@@ -54,7 +54,7 @@ func TestParserRecorded(t *testing.T) {
 			want: agent.Summary{
 				SessionID: "06086e1a-e753-423d-8eef-17978ecf7553",
 				Model:     "gemini-2.5-flash",
-				Events:    9,
+				Lines:     agent.Lines{Events: 9},
 				Turns:     3,
 				ToolUses:  2,
 				LastTool:  "read_file",
@@ -69,7 +69,7 @@ func TestParserRecorded(t *testing.T) {
 			want: agent.Summary{
 				SessionID: "f2eb1888-2233-4505-a1dc-bf7cd64dd1dd",
 				Model:     "gemini-2.5-flash",
-				Events:    4,
+				Lines:     agent.Lines{Events: 4},
 				Turns:     1,
 				FinalText: "Cached and thought.",
 				// 50 candidates and 120 thinking tokens are billed as
@@ -84,7 +84,7 @@ func TestParserRecorded(t *testing.T) {
 			want: agent.Summary{
 				SessionID: "5734792f-f8cb-4dde-b14f-7d3bd1151479",
 				Model:     "gemini-2.5-flash",
-				Events:    7,
+				Lines:     agent.Lines{Events: 7},
 				Turns:     2,
 				ToolUses:  2,
 				LastTool:  "run_shell_command",
@@ -98,7 +98,7 @@ func TestParserRecorded(t *testing.T) {
 			want: agent.Summary{
 				SessionID: "bcba61c6-a4b9-446e-91cd-fca0bba99a17",
 				Model:     "gemini-2.5-flash",
-				Events:    5,
+				Lines:     agent.Lines{Events: 5},
 				Turns:     1,
 				FinalText: "Reply number 3 to your prompt. It says: Carry on where you left off.",
 				Usage:     contract.Usage{InputTokens: 12590, OutputTokens: 18},
@@ -111,7 +111,7 @@ func TestParserRecorded(t *testing.T) {
 			want: agent.Summary{
 				SessionID: "69f92b91-0d79-460b-99cb-26a08f01395d",
 				Model:     "gemini-2.5-flash",
-				Events:    3,
+				Lines:     agent.Lines{Events: 3},
 				CostKnown: true,
 			},
 		},
@@ -120,7 +120,7 @@ func TestParserRecorded(t *testing.T) {
 			want: agent.Summary{
 				SessionID: "1340bf64-4073-49a2-a40f-26e9780634ab",
 				Model:     "gemini-2.5-flash",
-				Events:    2,
+				Lines:     agent.Lines{Events: 2},
 			},
 			note: "printed no result",
 		},
@@ -183,7 +183,7 @@ func TestParserGarbage(t *testing.T) {
 		}
 	}
 
-	p := Backend{}.NewParser(agent.Options{}).(*Parser)
+	p := newParser()
 	invalid := 0
 	for _, l := range mixed {
 		_, err := p.Line([]byte(l))
@@ -225,7 +225,7 @@ func TestParserConstructed(t *testing.T) {
 				{Error: "warning: Agent execution blocked: hook said no"},
 				{Error: "Maximum session turns exceeded"},
 			},
-			want: agent.Summary{SessionID: "s1", Model: "gemini-2.5-pro", Events: 3,
+			want: agent.Summary{SessionID: "s1", Model: "gemini-2.5-pro", Lines: agent.Lines{Events: 3},
 				CostNote: "cost unknown: the Gemini CLI printed no result with token counts"},
 		},
 		{
@@ -241,15 +241,15 @@ func TestParserConstructed(t *testing.T) {
 				{Says: "First whole message."},
 				{Tool: "grep_search", ToolSubject: "TODO"},
 			},
-			want: agent.Summary{Events: 5, Turns: 2, ToolUses: 1, LastTool: "grep_search",
+			want: agent.Summary{Lines: agent.Lines{Events: 5}, Turns: 2, ToolUses: 1, LastTool: "grep_search",
 				FinalText: "Part one, part two.",
 				CostNote:  "cost unknown: the Gemini CLI printed no result with token counts"},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := Backend{}.NewParser(agent.Options{}).(*Parser)
-			require.Equal(t, tc.events, feed(t, p, tc.lines))
+			p := newParser()
+			require.Equal(t, tc.events, agenttest.Feed(t, p, tc.lines))
 			require.Equal(t, tc.want, p.Summary())
 		})
 	}
@@ -313,7 +313,7 @@ func TestParserCost(t *testing.T) {
 }
 
 func TestParserBoundsTexts(t *testing.T) {
-	p := Backend{}.NewParser(agent.Options{}).(*Parser)
+	p := newParser()
 	chunk := strings.Repeat("word é ", 100) // 800 bytes
 	for range 40 {
 		_, err := p.Line([]byte(`{"type":"message","role":"assistant","content":"` + chunk + `","delta":true}`))

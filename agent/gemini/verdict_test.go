@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/durable-ralph/ralph/agent"
 	"github.com/durable-ralph/ralph/agent/agenttest"
 	"github.com/durable-ralph/ralph/contract"
 )
@@ -16,8 +15,8 @@ import (
 // TestVerdictReadsOnlyTheCLI checks that what the model wrote and what a
 // tool printed do not count as the CLI's errors.
 func TestVerdictReadsOnlyTheCLI(t *testing.T) {
-	p := Backend{}.NewParser(agent.Options{}).(*Parser)
-	feed(t, p, []string{
+	p := newParser()
+	agenttest.Feed(t, p, []string{
 		`{"type":"init","session_id":"s","model":"gemini-2.5-flash"}`,
 		`{"type":"message","role":"user","content":"Handle 429 RESOURCE_EXHAUSTED and rate limits; API key not valid"}`,
 		`{"type":"tool_use","tool_name":"run_shell_command","tool_id":"t","parameters":{"command":"grep -r 'quota exceeded' ."}}`,
@@ -33,7 +32,7 @@ func TestVerdictReadsOnlyTheCLI(t *testing.T) {
 func TestVerdictNotStarted(t *testing.T) {
 	_, err := exec.Command(filepath.Join(t.TempDir(), "gemini")).Output()
 	require.Error(t, err)
-	p := Backend{}.NewParser(agent.Options{}).(*Parser)
+	p := newParser()
 	v := p.Verdict(err, "", time.Now())
 	require.Equal(t, contract.OutcomePermanent, v.Outcome)
 	require.Contains(t, v.Reason, "agent could not be started")
@@ -115,8 +114,8 @@ func TestVerdictFromStderrAndExitStatus(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := Backend{}.NewParser(agent.Options{}).(*Parser)
-			feed(t, p, tc.lines)
+			p := newParser()
+			agenttest.Feed(t, p, tc.lines)
 			v := p.Verdict(agenttest.ExitWith(t, tc.code), tc.stderr, now)
 			require.Equal(t, tc.outcome, v.Outcome, v.Reason)
 			require.Contains(t, v.Reason, tc.reason)
