@@ -80,6 +80,7 @@ func (a *Agent) runAgent(ctx context.Context, in contract.IterationInput, backen
 		Args:       c.cmd.Args,
 		Dir:        in.Workspace,
 		Env:        c.cmd.Env,
+		Guarded:    c.cmd.Guarded,
 		Stdin:      strings.NewReader(prompt),
 		MaxLine:    a.maxLine(),
 		OnLine:     st.line,

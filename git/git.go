@@ -230,16 +230,29 @@ func hasLines(msg string, want []string) bool {
 	return true
 }
 
+// MaintainEvery is how many iterations' commits pass between two of
+// git's automatic maintenance checks (git maintenance run --auto, which
+// packs loose objects once there are too many). git commit runs that
+// check, a process of its own, after every commit; an iteration's commit
+// skips it but every MaintainEvery-th, which still keeps a session of
+// thousands of commits packed.
+const MaintainEvery = 25
+
 // CommitAll stages every change and commits it with subject, body and the
 // Ralph trailers for (session, iteration). It returns the new commit.
 func (r *Repo) CommitAll(ctx context.Context, subject, body, session string, iteration int, trailers ...string) (string, error) {
 	own := []string{TrailerSession + ": " + session, TrailerIteration + ": " + strconv.Itoa(iteration)}
-	return r.Commit(ctx, subject, body, append(own, trailers...)...)
+	return r.commit(ctx, iteration%MaintainEvery == 0, subject, body, append(own, trailers...)...)
 }
 
 // Commit stages every change and commits it with subject, body and
 // trailers ("Key: value"). It returns the new commit.
 func (r *Repo) Commit(ctx context.Context, subject, body string, trailers ...string) (string, error) {
+	return r.commit(ctx, true, subject, body, trailers...)
+}
+
+// commit is Commit, with git's automatic maintenance after it or not.
+func (r *Repo) commit(ctx context.Context, maintain bool, subject, body string, trailers ...string) (string, error) {
 	if _, err := r.git(ctx, "add", "--all"); err != nil {
 		return "", err
 	}
@@ -253,7 +266,11 @@ func (r *Repo) Commit(ctx context.Context, subject, body string, trailers ...str
 	for _, t := range trailers {
 		fmt.Fprintf(&msg, "%s\n", t)
 	}
-	args := append(r.identity(ctx), "commit", "--quiet", "--no-verify", "--file", "-")
+	args := slices.Clone(r.identity(ctx))
+	if !maintain {
+		args = append(args, "-c", "maintenance.auto=false")
+	}
+	args = append(args, "commit", "--quiet", "--no-verify", "--file", "-")
 	if _, err := r.gitIn(ctx, msg.String(), args...); err != nil {
 		return "", err
 	}
@@ -317,8 +334,14 @@ func (r *Repo) Detach(ctx context.Context, commit string) error {
 }
 
 // SetRef points ref (a full name under refs/) at commit, which keeps the
-// commit reachable whatever happens to the branches.
+// commit reachable whatever happens to the branches. A ref of Ralph's own
+// (under refs/ralph/) is written as git writes a loose ref, without a
+// process (writeRef); any other ref, or one writeRef cannot write, by
+// git update-ref.
 func (r *Repo) SetRef(ctx context.Context, ref, commit string) error {
+	if strings.HasPrefix(ref, "refs/ralph/") && r.writeRef(ref, commit) {
+		return nil
+	}
 	_, err := r.git(ctx, "update-ref", ref, commit)
 	return err
 }

@@ -240,3 +240,38 @@ func (r *Repo) RefIs(ref, commit string) bool {
 	oid, ok := readRef(commonDir, ref)
 	return ok && oid == commit
 }
+
+// writeRef points ref at commit by writing its loose file as git does:
+// a lock file created exclusively, then renamed over the ref. It reports
+// false, having changed nothing, where it cannot (refs in a reftable, a
+// layout it does not know, the lock held by a git running now, a
+// directory in the way); the caller then asks git, which says why. No
+// reflog is written: git keeps none for refs outside refs/heads,
+// refs/remotes and refs/notes either.
+func (r *Repo) writeRef(ref, commit string) bool {
+	_, commonDir, ok := r.gitDirs()
+	if !ok || !isObjectID(commit) {
+		return false
+	}
+	path := filepath.Join(commonDir, filepath.FromSlash(ref))
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		return false
+	}
+	lock := path + ".lock"
+	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return false
+	}
+	_, werr := f.WriteString(commit + "\n")
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(lock, path)
+	}
+	if werr != nil {
+		os.Remove(lock)
+		return false
+	}
+	return true
+}

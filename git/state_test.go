@@ -2,6 +2,7 @@ package git_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,4 +152,88 @@ func TestOpenNoticesANewRepositoryInside(t *testing.T) {
 	again, err := git.Open(ctx, sub)
 	require.NoError(t, err)
 	require.Equal(t, strings.TrimSpace(sh(t, sub, "git", "rev-parse", "--show-toplevel")), again.Dir)
+}
+
+// TestSetRefWritesWhatGitReads checks that a ref of Ralph's, written
+// without git, is the ref git resolves: over a packed one, in a linked
+// work tree's common directory, and that a held lock leaves the write to
+// git, which says why it fails.
+func TestSetRefWritesWhatGitReads(t *testing.T) {
+	ctx := context.Background()
+	const ref = "refs/ralph/s-1/last"
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, r *git.Repo) *git.Repo
+	}{
+		{"new ref", func(t *testing.T, r *git.Repo) *git.Repo { return r }},
+		{"over a packed ref", func(t *testing.T, r *git.Repo) *git.Repo {
+			sh(t, r.Dir, "git", "update-ref", ref, "HEAD")
+			sh(t, r.Dir, "git", "pack-refs", "--all")
+			return r
+		}},
+		{"linked work tree", func(t *testing.T, r *git.Repo) *git.Repo {
+			dir := filepath.Join(t.TempDir(), "wt")
+			sh(t, r.Dir, "git", "worktree", "add", "-q", "-b", "side", dir)
+			wt, err := git.Open(ctx, dir)
+			require.NoError(t, err)
+			return wt
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := tt.setup(t, newRepo(t))
+			write(t, r.Dir, "next.txt", "next\n")
+			commit, err := r.Commit(ctx, "next", "")
+			require.NoError(t, err)
+			require.NoError(t, r.SetRef(ctx, ref, commit))
+			require.Equal(t, commit, strings.TrimSpace(sh(t, r.Dir, "git", "rev-parse", ref)))
+			require.True(t, r.RefIs(ref, commit))
+			require.Empty(t, sh(t, r.Dir, "git", "fsck", "--no-dangling", "--no-progress"), "git finds the refs sound")
+		})
+	}
+
+	t.Run("lock held", func(t *testing.T) {
+		r := newRepo(t)
+		head, err := r.Head(ctx)
+		require.NoError(t, err)
+		lock := filepath.Join(r.Dir, ".git", "refs", "ralph", "s-1", "last.lock")
+		write(t, r.Dir, ".git/refs/ralph/s-1/last.lock", "")
+		err = r.SetRef(ctx, ref, head)
+		require.ErrorContains(t, err, "last.lock", "git reports the lock")
+		_, statErr := os.Stat(lock)
+		require.NoError(t, statErr, "another's lock is left alone")
+		require.False(t, r.RefIs(ref, head))
+	})
+}
+
+// TestIterationCommitsMaintainEveryFew checks that an iteration's commit
+// runs git's automatic maintenance only every MaintainEvery iterations,
+// and other commits always.
+func TestIterationCommitsMaintainEveryFew(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	trace := filepath.Join(t.TempDir(), "trace")
+	t.Setenv("GIT_TRACE", trace)
+	maintained := func(t *testing.T, commit func() error) bool {
+		t.Helper()
+		require.NoError(t, os.WriteFile(trace, nil, 0o600))
+		require.NoError(t, commit())
+		data, err := os.ReadFile(trace)
+		require.NoError(t, err)
+		require.Contains(t, string(data), "commit", "git traces its commands here")
+		return strings.Contains(string(data), "maintenance run --auto")
+	}
+	for _, it := range []int{1, git.MaintainEvery - 1, git.MaintainEvery, 2 * git.MaintainEvery} {
+		got := maintained(t, func() error {
+			write(t, r.Dir, "n.txt", fmt.Sprint(it))
+			_, err := r.CommitAll(ctx, "iteration", "", "s-1", it)
+			return err
+		})
+		require.Equal(t, it%git.MaintainEvery == 0, got, "iteration %d", it)
+	}
+	require.True(t, maintained(t, func() error {
+		write(t, r.Dir, "n.txt", "other")
+		_, err := r.Commit(ctx, "other", "")
+		return err
+	}), "a commit that is not an iteration's")
 }

@@ -20,14 +20,26 @@ func EndGroup(pgid int) {
 		return
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	deadline := time.Now().Add(KillGrace)
-	for time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-		if !groupAlive(pgid) {
-			return
-		}
+	if awaitEnd(func() bool { return !groupAlive(pgid) }) {
+		return
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// awaitEnd polls gone until it says true, for at most KillGrace, and
+// reports whether it did. It looks again after a millisecond, then twice
+// as long each time up to 50 ms: most processes end within a millisecond
+// of SIGTERM (those of a sandbox that is being torn down too), and a
+// fixed 50 ms poll made every such end cost an iteration 50 ms.
+func awaitEnd(gone func() bool) bool {
+	deadline := time.Now().Add(KillGrace)
+	for wait := time.Millisecond; time.Now().Before(deadline); wait = min(2*wait, 50*time.Millisecond) {
+		time.Sleep(wait)
+		if gone() {
+			return true
+		}
+	}
+	return false
 }
 
 // markVar is the environment variable that marks the processes of one
@@ -53,12 +65,8 @@ func endMarked(mark string) {
 	for _, pid := range pids {
 		_ = syscall.Kill(pid, syscall.SIGTERM)
 	}
-	deadline := time.Now().Add(KillGrace)
-	for time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-		if len(marked(mark)) == 0 {
-			return
-		}
+	if awaitEnd(func() bool { return len(marked(mark)) == 0 }) {
+		return
 	}
 	for _, pid := range marked(mark) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)

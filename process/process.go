@@ -50,6 +50,10 @@ type Spec struct {
 	// OnStart, when set, is told the process's PID (the leader of its
 	// process group) once it runs.
 	OnStart func(pid int)
+	// Guarded: the process itself ends everything it starts when it gets
+	// SIGTERM or ends (bubblewrap with a PID namespace of its own), so it
+	// runs without the guard shell (groupGuard), one process less.
+	Guarded bool
 }
 
 // Result is how a process ended.
@@ -67,6 +71,9 @@ type Result struct {
 // start.
 func Run(ctx context.Context, spec Spec) (Result, error) {
 	cmd := exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", groupGuard, "ralph-agent", spec.Path}, spec.Args...)...)
+	if spec.Guarded {
+		cmd = exec.CommandContext(ctx, spec.Path, spec.Args...)
+	}
 	cmd.Dir = spec.Dir
 	// The run's mark goes to everything it starts, so that what leaves
 	// its process group (setsid, as Codex and the Gemini CLI do for the

@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,13 +12,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-ralph/ralph/egress"
+	"github.com/durable-ralph/ralph/process"
 	"github.com/durable-ralph/ralph/sandbox"
 )
 
 // BenchmarkStart measures what containing one agent run costs: starting
 // /bin/true bare, in a sandbox without network, and in one whose network
 // goes through a fresh egress proxy (what an iteration on the default
-// network pays: the proxy, bwrap, and the socat bridge inside).
+// network pays: the proxy, bwrap, the socat bridge inside, and the end
+// of the run's leftovers by process.Run).
 func BenchmarkStart(b *testing.B) {
 	f := benchFixture(b)
 	bare := timeRuns(b, func() *exec.Cmd { return exec.Command("/bin/true") })
@@ -41,9 +44,11 @@ func BenchmarkStart(b *testing.B) {
 				}
 				c, err := box.Wrap(spec, sandbox.Command{Path: "/bin/true", Env: []string{"PATH=/usr/bin:/bin", "HOME=" + f.home}})
 				require.NoError(b, err)
-				cmd := exec.Command(c.Path, c.Args...)
-				cmd.Env = c.Env
-				require.NoError(b, cmd.Run())
+				// As an iteration runs it: through process.Run, which
+				// also ends what the run left behind.
+				res, err := process.Run(context.Background(), process.Spec{Path: c.Path, Args: c.Args, Env: c.Env, Guarded: c.Guarded})
+				require.NoError(b, err)
+				require.NoError(b, res.Err, res.Stderr)
 				if p != nil {
 					require.NoError(b, p.Close())
 				}

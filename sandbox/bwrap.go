@@ -115,7 +115,7 @@ func (b *Bubblewrap) Wrap(spec Spec, cmd Command) (Command, error) {
 		args = append(args, "--chdir", spec.Workspace, "--")
 	}
 	args = append(append(args, cmd.Path), cmd.Args...)
-	return Command{Path: b.Bwrap, Args: args, Env: env}, nil
+	return Command{Path: b.Bwrap, Args: args, Env: env, Guarded: true}, nil
 }
 
 // bridgeScript runs socat ($1) to bridge the sandbox's 127.0.0.1:3128 to

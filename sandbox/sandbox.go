@@ -89,6 +89,10 @@ type Command struct {
 	Path string
 	Args []string
 	Env  []string
+	// Guarded: the command ends everything it starts, when it ends and
+	// when its parent dies (bwrap's --die-with-parent with a PID
+	// namespace of its own), so the runner needs no guard of its own.
+	Guarded bool
 }
 
 // Box runs commands contained.
