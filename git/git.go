@@ -73,15 +73,7 @@ func (r *Repo) Branch(ctx context.Context) (string, error) {
 	if _, branch, ok := r.readHead(); ok {
 		return branch, nil
 	}
-	out, err := r.git(ctx, "symbolic-ref", "--quiet", "--short", "HEAD")
-	if err != nil {
-		var exitErr *exec.ExitError
-		if errors.As(err, &exitErr) && exitErr.ExitCode() == 1 {
-			return "", nil
-		}
-		return "", err
-	}
-	return strings.TrimSpace(out), nil
+	return orNone(r.git(ctx, "symbolic-ref", "--quiet", "--short", "HEAD"))
 }
 
 // Status lists the paths with uncommitted changes, untracked files
@@ -315,12 +307,18 @@ func (r *Repo) BranchAt(ctx context.Context, branch, commit string) error {
 
 // Resolve returns the commit ref names, or "" when there is none.
 func (r *Repo) Resolve(ctx context.Context, ref string) (string, error) {
-	out, err := r.git(ctx, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
+	return orNone(r.git(ctx, "rev-parse", "--verify", "--quiet", ref+"^{commit}"))
+}
+
+// orNone is git's output, trimmed, or "" where git answered "there is
+// none" by its exit status 1, as the --quiet forms of rev-parse --verify
+// and symbolic-ref do.
+func orNone(out string, err error) (string, error) {
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) && exitErr.ExitCode() == 1 {
+		return "", nil
+	}
 	if err != nil {
-		var exitErr *exec.ExitError
-		if errors.As(err, &exitErr) && exitErr.ExitCode() == 1 {
-			return "", nil
-		}
 		return "", err
 	}
 	return strings.TrimSpace(out), nil
