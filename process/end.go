@@ -57,34 +57,35 @@ func runMark() string {
 // endMarked ends the processes whose environment holds mark, the run's
 // escapees: SIGTERM, then SIGKILL after KillGrace. A process that cleared
 // its environment is beyond it.
-func endMarked(mark string) {
-	pids := marked(mark)
+func endMarked(mark string, w pidWindow) {
+	pids := marked(mark, w)
 	if len(pids) == 0 {
 		return
 	}
 	for _, pid := range pids {
 		_ = syscall.Kill(pid, syscall.SIGTERM)
 	}
-	if awaitEnd(func() bool { return len(marked(mark)) == 0 }) {
+	if awaitEnd(func() bool { return len(marked(mark, w)) == 0 }) {
 		return
 	}
-	for _, pid := range marked(mark) {
+	for _, pid := range marked(mark, w) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
 
 // marked lists the live processes (not zombies) whose environment holds
-// mark.
-func marked(mark string) []int {
+// mark, among those the run could have made (w).
+func marked(mark string, w pidWindow) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
+	last, known := w.bounds()
 	want := []byte(mark)
 	var pids []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
+		if err != nil || pid == os.Getpid() || !w.holds(pid, last, known) {
 			continue
 		}
 		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")

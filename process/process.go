@@ -100,12 +100,14 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	defer p.close()
 	cmd.Stdout, cmd.Stderr = p.stdoutW, p.stderrW
+	window := openWindow()
 	err = cmd.Start()
 	p.closeWriters()
 	if err != nil {
 		return Result{}, err
 	}
 	pgid := cmd.Process.Pid
+	window.first = pgid
 	if spec.OnStart != nil {
 		spec.OnStart(pgid)
 	}
@@ -123,7 +125,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	// The process is gone; so must be everything it left in its group,
 	// and what it started in sessions of their own.
 	EndGroup(pgid)
-	endMarked(mark)
+	endMarked(mark, window)
 	readErr := drain(readDone, p.stdoutR)
 	_ = drain(stderrDone, p.stderrR)
 	if readErr != nil && waitErr == nil {
