@@ -159,6 +159,22 @@ func (ws *workerSession) killWorker(t *testing.T) (contract.SessionResult, []str
 	return res, commits
 }
 
+// requireWorkerKillResumes kills the worker of a session of the CLI while
+// it waits on held (killWorkerMidIteration) and requires the retry to
+// have resumed the CLI's session, as session reads it from a raw log (msg
+// says how), and the API to have seen the resumed conversation among the
+// requests that requests lists once the session is over; calls counts the
+// model's tool calls a request holds.
+func requireWorkerKillResumes[Q any, R interface {
+	*Q
+	apiRequest
+}](t *testing.T, a cliAgent, held *heldTurn, session func(t *testing.T, path string) string, msg string, requests func() []Q, calls func(R) int) {
+	t.Helper()
+	_, r, _ := killWorkerMidIteration(t, a, held.waited)
+	requireResumedSession(t, r, session, msg)
+	requireResumedConversation(t, requests(), calls)
+}
+
 // requireResumedSession requires the two attempts of the first iteration
 // to have run the same session of the CLI, as session reads it from a raw
 // log: the second resumed the first's.
@@ -170,28 +186,33 @@ func requireResumedSession(t *testing.T, r *repo, session func(t *testing.T, pat
 	require.Equal(t, id1, id2, msg)
 }
 
-// apiTurn is what requireResumedConversation reads of a request of the
-// CLI's conversation: its prompt, its last user text and how many tool
-// calls of the model it holds.
-type apiTurn struct {
-	prompt, lastUser string
-	calls            int
-}
-
 // requireResumedConversation requires the API to have seen the resumed
-// conversation: Ralph's "You were interrupted" after the first prompt and
-// the first turn's tool call.
-func requireResumedConversation(t *testing.T, turns []apiTurn) {
+// conversation among reqs: Ralph's "You were interrupted" after the first
+// prompt and the first turn's tool call, as calls counts a request's tool
+// calls of the model.
+func requireResumedConversation[Q any, R interface {
+	*Q
+	apiRequest
+}](t *testing.T, reqs []Q, calls func(R) int) {
 	t.Helper()
 	var resumed bool
-	for _, tn := range turns {
-		if strings.HasPrefix(strings.TrimSpace(tn.lastUser), "You were interrupted") {
+	for i := range reqs {
+		req := R(&reqs[i])
+		if strings.HasPrefix(strings.TrimSpace(req.LastUserText()), "You were interrupted") {
 			resumed = true
-			require.Contains(t, tn.prompt, "## This iteration: US-001", "the resumed conversation holds the first prompt")
-			require.NotZero(t, tn.calls, "and the first turn's tool call")
+			require.Contains(t, req.Prompt(), "## This iteration: US-001", "the resumed conversation holds the first prompt")
+			require.NotZero(t, calls(req), "and the first turn's tool call")
 		}
 	}
 	require.True(t, resumed, "the API saw the resumed conversation")
+}
+
+// apiRequest is a request to a scripted stand-in for a vendor's model
+// API, as requireResumedConversation reads it: the texts of the first and
+// of the last user message of its conversation.
+type apiRequest interface {
+	Prompt() string
+	LastUserText() string
 }
 
 // attemptLogs are the raw stream logs of the attempts of the first
@@ -297,6 +318,20 @@ func (h *heldTurn) waited() bool {
 	}
 	h.released = true
 	return true
+}
+
+// holdingScript is script, but for its reply to held's turn, which is
+// held: hold delays a reply until the CLI is gone.
+func holdingScript[R interface {
+	Prompt() string
+	Turn() int
+}, P any](held *heldTurn, script func(R) P, hold func(P) P) func(R) P {
+	return func(req R) P {
+		if held.take(req.Prompt(), req.Turn()) {
+			return hold(script(req))
+		}
+		return script(req)
+	}
 }
 
 // eventField is the string field key of the first event of type typ in a

@@ -45,16 +45,8 @@ func TestBrowserAnswersCheckpointThroughUISignalForm(t *testing.T) {
 		"repeat": "auto",
 	}))
 	id := sessionIDOf(r.Dir)
-	uiPort := envOf(se.env, "RALPH_DEV_UI_PORT")
-	require.NotEmpty(t, uiPort)
-
-	startDevWorker(t, se)
-	code, out := starter(t, se, "run", "--dev", r.Dir)
-	require.Equal(t, 0, code, out)
-	waitFor(t, time.Minute, "the session to wait for a human", func() bool {
-		_, out := starter(t, se, "list", "--dev", "--status", "awaiting_human")
-		return strings.Contains(out, id)
-	})
+	uiPort := startUISession(t, se, "run", "--dev", r.Dir)
+	waitForStarter(t, se, "the session to wait for a human", id, "list", "--dev", "--status", "awaiting_human")
 
 	// The workflow page redirects to the latest run. The session's current
 	// details (workflow.SetCurrentDetails) are on its User Metadata tab, in
@@ -117,7 +109,7 @@ func TestBrowserAnswersCheckpointThroughUISignalForm(t *testing.T) {
 	)
 
 	// The session takes the answer and runs to the end.
-	code, out = starter(t, se, "run", "--dev", "--follow", r.Dir)
+	code, out := starter(t, se, "run", "--dev", "--follow", r.Dir)
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "ended: complete")
 	prompt, err := os.ReadFile(sessionLog(t, r.Dir, id, "iteration-0003.prompt.md"))
@@ -258,6 +250,18 @@ func startBrowser(t *testing.T, chromium string) *browser {
 	return b
 }
 
+// startUISession starts a dev worker of se and a session by the starter
+// run with args, and returns the port of the dev server's Temporal UI.
+func startUISession(t *testing.T, se *starterEnv, args ...string) (uiPort string) {
+	t.Helper()
+	uiPort = envOf(se.env, "RALPH_DEV_UI_PORT")
+	require.NotEmpty(t, uiPort)
+	startDevWorker(t, se)
+	code, out := starter(t, se, args...)
+	require.Equal(t, 0, code, out)
+	return uiPort
+}
+
 // openWorkflow starts a browser on the Temporal UI at uiPort, opens the
 // page of workflow id and clicks its tab (a selector). It returns the
 // browser and a context of two minutes for the test's steps.
@@ -393,16 +397,8 @@ func TestBrowserShowsTheLiveViewInPendingActivities(t *testing.T) {
 	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
 	se := newStarterEnv(t, scenario(t, map[string]any{"auto": true, "sleep_ms": 120000}))
 	id := sessionIDOf(r.Dir)
-	uiPort := envOf(se.env, "RALPH_DEV_UI_PORT")
-	require.NotEmpty(t, uiPort)
-
-	startDevWorker(t, se)
-	code, out := starter(t, se, "run", "--dev", r.Dir)
-	require.Equal(t, 0, code, out)
-	waitFor(t, time.Minute, "the live view in status", func() bool {
-		_, out := starter(t, se, "status", "--dev", r.Dir)
-		return strings.Contains(out, "▸ Bash  sleep 120")
-	})
+	uiPort := startUISession(t, se, "run", "--dev", r.Dir)
+	waitForStarter(t, se, "the live view in status", "▸ Bash  sleep 120", "status", "--dev", r.Dir)
 
 	b, ctx := openWorkflow(t, chromium, uiPort, id, "pending activities", `#pending-activities-tab`)
 	text := b.poll(ctx, "the agent's last events in the pending activity",
@@ -426,14 +422,8 @@ func TestBrowserShowsThePlanToApprove(t *testing.T) {
 		"roles":  map[string]any{"planner": []any{map[string]any{"write": map[string]string{"prd.json": planTwoStories}, "text": "Planned."}}},
 	}))
 	id := sessionIDOf(r.Dir)
-	uiPort := envOf(se.env, "RALPH_DEV_UI_PORT")
-	startDevWorker(t, se)
-	code, out := starter(t, se, "plan", "--dev", "a catalogue of widgets", r.Dir)
-	require.Equal(t, 0, code, out)
-	waitFor(t, time.Minute, "the plan to wait for a human", func() bool {
-		_, out := starter(t, se, "list", "--dev", "--status", "awaiting_human")
-		return strings.Contains(out, id)
-	})
+	uiPort := startUISession(t, se, "plan", "--dev", "a catalogue of widgets", r.Dir)
+	waitForStarter(t, se, "the plan to wait for a human", id, "list", "--dev", "--status", "awaiting_human")
 
 	b, ctx := openWorkflow(t, chromium, uiPort, id, "workflow page", `#user-metadata-tab`)
 	details := b.currentDetails(ctx, "the plan", "US-002")

@@ -61,6 +61,16 @@ func starter(t *testing.T, se *starterEnv, args ...string) (int, string) {
 	return runStarter(t, se.env, args...)
 }
 
+// waitForStarter waits up to a minute, for what, until the output of the
+// starter of se run with args holds want.
+func waitForStarter(t *testing.T, se *starterEnv, what, want string, args ...string) {
+	t.Helper()
+	waitFor(t, time.Minute, what, func() bool {
+		_, out := starter(t, se, args...)
+		return strings.Contains(out, want)
+	})
+}
+
 // runStarter runs the starter with env to its end.
 func runStarter(t *testing.T, env []string, args ...string) (int, string) {
 	t.Helper()
@@ -90,10 +100,7 @@ func TestCheckpointSurvivesWorkerAndServerRestart(t *testing.T) {
 	require.Equal(t, 0, code, out)
 
 	// The session waits for a human; list finds it by its search attribute.
-	waitFor(t, time.Minute, "the session to wait for a human", func() bool {
-		_, out := starter(t, se, "list", "--dev", "--status", "awaiting_human")
-		return strings.Contains(out, id)
-	})
+	waitForStarter(t, se, "the session to wait for a human", id, "list", "--dev", "--status", "awaiting_human")
 	code, out = starter(t, se, "status", "--dev", r.Dir)
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "awaiting_human")
@@ -159,10 +166,7 @@ func TestCLIControlCommands(t *testing.T) {
 	waitFor(t, time.Minute, "the first iteration to start", func() bool { return len(calls(t, se.env)) >= 1 })
 	code, out = starter(t, se, "pause", "--dev", r.Dir)
 	require.Equal(t, 0, code, out)
-	waitFor(t, time.Minute, "the pause", func() bool {
-		_, out := starter(t, se, "list", "--dev", "--status", "paused")
-		return strings.Contains(out, id)
-	})
+	waitForStarter(t, se, "the pause", id, "list", "--dev", "--status", "paused")
 	code, out = starter(t, se, "guide", "--dev", r.Dir, "Keep the widget list sorted by name.")
 	require.Equal(t, 0, code, out)
 	code, out = starter(t, se, "set-limits", "--dev", r.Dir, "--max-iterations", "0")

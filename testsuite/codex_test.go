@@ -73,22 +73,12 @@ func TestCodexCLICompletesThreeStories(t *testing.T) {
 // the thread the dead attempt reported, and the model sees the earlier
 // turns and Ralph's "You were interrupted" in that conversation.
 func TestCodexCLIWorkerKillResumes(t *testing.T) {
-	inner := responsesapi.RalphPRDScript()
 	var held heldTurn
-	a, srv := codexAgent(t, func(req *responsesapi.Request) responsesapi.Reply {
-		if held.take(req.Prompt(), req.Turn()) {
-			return responsesapi.Hold(5 * time.Minute).Then(inner(req))
-		}
-		return inner(req)
-	})
-	_, r, _ := killWorkerMidIteration(t, a, held.waited)
-
-	requireResumedSession(t, r, codexThread, "attempt 2 ran codex exec resume of attempt 1's thread")
-	var turns []apiTurn
-	for _, req := range srv.Responses() {
-		turns = append(turns, apiTurn{prompt: req.Prompt(), lastUser: req.LastUserText(), calls: len(req.ToolCalls())})
-	}
-	requireResumedConversation(t, turns)
+	a, srv := codexAgent(t, holdingScript(&held, responsesapi.RalphPRDScript(), func(r responsesapi.Reply) responsesapi.Reply {
+		return responsesapi.Hold(5 * time.Minute).Then(r)
+	}))
+	requireWorkerKillResumes(t, a, &held, codexThread, "attempt 2 ran codex exec resume of attempt 1's thread",
+		srv.Responses, func(req *responsesapi.Request) int { return len(req.ToolCalls()) })
 }
 
 // codexThread is the thread_id of the thread.started event of a raw log.

@@ -40,6 +40,19 @@ func replay(t *testing.T, c client.Client, id string) {
 	replayAs(t, c, id, "")
 }
 
+// newReplayer is a workflow replayer of the workflows of a session and of
+// an issue queue.
+func newReplayer() worker.WorkflowReplayer {
+	replayer := worker.NewWorkflowReplayer()
+	replayer.RegisterWorkflow(workflows.Session)
+	replayer.RegisterWorkflow(workflows.IssueQueue)
+	replayer.RegisterWorkflow(workflows.IssueWork)
+	replayer.RegisterWorkflow(workflows.Notification)
+	replayer.RegisterWorkflow(workflows.ChatInbox)
+	replayer.RegisterWorkflow(workflows.PullRequest)
+	return replayer
+}
+
 // replayAs replays every run of workflow id (a session or a queue) and
 // records each under the test's name and label.
 func replayAs(t *testing.T, c client.Client, id, label string) {
@@ -51,13 +64,7 @@ func replayAs(t *testing.T, c client.Client, id, label string) {
 	runID := latest.Events[0].GetWorkflowExecutionStartedEventAttributes().GetFirstExecutionRunId()
 	for run := 1; ; run++ {
 		hist := c.GetWorkflowHistory(ctx, id, runID, false, 0)
-		replayer := worker.NewWorkflowReplayer()
-		replayer.RegisterWorkflow(workflows.Session)
-		replayer.RegisterWorkflow(workflows.IssueQueue)
-		replayer.RegisterWorkflow(workflows.IssueWork)
-		replayer.RegisterWorkflow(workflows.Notification)
-		replayer.RegisterWorkflow(workflows.ChatInbox)
-		replayer.RegisterWorkflow(workflows.PullRequest)
+		replayer := newReplayer()
 		h, err := collectHistory(hist)
 		require.NoError(t, err)
 		require.NoError(t, replayer.ReplayWorkflowHistory(nil, h), "replay of %s run %s", id, runID)
@@ -202,9 +209,7 @@ func TestCLIWorkerRestartBetweenIterationsAndAttach(t *testing.T) {
 	waitFor(t, time.Minute, "the restarted worker", func() bool {
 		return strings.Contains(w2.Output(), "Worker polling")
 	})
-	follow := startProc(t, se.env, bins.starter, "run", "--dev", "--follow", r.Dir)
-	code := follow.wait(t, 3*time.Minute)
-	out := follow.Output()
+	code, out := starter(t, se, "run", "--dev", "--follow", r.Dir)
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "Attached to running session")
 	require.Contains(t, out, "ended: complete")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/contract"
@@ -66,7 +67,7 @@ func TestWorkerKilledMidIterationRecovers(t *testing.T) {
 		"steps":  []any{map[string]any{"auto": true, "sleep_ms": 8000}},
 		"repeat": "auto",
 	})
-	srv, r, env, id, killed := k.srv, k.r, k.env, k.id, k.killed
+	r, env, id, killed := k.r, k.env, k.id, k.killed
 
 	waitFor(t, time.Minute, "the iteration to run again", func() bool {
 		return len(calls(t, env)) >= 2
@@ -79,13 +80,7 @@ func TestWorkerKilledMidIterationRecovers(t *testing.T) {
 
 	// Wait for the session itself: `starter run` on a workspace whose
 	// session already ended would start a second session.
-	c := dial(t, srv.Address(), "")
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	var res contract.SessionResult
-	require.NoError(t, c.GetWorkflow(ctx, id, "").Get(ctx, &res))
-	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
+	res, c := k.complete(t)
 	commits := r.ralphCommits()
 	require.Len(t, commits, 3, "no duplicate commits: %v", commits)
 	for i, c := range commits {
@@ -98,7 +93,7 @@ func TestWorkerKilledMidIterationRecovers(t *testing.T) {
 
 	// The new worker failed the dead worker's attempt by its task token
 	// at start: the retry did not wait for the heartbeat timeout.
-	h, err := collectHistory(c.GetWorkflowHistory(ctx, id, "", false, 0))
+	h, err := collectHistory(c.GetWorkflowHistory(context.Background(), id, "", false, 0))
 	require.NoError(t, err)
 	var causes []string
 	for _, e := range h.Events {
@@ -118,6 +113,21 @@ type killedWorker struct {
 	env    []string
 	id     string
 	killed time.Time
+}
+
+// complete waits for the session to end and requires it to have
+// completed. It returns the session's result and a client of the server,
+// closed when the test ends.
+func (k killedWorker) complete(t *testing.T) (contract.SessionResult, client.Client) {
+	t.Helper()
+	c := dial(t, k.srv.Address(), "")
+	t.Cleanup(c.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var res contract.SessionResult
+	require.NoError(t, c.GetWorkflow(ctx, k.id, "").Get(ctx, &res))
+	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
+	return res, c
 }
 
 // killWorkerMidAgent starts a session of a three-story repository with

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -343,12 +342,7 @@ func fleetQueue(t *testing.T, c client.Client, env []string, h *fleetHost) {
 	t.Cleanup(gh.Close)
 	gh.SetPermission("alice", "write")
 	n := gh.AddIssue(fakegithub.IssueSpec{Title: "Add a greeting", Author: "alice", Labels: []string{"ralph-ready"}})
-	clone := newRepo(t, map[string]string{"README.md": "# app\n"})
-	origin := filepath.Join(t.TempDir(), "origin.git")
-	out, err := exec.Command("git", "init", "-q", "--bare", "-b", "main", origin).CombinedOutput()
-	require.NoError(t, err, string(out))
-	clone.git("remote", "add", "origin", origin)
-	clone.git("push", "-q", "origin", "main")
+	clone, _ := newClone(t)
 
 	code, text := runStarter(t, env, "queue", clone.Dir, "--host-id", h.id, "--repo", "acme/app",
 		"--github-api-url", gh.URL(), "--until-idle", "--poll-interval", "1h", "--follow-pulls=false")

@@ -44,22 +44,12 @@ func TestGeminiCLICompletesThreeStories(t *testing.T) {
 // the session the dead attempt reported, and the model sees the earlier
 // turns and Ralph's "You were interrupted" in that conversation.
 func TestGeminiCLIWorkerKillResumes(t *testing.T) {
-	inner := geminiapi.RalphPRDScript()
 	var held heldTurn
-	a, srv := geminiAgent(t, func(req *geminiapi.Request) geminiapi.Reply {
-		if held.take(req.Prompt(), req.Turn()) {
-			return inner(req).After(5 * time.Minute)
-		}
-		return inner(req)
-	})
-	_, r, _ := killWorkerMidIteration(t, a, held.waited)
-
-	requireResumedSession(t, r, geminiSession, "attempt 2 ran gemini --resume of attempt 1's session")
-	var turns []apiTurn
-	for _, req := range srv.Conversation() {
-		turns = append(turns, apiTurn{prompt: req.Prompt(), lastUser: req.LastUserText(), calls: len(req.FunctionCalls())})
-	}
-	requireResumedConversation(t, turns)
+	a, srv := geminiAgent(t, holdingScript(&held, geminiapi.RalphPRDScript(), func(r geminiapi.Reply) geminiapi.Reply {
+		return r.After(5 * time.Minute)
+	}))
+	requireWorkerKillResumes(t, a, &held, geminiSession, "attempt 2 ran gemini --resume of attempt 1's session",
+		srv.Conversation, func(req *geminiapi.Request) int { return len(req.FunctionCalls()) })
 }
 
 // geminiSession is the session_id of the init event of a raw log.

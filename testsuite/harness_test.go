@@ -286,6 +286,21 @@ func startServer(t testing.TB, stateDir string) *devserver.Server {
 	return srv
 }
 
+// workerEnv is the environment of a worker process of srv allowed n
+// agents at once, with HOME (and its configuration) in home. Its agents
+// get the fake agent's scenario by agent.env.
+func workerEnv(srv *devserver.Server, home string, n int, scenario string) []string {
+	return []string{
+		"HOME=" + home,
+		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"TEMPORAL_ADDRESS=" + srv.Address(),
+		"TEMPORAL_NAMESPACE=" + srv.Namespace(),
+		"RALPH_WORKER_MAX_AGENTS=" + strconv.Itoa(n),
+		"RALPH_AGENT_ENV=FAKE_CLAUDE_SCENARIO",
+		"FAKE_CLAUDE_SCENARIO=" + scenario,
+	}
+}
+
 // dial is a client of the Temporal server at hostPort, in namespace (""
 // for the default). The caller closes it.
 func dial(t testing.TB, hostPort, namespace string) client.Client {

@@ -233,12 +233,7 @@ func TestJSONQueueStatus(t *testing.T) {
 	n := gh.AddIssue(fakegithub.IssueSpec{Title: "Add a greeting", Author: "alice", Labels: []string{"ralph-ready"}})
 
 	se := newStarterEnv(t, scenario(t, map[string]any{"auto": true}))
-	clone := newRepo(t, map[string]string{"README.md": "# app\n"})
-	origin := filepath.Join(t.TempDir(), "origin.git")
-	out, err := exec.Command("git", "init", "-q", "--bare", "-b", "main", origin).CombinedOutput()
-	require.NoError(t, err, string(out))
-	clone.git("remote", "add", "origin", origin)
-	clone.git("push", "-q", "origin", "main")
+	clone, _ := newClone(t)
 
 	w := startProc(t, append(append([]string(nil), se.env...), "GITHUB_TOKEN="+token, "RALPH_GITHUB_WRITE_INTERVAL=200ms"), bins.worker, "--dev")
 	waitFor(t, time.Minute, "the worker's embedded server", func() bool { return strings.Contains(w.Output(), "Worker polling") })

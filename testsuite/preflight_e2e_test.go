@@ -92,10 +92,7 @@ func TestLivenessSaysNoWorkerRuns(t *testing.T) {
 	w := startDevWorker(t, se)
 	code, out := starter(t, se, "run", "--dev", r.Dir)
 	require.Equal(t, 0, code, out)
-	waitFor(t, time.Minute, "the first iteration to run", func() bool {
-		_, out := starter(t, se, "status", "--dev", r.Dir)
-		return strings.Contains(out, "(running)")
-	})
+	waitForStarter(t, se, "the first iteration to run", "(running)", "status", "--dev", r.Dir)
 
 	const note = "no worker is running for host " // + testHost + ": start one with `worker --dev`"
 	want := note + testHost + ": start one with `worker --dev`"

@@ -46,17 +46,25 @@ func newQueueRig(t *testing.T, steps ...map[string]any) *queueRig {
 		steps = []map[string]any{{"auto": true}}
 	}
 	qr.se = newStarterEnv(t, scenario(t, steps...))
-	qr.clone = newRepo(t, map[string]string{"README.md": "# app\n"})
-	qr.origin = filepath.Join(t.TempDir(), "origin.git")
-	out, err := exec.Command("git", "init", "-q", "--bare", "-b", "main", qr.origin).CombinedOutput()
-	require.NoError(t, err, string(out))
-	qr.clone.git("remote", "add", "origin", qr.origin)
-	qr.clone.git("push", "-q", "origin", "main")
+	qr.clone, qr.origin = newClone(t)
 	qr.worker = append(append([]string(nil), qr.se.env...), "GITHUB_TOKEN="+ghToken, "RALPH_GITHUB_WRITE_INTERVAL=200ms")
 	// These tests end an issue at its pull request; pull_e2e_test.go
 	// follows it to the merge.
 	qr.args = []string{"--dev", "--repo", "acme/app", "--github-api-url", qr.gh.URL(), "--follow-pulls=false"}
 	return qr
+}
+
+// newClone is a repository with a README on main, pushed to its origin:
+// a local bare repository, whose path it returns.
+func newClone(t *testing.T) (clone *repo, origin string) {
+	t.Helper()
+	clone = newRepo(t, map[string]string{"README.md": "# app\n"})
+	origin = filepath.Join(t.TempDir(), "origin.git")
+	out, err := exec.Command("git", "init", "-q", "--bare", "-b", "main", origin).CombinedOutput()
+	require.NoError(t, err, string(out))
+	clone.git("remote", "add", "origin", origin)
+	clone.git("push", "-q", "origin", "main")
+	return clone, origin
 }
 
 func (qr *queueRig) startWorker(t *testing.T) *proc {

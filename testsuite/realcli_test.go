@@ -282,6 +282,12 @@ func unifiedLimitHeaders(reset time.Time) map[string]string {
 	}
 }
 
+// apiError is a script that answers every request with the API error
+// of status, type typ and message.
+func apiError(status int, typ, message string) modelserver.Script {
+	return func(*modelserver.Request) modelserver.Reply { return modelserver.Error(status, typ, message, nil) }
+}
+
 // TestRealCLIRateLimitIsClassified has the model server refuse with the
 // API's 429s and checks the outcome Ralph reads from the CLI's output.
 func TestRealCLIRateLimitIsClassified(t *testing.T) {
@@ -308,9 +314,7 @@ func TestRealCLIRateLimitIsClassified(t *testing.T) {
 	})
 
 	t.Run("API 429 without a usage limit", func(t *testing.T) {
-		res, ms, _ := iterateOnce(t, func(*modelserver.Request) modelserver.Reply {
-			return modelserver.Error(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit", nil)
-		}, "CLAUDE_CODE_MAX_RETRIES=1")
+		res, ms, _ := iterateOnce(t, apiError(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"), "CLAUDE_CODE_MAX_RETRIES=1")
 		require.Equal(t, contract.OutcomeRateLimited, res.Outcome, res.Reason)
 		require.True(t, res.RateLimitResetsAt.IsZero(), "the API did not say when")
 		require.Contains(t, res.Reason, "API Error: Request rejected (429) · Number of request tokens has exceeded your per-minute rate limit")
@@ -318,9 +322,7 @@ func TestRealCLIRateLimitIsClassified(t *testing.T) {
 	})
 
 	t.Run("API overloaded", func(t *testing.T) {
-		res, ms, events := iterateOnce(t, func(*modelserver.Request) modelserver.Reply {
-			return modelserver.Error(529, "overloaded_error", "Overloaded", nil)
-		}, "CLAUDE_CODE_MAX_RETRIES=1")
+		res, ms, events := iterateOnce(t, apiError(529, "overloaded_error", "Overloaded"), "CLAUDE_CODE_MAX_RETRIES=1")
 		require.Equal(t, contract.OutcomeRateLimited, res.Outcome, res.Reason)
 		require.Contains(t, res.Reason, "API Error: 529 Overloaded")
 		require.Len(t, ms.Messages(), 2)
@@ -342,9 +344,7 @@ func TestRealCLIAPIErrorIsClassified(t *testing.T) {
 	realcli.ClaudeBin(t)
 
 	t.Run("400 invalid request", func(t *testing.T) {
-		res, _, events := iterateOnce(t, func(*modelserver.Request) modelserver.Reply {
-			return modelserver.Error(400, "invalid_request_error", "messages.0.content: the widget service rejected this request", nil)
-		})
+		res, _, events := iterateOnce(t, apiError(400, "invalid_request_error", "messages.0.content: the widget service rejected this request"))
 		require.Equal(t, contract.OutcomeAgentError, res.Outcome, res.Reason)
 		require.Equal(t, "agent reported an error: API Error: 400 messages.0.content: the widget service rejected this request", res.Reason)
 		results := eventsOf(events, "result")
@@ -354,9 +354,7 @@ func TestRealCLIAPIErrorIsClassified(t *testing.T) {
 	})
 
 	t.Run("500 after the CLI's retries", func(t *testing.T) {
-		res, ms, events := iterateOnce(t, func(*modelserver.Request) modelserver.Reply {
-			return modelserver.Error(500, "api_error", "Internal server error", nil)
-		}, "CLAUDE_CODE_MAX_RETRIES=1")
+		res, ms, events := iterateOnce(t, apiError(500, "api_error", "Internal server error"), "CLAUDE_CODE_MAX_RETRIES=1")
 		require.Equal(t, contract.OutcomeAgentError, res.Outcome, res.Reason)
 		require.Contains(t, res.Reason, "agent reported an error: API Error: 500 Internal server error. This is a server-side issue, usually temporary")
 		require.Len(t, ms.Messages(), 2, "the first try and one retry (CLAUDE_CODE_MAX_RETRIES=1)")
@@ -375,14 +373,10 @@ func TestRealCLIWorkerKillResumes(t *testing.T) {
 
 	// Hold the first iteration's second turn (the reply to the Write
 	// tool's result) until the CLI goes away.
-	inner := modelserver.RalphPRDScript()
 	var held heldTurn
-	ms := modelserver.New(func(req *modelserver.Request) modelserver.Reply {
-		if held.take(req.Prompt(), req.Turn()) {
-			return modelserver.Hold(5 * time.Minute).Then(inner(req))
-		}
-		return inner(req)
-	})
+	ms := modelserver.New(holdingScript(&held, modelserver.RalphPRDScript(), func(r modelserver.Reply) modelserver.Reply {
+		return modelserver.Hold(5 * time.Minute).Then(r)
+	}))
 	defer ms.Close()
 	ms.SetLog(t.Logf)
 

@@ -10,9 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/temporalproto"
-	"go.temporal.io/sdk/worker"
-
-	"github.com/durable-ralph/ralph/workflows"
 )
 
 // historiesDir holds histories recorded from end-to-end runs. Replaying
@@ -32,14 +29,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 	require.GreaterOrEqual(t, len(files), minHistories, "recorded histories in %s", historiesDir)
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			replayer := worker.NewWorkflowReplayer()
-			replayer.RegisterWorkflow(workflows.Session)
-			replayer.RegisterWorkflow(workflows.IssueQueue)
-			replayer.RegisterWorkflow(workflows.IssueWork)
-			replayer.RegisterWorkflow(workflows.Notification)
-			replayer.RegisterWorkflow(workflows.ChatInbox)
-			replayer.RegisterWorkflow(workflows.PullRequest)
-			require.NoError(t, replayer.ReplayWorkflowHistoryFromJSONFile(nil, f))
+			require.NoError(t, newReplayer().ReplayWorkflowHistoryFromJSONFile(nil, f))
 		})
 	}
 }

@@ -110,10 +110,7 @@ func TestPlanApproveComplete(t *testing.T) {
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "Started session "+id)
 
-	waitFor(t, time.Minute, "the first plan to wait for a human", func() bool {
-		_, out := starter(t, se, "status", "--dev", r.Dir)
-		return strings.Contains(out, "cp-2-plan")
-	})
+	waitForStarter(t, se, "the first plan to wait for a human", "cp-2-plan", "status", "--dev", r.Dir)
 	code, out = starter(t, se, "status", "--dev", r.Dir)
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "The planner wrote 2 stories into prd.json")
@@ -127,10 +124,7 @@ func TestPlanApproveComplete(t *testing.T) {
 	code, out = starter(t, se, "respond", "--dev", r.Dir, "--checkpoint", "cp-2-plan", "--reject", "--reason", "users must be able to delete widgets too")
 	require.Equal(t, 0, code, out)
 
-	waitFor(t, time.Minute, "the revised plan", func() bool {
-		_, out := starter(t, se, "status", "--dev", r.Dir)
-		return strings.Contains(out, "cp-3-plan")
-	})
+	waitForStarter(t, se, "the revised plan", "cp-3-plan", "status", "--dev", r.Dir)
 	code, out = starter(t, se, "status", "--dev", r.Dir)
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "3. US-003 Delete a widget")

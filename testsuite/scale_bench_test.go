@@ -448,15 +448,7 @@ func startScaleWorker(b *testing.B, srv *devserver.Server, n int, scenario strin
 			w.cmd.Env = append(w.cmd.Env, kv)
 		}
 	}
-	w.cmd.Env = append(w.cmd.Env,
-		"HOME="+home,
-		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
-		"TEMPORAL_ADDRESS="+srv.Address(),
-		"TEMPORAL_NAMESPACE="+srv.Namespace(),
-		"RALPH_WORKER_MAX_AGENTS="+strconv.Itoa(n),
-		"RALPH_AGENT_ENV=FAKE_CLAUDE_SCENARIO",
-		"FAKE_CLAUDE_SCENARIO="+scenario,
-	)
+	w.cmd.Env = append(w.cmd.Env, workerEnv(srv, home, n, scenario)...)
 	w.cmd.Stdout, w.cmd.Stderr = w, w
 	require.NoError(b, w.cmd.Start())
 	go func() {

@@ -94,21 +94,14 @@ func TestChaosSoak(t *testing.T) {
 	t.Cleanup(c.Close)
 
 	home := t.TempDir()
-	env := []string{
-		"PATH=" + bins.dir + ":" + getenv("PATH"),
-		"HOME=" + home,
-		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+	// No FAKE_CLAUDE_STATE_DIR: each workspace keeps its fake agent's
+	// counter and calls.jsonl in .ralph/fake-claude.
+	env := append(workerEnv(srv, home, n, sc),
+		"PATH="+bins.dir+":"+getenv("PATH"),
 		// The state directory holds attempts/<host>/: a worker started
 		// after a kill -9 finds there the attempts the dead one left.
-		"RALPH_DEV_STATE_DIR=" + filepath.Join(home, "state"),
-		"TEMPORAL_ADDRESS=" + srv.Address(),
-		"TEMPORAL_NAMESPACE=" + srv.Namespace(),
-		"RALPH_WORKER_MAX_AGENTS=" + strconv.Itoa(n),
-		// No FAKE_CLAUDE_STATE_DIR: each workspace keeps its fake
-		// agent's counter and calls.jsonl in .ralph/fake-claude.
-		"RALPH_AGENT_ENV=FAKE_CLAUDE_SCENARIO",
-		"FAKE_CLAUDE_SCENARIO=" + sc,
-	}
+		"RALPH_DEV_STATE_DIR="+filepath.Join(home, "state"),
+	)
 
 	repos := make([]*repo, n)
 	ids := make([]string, n)

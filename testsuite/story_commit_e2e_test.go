@@ -1,14 +1,10 @@
 package testsuite_test
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/durable-ralph/ralph/contract"
 )
 
 // TestWorkerKilledMidStoryKeepsOneCommitPerStory kills the worker after
@@ -21,15 +17,8 @@ func TestWorkerKilledMidStoryKeepsOneCommitPerStory(t *testing.T) {
 		"steps":  []any{map[string]any{"auto": true, "sleep_after_ms": 8000}},
 		"repeat": "auto",
 	})
-	srv, r, id := k.srv, k.r, k.id
-
-	c := dial(t, srv.Address(), "")
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	var res contract.SessionResult
-	require.NoError(t, c.GetWorkflow(ctx, id, "").Get(ctx, &res))
-	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
+	r, id := k.r, k.id
+	res, c := k.complete(t)
 
 	// Every commit after the first: its subject and the story files it holds.
 	first := strings.TrimSpace(r.git("rev-list", "--max-parents=0", "HEAD"))

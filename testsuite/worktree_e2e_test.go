@@ -52,10 +52,7 @@ func TestWorktreeSessionsOnOneClone(t *testing.T) {
 	require.Contains(t, out, "Attached to running session "+ids["alpha"])
 	require.Contains(t, out, "ended: complete")
 	betaDir := contract.SessionWorktree{Clone: r.Dir, Name: "beta"}.Dir()
-	waitFor(t, time.Minute, "beta to complete", func() bool {
-		_, out := starter(t, se, "status", "--dev", betaDir)
-		return strings.Contains(out, "complete")
-	})
+	waitForStarter(t, se, "beta to complete", "complete", "status", "--dev", betaDir)
 
 	// The agents worked in their own work trees, at the same time.
 	byDir := map[string][]time.Time{}
