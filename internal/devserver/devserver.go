@@ -437,24 +437,6 @@ func (s *Server) ensureSearchAttributes(ctx context.Context) error {
 	return nil
 }
 
-// FreePort asks the kernel for a free TCP port on ip.
-func FreePort(ip string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		return 0, fmt.Errorf("find a free port on %s: %w", ip, err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func checkPortFree(ip string, port int) error {
-	l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
-	if err != nil {
-		return fmt.Errorf("%s:%d is not free (is another server running?): %w", ip, port, err)
-	}
-	return l.Close()
-}
-
 // quietLogger drops the SDK client's logs during the readiness probe.
 type quietLogger struct{}
 

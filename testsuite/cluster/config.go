@@ -4,12 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
+
+	"github.com/durable-ralph/ralph/internal/devserver"
 )
 
 func (s *Server) pickPorts() error {
@@ -19,9 +18,11 @@ func (s *Server) pickPorts() error {
 		var err error
 		switch i {
 		case 2, 4, 6, 8:
-			p, err = freeMembershipPort(s.ip)
+			// The membership table keeps ports in a PostgreSQL
+			// smallint.
+			p, err = devserver.FreePortBelow(s.ip, 1<<15)
 		default:
-			p, err = freePort(s.ip)
+			p, err = devserver.FreePort(s.ip)
 		}
 		if err != nil {
 			return err
@@ -165,35 +166,3 @@ dynamicConfigClient:
   filepath: %s
   pollInterval: 10s
 `
-
-var membershipPorts struct {
-	sync.Mutex
-	given map[int]bool
-}
-
-// freeMembershipPort finds a free TCP port on ip below 32768: the cluster
-// membership table keeps ports in a PostgreSQL smallint, and the kernel's
-// ephemeral ports (freePort) are above it. Ports below 32768 are not handed
-// out by the kernel, so only explicit binds compete for them; within this
-// process a port is never given twice.
-func freeMembershipPort(ip string) (int, error) {
-	membershipPorts.Lock()
-	defer membershipPorts.Unlock()
-	if membershipPorts.given == nil {
-		membershipPorts.given = map[int]bool{}
-	}
-	for range 200 {
-		p := 20000 + rand.IntN(32768-20000)
-		if membershipPorts.given[p] {
-			continue
-		}
-		l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(p)))
-		if err != nil {
-			continue
-		}
-		l.Close()
-		membershipPorts.given[p] = true
-		return p, nil
-	}
-	return 0, fmt.Errorf("no free port between 20000 and 32767 on %s", ip)
-}

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/durable-ralph/ralph/internal/devserver"
 )
 
 // PostgresBinDir is where Debian's postgresql-15 package installs the
@@ -272,7 +274,7 @@ func (p *Postgres) initdb(cred *syscall.Credential) error {
 }
 
 func (p *Postgres) start(cred *syscall.Credential) error {
-	port, err := freePort(p.host)
+	port, err := devserver.FreePort(p.host)
 	if err != nil {
 		return err
 	}
@@ -324,16 +326,6 @@ func (p *Postgres) start(cred *syscall.Credential) error {
 				p.Addr(), p.logPath, tailFile(p.logPath, 30)), err)
 		}
 	}
-}
-
-// freePort asks the kernel for a free TCP port on ip.
-func freePort(ip string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		return 0, fmt.Errorf("find a free port on %s: %w", ip, err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // tail is the last n lines of out.
