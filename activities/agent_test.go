@@ -21,6 +21,7 @@ import (
 
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/gittest"
 )
 
 // fakeClaude is the fake agent binary, built once from testsuite/fakeclaude.
@@ -63,25 +64,12 @@ const prd = `{
 
 func newRepo(t *testing.T, files map[string]string) string {
 	t.Helper()
-	dir := t.TempDir()
-	gitRun(t, dir, "init", "-q", "-b", "main")
-	gitRun(t, dir, "config", "user.email", "dev@example.com")
-	gitRun(t, dir, "config", "user.name", "Dev")
-	for name, content := range files {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
-	}
-	gitRun(t, dir, "add", "-A")
-	gitRun(t, dir, "commit", "-q", "-m", "initial")
-	return dir
+	return gittest.NewRepo(t, files)
 }
 
 func gitRun(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "git %v: %s", args, out)
-	return string(out)
+	return gittest.Run(t, dir, args...)
 }
 
 // scenarioEnv writes a fake-agent scenario and returns the agent's

@@ -110,29 +110,16 @@ func TestForwardRefused(t *testing.T) {
 // use the proxy.
 func bridge(t *testing.T, path string) *url.URL {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var wg sync.WaitGroup
-	t.Cleanup(func() {
-		_ = ln.Close()
-		wg.Wait()
-	})
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			u, err := net.Dial("unix", path)
-			if err != nil {
-				_ = c.Close()
-				continue
-			}
-			wg.Go(func() { pipe(u, c, nil) })
-			wg.Go(func() { pipe(c, u, nil) })
+	addr := serveTCP(t, func(c net.Conn, wg *sync.WaitGroup) {
+		u, err := net.Dial("unix", path)
+		if err != nil {
+			_ = c.Close()
+			return
 		}
+		wg.Go(func() { pipe(u, c, nil) })
+		pipe(c, u, nil)
 	})
-	return &url.URL{Scheme: "http", Host: ln.Addr().String()}
+	return &url.URL{Scheme: "http", Host: addr}
 }
 
 // TestClient goes through the proxy with Go's own HTTP client, which

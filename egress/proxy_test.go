@@ -48,9 +48,23 @@ func start(t *testing.T, policy Policy) (*Proxy, string) {
 // connection ends.
 func echoServer(t *testing.T) (addr string, ended <-chan struct{}) {
 	t.Helper()
+	done := make(chan struct{}, 16)
+	addr = serveTCP(t, func(c net.Conn, _ *sync.WaitGroup) {
+		defer func() { _ = c.Close() }()
+		_, _ = io.Copy(c, c)
+		_ = c.(*net.TCPConn).CloseWrite()
+		done <- struct{}{}
+	})
+	return addr, done
+}
+
+// serveTCP listens on 127.0.0.1 until the test ends and hands each
+// connection to serve on a goroutine of its own; serve may start more on
+// wg, which the end of the test waits for too.
+func serveTCP(t *testing.T, serve func(c net.Conn, wg *sync.WaitGroup)) (addr string) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	done := make(chan struct{}, 16)
 	var wg sync.WaitGroup
 	t.Cleanup(func() {
 		_ = ln.Close()
@@ -62,15 +76,10 @@ func echoServer(t *testing.T) (addr string, ended <-chan struct{}) {
 			if err != nil {
 				return
 			}
-			wg.Go(func() {
-				defer func() { _ = c.Close() }()
-				_, _ = io.Copy(c, c)
-				_ = c.(*net.TCPConn).CloseWrite()
-				done <- struct{}{}
-			})
+			wg.Go(func() { serve(c, &wg) })
 		}
 	})
-	return ln.Addr().String(), done
+	return ln.Addr().String()
 }
 
 // dialProxy connects to the proxy's socket.

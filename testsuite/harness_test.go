@@ -25,6 +25,7 @@ import (
 	"github.com/durable-ralph/ralph/activities/github"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/devserver"
+	"github.com/durable-ralph/ralph/internal/gittest"
 	"github.com/durable-ralph/ralph/internal/ralph"
 )
 
@@ -79,30 +80,12 @@ type repo struct {
 
 func newRepo(t *testing.T, files map[string]string) *repo {
 	t.Helper()
-	dir := t.TempDir()
-	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = resolved
-	}
-	r := &repo{t: t, Dir: dir}
-	r.git("init", "-q", "-b", "main")
-	r.git("config", "user.email", "dev@example.com")
-	r.git("config", "user.name", "Dev")
-	for name, content := range files {
-		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
-	}
-	r.git("add", "-A")
-	r.git("commit", "-q", "-m", "initial")
-	return r
+	return &repo{t: t, Dir: gittest.NewRepo(t, files)}
 }
 
 func (r *repo) git(args ...string) string {
 	r.t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = r.Dir
-	out, err := cmd.CombinedOutput()
-	require.NoError(r.t, err, "git %v: %s", args, out)
-	return string(out)
+	return gittest.Run(r.t, r.Dir, args...)
 }
 
 func (r *repo) read(name string) string {

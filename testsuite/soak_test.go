@@ -30,6 +30,7 @@ import (
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/internal/words"
+	"github.com/durable-ralph/ralph/tasks"
 )
 
 // TestChaosSoak runs N sessions of M stories each (prd.json) on one real
@@ -314,23 +315,9 @@ func soakStoryFile(id string) string { return "story-" + id + ".txt" }
 
 // soakPRD is a prd.json of m stories, in the shape of threeStoryPRD.
 func soakPRD(m int) string {
-	type story struct {
-		ID                 string   `json:"id"`
-		Title              string   `json:"title"`
-		Description        string   `json:"description"`
-		AcceptanceCriteria []string `json:"acceptanceCriteria"`
-		Priority           int      `json:"priority"`
-		Passes             bool     `json:"passes"`
-		Notes              string   `json:"notes"`
-	}
-	doc := struct {
-		Project     string  `json:"project"`
-		BranchName  string  `json:"branchName"`
-		Description string  `json:"description"`
-		UserStories []story `json:"userStories"`
-	}{Project: "Soak", BranchName: "ralph/soak", Description: "Stories for the chaos soak"}
+	doc := tasks.PRD{Project: "Soak", BranchName: "ralph/soak", Description: "Stories for the chaos soak"}
 	for k := 1; k <= m; k++ {
-		doc.UserStories = append(doc.UserStories, story{
+		doc.UserStories = append(doc.UserStories, tasks.PRDStory{
 			ID: soakStoryID(k), Title: fmt.Sprintf("Feature %d", k),
 			Description:        fmt.Sprintf("As a user I use feature %d.", k),
 			AcceptanceCriteria: []string{fmt.Sprintf("feature %d works", k)}, Priority: k,

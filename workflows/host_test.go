@@ -26,11 +26,7 @@ func TestSessionWaitsForItsHost(t *testing.T) {
 				contract.Progress{Attempt: 2, Iteration: 1, StartHead: "abc123", AgentSessionID: "agent-1"})
 		},
 		ok(progressed(0, 1)), ok(progressed(0, 2)),
-		func(in contract.IterationInput) (contract.IterationResult, error) {
-			r := progressed(in.Iteration, 3)
-			r.CompletionClaimed = true
-			return r, nil
-		},
+		claims,
 	}}
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in contract.IterationInput) (contract.IterationResult, error) {
@@ -168,11 +164,7 @@ func TestSessionWaitsOnWhenAgentSlotsStayBusy(t *testing.T) {
 				contract.ErrTypeAgentSlotBusy, temporal.ApplicationErrorOptions{NonRetryable: true,
 					Details: []any{contract.Progress{Iteration: 1, StartHead: "abc123", AgentSessionID: "agent-1"}}})
 		},
-		func(in contract.IterationInput) (contract.IterationResult, error) {
-			r := progressed(in.Iteration, 3)
-			r.CompletionClaimed = true
-			return r, nil
-		},
+		claims,
 	}}
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run)
 	in := baseInput()

@@ -223,11 +223,7 @@ func TestSessionTotalsAndStatus(t *testing.T) {
 	env := newEnv(t)
 	s := &script{results: []func(contract.IterationInput) (contract.IterationResult, error){
 		ok(progressed(0, 1)), ok(progressed(0, 2)),
-		func(in contract.IterationInput) (contract.IterationResult, error) {
-			r := progressed(in.Iteration, 3)
-			r.CompletionClaimed = true
-			return r, nil
-		},
+		claims,
 	}}
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run).After(time.Minute)
 	var mid contract.Status
@@ -335,11 +331,7 @@ func TestSessionRateLimitSleepsUntilReset(t *testing.T) {
 				Reason: "usage limit reached", RateLimitResetsAt: reset}, nil
 		},
 		ok(progressed(0, 2)),
-		func(in contract.IterationInput) (contract.IterationResult, error) {
-			r := progressed(in.Iteration, 3)
-			r.CompletionClaimed = true
-			return r, nil
-		},
+		claims,
 	}}
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in contract.IterationInput) (contract.IterationResult, error) {
@@ -380,11 +372,7 @@ func TestSessionContinuesAsNewWithTotals(t *testing.T) {
 
 	env2 := newEnv(t)
 	s2 := &script{results: []func(contract.IterationInput) (contract.IterationResult, error){
-		func(in contract.IterationInput) (contract.IterationResult, error) {
-			r := progressed(in.Iteration, 3)
-			r.CompletionClaimed = true
-			return r, nil
-		},
+		claims,
 	}}
 	env2.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s2.run)
 	env2.ExecuteWorkflow(workflows.Session, next)
@@ -481,11 +469,7 @@ func TestSessionRepairedTaskFileGoesOn(t *testing.T) {
 		},
 		ok(progressed(0, 1)),
 		ok(progressed(0, 2)),
-		func(in contract.IterationInput) (contract.IterationResult, error) {
-			r := progressed(in.Iteration, 3)
-			r.CompletionClaimed = true
-			return r, nil
-		},
+		claims,
 	}}
 	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run)
 	env.ExecuteWorkflow(workflows.Session, baseInput())

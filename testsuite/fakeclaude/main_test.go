@@ -21,6 +21,7 @@ import (
 	"github.com/durable-ralph/ralph/agent"
 	"github.com/durable-ralph/ralph/agent/claude"
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/gittest"
 )
 
 // ralphArgs is the command line Durable Ralph runs the agent with.
@@ -171,33 +172,12 @@ func (f *fake) calls() []call {
 
 func newRepo(t *testing.T, files map[string]string) string {
 	t.Helper()
-	dir := t.TempDir()
-	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = resolved
-	}
-	for name, content := range files {
-		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
-	}
-	for _, args := range [][]string{
-		{"init", "-q", "-b", "main"},
-		{"config", "user.email", "dev@example.com"},
-		{"config", "user.name", "Dev"},
-		{"add", "-A"},
-		{"commit", "-q", "--allow-empty", "-m", "initial"},
-	} {
-		git(t, dir, args...)
-	}
-	return dir
+	return gittest.NewRepo(t, files)
 }
 
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "git %v: %s", args, out)
-	return string(out)
+	return gittest.Run(t, dir, args...)
 }
 
 func TestAutoPRD(t *testing.T) {
