@@ -334,11 +334,13 @@ func (r *Repo) Detach(ctx context.Context, commit string) error {
 // SetRef points ref (a full name under refs/) at commit, which keeps the
 // commit reachable whatever happens to the branches. A ref of Ralph's own
 // (under refs/ralph/) is written as git writes a loose ref, without a
-// process (writeRef); any other ref, or one writeRef cannot write, by
-// git update-ref.
+// process (writeRef); any other ref, or one in refs writeRef does not
+// know, by git update-ref.
 func (r *Repo) SetRef(ctx context.Context, ref, commit string) error {
-	if strings.HasPrefix(ref, "refs/ralph/") && r.writeRef(ref, commit) {
-		return nil
+	if strings.HasPrefix(ref, "refs/ralph/") {
+		if done, err := r.writeRef(ref, commit); done {
+			return err
+		}
 	}
 	_, err := r.git(ctx, "update-ref", ref, commit)
 	return err

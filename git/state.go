@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -243,35 +244,42 @@ func (r *Repo) RefIs(ref, commit string) bool {
 
 // writeRef points ref at commit by writing its loose file as git does:
 // a lock file created exclusively, then renamed over the ref. It reports
-// false, having changed nothing, where it cannot (refs in a reftable, a
-// layout it does not know, the lock held by a git running now, a
-// directory in the way); the caller then asks git, which says why. No
-// reflog is written: git keeps none for refs outside refs/heads,
+// false, having done nothing, where the refs are not loose files it
+// knows (a reftable, an unknown layout): the caller then asks git. The
+// write goes through an os.Root of the common directory, so a directory
+// on the way that the agent turned into a symlink out of the repository
+// is an error, not a way to write elsewhere (git update-ref follows it).
+// No reflog is written: git keeps none for refs outside refs/heads,
 // refs/remotes and refs/notes either.
-func (r *Repo) writeRef(ref, commit string) bool {
+func (r *Repo) writeRef(ref, commit string) (bool, error) {
 	_, commonDir, ok := r.gitDirs()
 	if !ok || !isObjectID(commit) {
-		return false
+		return false, nil
 	}
-	path := filepath.Join(commonDir, filepath.FromSlash(ref))
-	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
-		return false
-	}
-	lock := path + ".lock"
-	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	root, err := os.OpenRoot(commonDir)
 	if err != nil {
-		return false
+		return false, nil
 	}
-	_, werr := f.WriteString(commit + "\n")
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
+	defer root.Close()
+	name := filepath.FromSlash(ref)
+	lock := name + ".lock"
+	if err := root.MkdirAll(filepath.Dir(name), 0o777); err != nil {
+		return true, fmt.Errorf("update %s: %w", ref, err)
 	}
-	if werr == nil {
-		werr = os.Rename(lock, path)
+	f, err := root.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return true, fmt.Errorf("update %s (another git may be running): %w", ref, err)
 	}
-	if werr != nil {
-		os.Remove(lock)
-		return false
+	_, err = f.WriteString(commit + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	return true
+	if err == nil {
+		err = root.Rename(lock, name)
+	}
+	if err != nil {
+		_ = root.Remove(lock)
+		return true, fmt.Errorf("update %s: %w", ref, err)
+	}
+	return true, nil
 }

@@ -199,10 +199,25 @@ func TestSetRefWritesWhatGitReads(t *testing.T) {
 		lock := filepath.Join(r.Dir, ".git", "refs", "ralph", "s-1", "last.lock")
 		write(t, r.Dir, ".git/refs/ralph/s-1/last.lock", "")
 		err = r.SetRef(ctx, ref, head)
-		require.ErrorContains(t, err, "last.lock", "git reports the lock")
+		require.ErrorContains(t, err, "last.lock", "the error names the lock")
 		_, statErr := os.Stat(lock)
 		require.NoError(t, statErr, "another's lock is left alone")
 		require.False(t, r.RefIs(ref, head))
+	})
+
+	// git update-ref follows a directory of refs/ that is a symlink; an
+	// agent could point it anywhere the worker may write.
+	t.Run("a directory on the way leads out", func(t *testing.T) {
+		r := newRepo(t)
+		head, err := r.Head(ctx)
+		require.NoError(t, err)
+		outside := t.TempDir()
+		require.NoError(t, os.MkdirAll(filepath.Join(r.Dir, ".git", "refs", "ralph"), 0o755))
+		require.NoError(t, os.Symlink(outside, filepath.Join(r.Dir, ".git", "refs", "ralph", "s-1")))
+		require.Error(t, r.SetRef(ctx, ref, head))
+		entries, err := os.ReadDir(outside)
+		require.NoError(t, err)
+		require.Empty(t, entries, "nothing written out of the repository")
 	})
 }
 
