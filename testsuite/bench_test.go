@@ -35,8 +35,9 @@ func envInt(name string, def int) int {
 // by side in one run: the bare loop people write in bash (spawn the agent,
 // check its stream, git add and commit), Ralph's iteration in a plain Go
 // loop with no Temporal (the same Agent code: prompt, stream parsing,
-// history guard, exactly-once commit), and the same iteration as the
-// activity of a durable session, bare and contained. All use the same
+// history guard, exactly-once commit), the least any loop on Temporal
+// costs (one no-op activity an iteration, floorLoop), and the same
+// iteration as the activity of a durable session, bare and contained. All use the same
 // instant fake agent; the Temporal side runs on the embedded server with
 // its SQLite file, as `worker --dev` does, in this process.
 //
@@ -52,7 +53,7 @@ func BenchmarkOrchestrationOverhead(b *testing.B) {
 		// Alternate the runs so that drift in the machine's speed (disk,
 		// neighbours) hits all alike; compare the totals.
 		costs := map[string]*iterCost{}
-		order := []string{"bare bash loop", "plain loop (no Temporal)", "Temporal session"}
+		order := []string{"bare bash loop", "plain loop (no Temporal)", "Temporal floor (no-op)", "Temporal session"}
 		if contained {
 			order = append(order, "contained session")
 		}
@@ -62,9 +63,10 @@ func BenchmarkOrchestrationOverhead(b *testing.B) {
 		for r := 1; r <= rounds; r++ {
 			costs[order[0]].measure(gitRuns, func() runFigures { return runFigures{wall: benchBareLoop(b)} })
 			costs[order[1]].measure(gitRuns, func() runFigures { return runFigures{wall: benchPlainLoop(b)} })
-			costs[order[2]].measure(gitRuns, func() runFigures { return benchSession(b, sandbox.ModeOff) })
+			costs[order[2]].measure(gitRuns, func() runFigures { return benchTemporalFloor(b) })
+			costs[order[3]].measure(gitRuns, func() runFigures { return benchSession(b, sandbox.ModeOff) })
 			if contained {
-				costs[order[3]].measure(gitRuns, func() runFigures { return benchSession(b, sandbox.ModeRequired) })
+				costs[order[4]].measure(gitRuns, func() runFigures { return benchSession(b, sandbox.ModeRequired) })
 			}
 			line := fmt.Sprintf("round %d:", r)
 			for _, name := range order {
@@ -80,7 +82,10 @@ func BenchmarkOrchestrationOverhead(b *testing.B) {
 			fmt.Printf("  %-26s %8.1f %6.2f %8.1f %10.1f %9s %10s\n", name, c.wallMs(rounds), c.wallMs(rounds)/bare.wallMs(rounds),
 				c.cpuMs(rounds), c.gitPerIter(rounds), c.perIter(c.events, rounds), c.perIter(c.bytes, rounds))
 		}
-		session := costs[order[2]]
+		floor, session := costs[order[2]], costs[order[3]]
+		fmt.Printf("Temporal floor, per iteration over %d rounds: %s\n", rounds, floor.phases.div(rounds))
+		fmt.Printf("the least a loop on Temporal adds: %.1f ms/iteration; the bare loop plus that is %.2f× the bare loop\n",
+			floor.wallMs(rounds), (bare.wallMs(rounds)+floor.wallMs(rounds))/bare.wallMs(rounds))
 		fmt.Printf("Temporal session, per iteration over %d rounds: %s\n", rounds, session.phases.div(rounds))
 		fmt.Printf("orchestration CPU beyond the bare loop: %.1f ms/iteration (server, worker and client in this process)\n",
 			session.cpuMs(rounds)-bare.cpuMs(rounds))
@@ -90,7 +95,7 @@ func BenchmarkOrchestrationOverhead(b *testing.B) {
 		b.ReportMetric(session.wallMs(rounds)/bare.wallMs(rounds), "ratio")
 		b.ReportMetric(session.gitPerIter(rounds), "git/iter")
 		if contained {
-			boxed := costs[order[3]]
+			boxed := costs[order[4]]
 			b.ReportMetric(boxed.wallMs(rounds), "contained-ms/iter")
 			fmt.Printf("contained: %.1f ms/iteration, ratio %.2f to the bare loop, %.1f ms/iteration for the sandbox\n",
 				boxed.wallMs(rounds), boxed.wallMs(rounds)/bare.wallMs(rounds), boxed.wallMs(rounds)-session.wallMs(rounds))
