@@ -288,7 +288,7 @@ func workerEnv(srv *devserver.Server, home string, n int, scenario string) []str
 // for the default). The caller closes it.
 func dial(t testing.TB, hostPort, namespace string) client.Client {
 	t.Helper()
-	c, err := client.Dial(client.Options{HostPort: hostPort, Namespace: namespace, Logger: quiet{}})
+	c, err := ralph.Dial(context.Background(), client.Options{HostPort: hostPort, Namespace: namespace, Logger: quiet{}})
 	require.NoError(t, err)
 	return c
 }

@@ -108,13 +108,34 @@ func ClientOptions(hostPort, namespace string, cdc *codec.Codec) (client.Options
 	return opts, nil
 }
 
-// Dial connects to Temporal and checks that the server answers.
+// Dial connects to Temporal and checks that the server answers. A server
+// on this machine's loopback (the embedded one, a local dev server) is
+// spoken to without gRPC's gzip, the SDK's default: over loopback it
+// saves no time and costs both sides CPU on every call (about 0.5 ms per
+// iteration of a session, request and response). A GrpcCompression set
+// in opts is kept.
 func Dial(ctx context.Context, opts client.Options) (client.Client, error) {
+	if opts.ConnectionOptions.GrpcCompression == nil && loopback(opts.HostPort) {
+		opts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
+	}
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w", opts.HostPort, opts.Namespace, err)
 	}
 	return c, nil
+}
+
+// loopback reports whether hostPort names this machine's loopback.
+func loopback(hostPort string) bool {
+	host, _, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Reachable reports whether something accepts TCP connections at hostPort.
