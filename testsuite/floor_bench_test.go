@@ -53,10 +53,12 @@ func benchTemporalFloor(b *testing.B) runFigures {
 	start := time.Now()
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: floorQueue}, floorLoop, benchIterations)
 	require.NoError(b, err)
+	started := time.Since(start)
 	var done int
 	require.NoError(b, run.Get(ctx, &done))
 	f := runFigures{wall: time.Since(start)}
 	require.Equal(b, benchIterations, done)
 	f.events, f.bytes, f.phases = historyCost(b, c, id)
+	f.sayOutside("Temporal floor", started)
 	return f
 }
