@@ -119,17 +119,42 @@ func (it *iteration) lastLog() (name string, attempt int) {
 // sessionLocks holds one lock per session (execution key): a retry
 // waits for an earlier attempt of the same iteration that still runs in
 // this process (its worker was frozen, its heartbeat timed out, and it
-// has not yet seen its cancellation) before touching the workspace.
-var sessionLocks sync.Map // key → chan struct{}
+// has not yet seen its cancellation) before touching the workspace. A
+// key's lock lives while an attempt holds it or waits for it, so a
+// worker that runs sessions for months keeps none of those that ended.
+var sessionLocks = struct {
+	sync.Mutex
+	m map[string]*sessionLock
+}{m: map[string]*sessionLock{}}
+
+// sessionLock is one key's lock and how many attempts hold or await it.
+type sessionLock struct {
+	ch    chan struct{}
+	users int
+}
 
 // lockSession takes key's lock, or gives up when ctx ends.
 func lockSession(ctx context.Context, key string) (unlock func(), err error) {
-	v, _ := sessionLocks.LoadOrStore(key, make(chan struct{}, 1))
-	ch := v.(chan struct{})
+	sessionLocks.Lock()
+	l := sessionLocks.m[key]
+	if l == nil {
+		l = &sessionLock{ch: make(chan struct{}, 1)}
+		sessionLocks.m[key] = l
+	}
+	l.users++
+	sessionLocks.Unlock()
+	leave := func() {
+		sessionLocks.Lock()
+		defer sessionLocks.Unlock()
+		if l.users--; l.users == 0 {
+			delete(sessionLocks.m, key)
+		}
+	}
 	select {
-	case ch <- struct{}{}:
-		return func() { <-ch }, nil
+	case l.ch <- struct{}{}:
+		return func() { <-l.ch; leave() }, nil
 	case <-ctx.Done():
+		leave()
 		return nil, fmt.Errorf("wait for the earlier attempt of this iteration to end: %w", ctx.Err())
 	}
 }
