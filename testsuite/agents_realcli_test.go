@@ -134,29 +134,44 @@ func (ws *workerSession) killWorker(t *testing.T) (contract.SessionResult, []str
 		return len(processesIn(ws.r.Dir)) == 0
 	})
 	ws.worker = startProc(t, ws.env, bins.worker)
+	t.Cleanup(func() {
+		if t.Failed() {
+			ws.explain(t)
+		}
+	})
 
 	var res contract.SessionResult
 	require.NoError(t, ws.run.Get(ws.ctx, &res))
 	t.Logf("session after kill -9 of the worker: %s %.1f s after the kill, %d iterations", res.Reason, time.Since(killed).Seconds(), res.Iterations)
 	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
 	commits := ws.r.ralphCommits()
-	if len(commits) != 3 {
-		// Say how each iteration ended, and what the worker saw.
-		if v, err := ws.c.QueryWorkflow(ws.ctx, sessionIDOf(ws.r.Dir), "", contract.QueryStatus); err == nil {
-			var st contract.Status
-			if v.Get(&st) == nil {
-				for _, it := range st.Recent {
-					t.Logf("%s", it.Line())
-				}
-			}
-		}
-		t.Logf("worker after the kill:\n%s", ws.worker.Output())
-	}
 	require.Len(t, commits, 3, "no duplicate commits: %v", commits)
 	for story, passes := range prdPasses(t, ws.r) {
 		require.True(t, passes, story)
 	}
 	return res, commits
+}
+
+// explain says how each iteration of the session ended, the last lines
+// of the raw log of each that did not succeed, and what the worker saw.
+func (ws *workerSession) explain(t *testing.T) {
+	v, err := ws.c.QueryWorkflow(context.Background(), sessionIDOf(ws.r.Dir), "", contract.QueryStatus)
+	var st contract.Status
+	if err == nil && v.Get(&st) == nil {
+		for _, it := range st.Recent {
+			t.Logf("%s", it.Line())
+			if it.Outcome == contract.OutcomeSuccess {
+				continue
+			}
+			logs, _ := filepath.Glob(filepath.Join(ws.r.Dir, contract.StateDir, "logs", "*", fmt.Sprintf("iteration-%04d.attempt-*.jsonl", it.Iteration)))
+			for _, l := range logs {
+				data, _ := os.ReadFile(l)
+				lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+				t.Logf("%s, last lines:\n%s", filepath.Base(l), strings.Join(lines[max(0, len(lines)-6):], "\n"))
+			}
+		}
+	}
+	t.Logf("worker after the kill:\n%s", ws.worker.Output())
 }
 
 // requireWorkerKillResumes kills the worker of a session of the CLI while

@@ -25,15 +25,33 @@ import (
 
 // codexAgent is the real Codex CLI with its API answered by script: a
 // CODEX_HOME of its own (where it keeps its threads) whose config.toml
-// makes the server its model provider, without retries of its own.
+// makes the server its model provider, without retries of its own: the
+// tests of errors see the first one.
 func codexAgent(t *testing.T, script responsesapi.Script) (cliAgent, *responsesapi.Server) {
+	return codexAgentRetrying(t, script, 0)
+}
+
+// codexSessionAgent is codexAgent with Codex's own retries, as a user has
+// them, for the tests of whole sessions: on a loaded machine Codex 0.169
+// now and then loses the stream of a turn from the scripted server, even
+// on the host's network without the sandbox ("stream disconnected before
+// completion: … error decoding response body": 1 of 40 runs of
+// TestCodexCLIWorkerKillResumes on an idle machine, 4 of 12 with both
+// cores busy, once in a CI run), and retries it.
+func codexSessionAgent(t *testing.T, script responsesapi.Script) (cliAgent, *responsesapi.Server) {
+	return codexAgentRetrying(t, script, -1)
+}
+
+// codexAgentRetrying is codexAgent with Codex's retries bounded by retries
+// (responsesapi.Server.CodexConfig).
+func codexAgentRetrying(t *testing.T, script responsesapi.Script, retries int) (cliAgent, *responsesapi.Server) {
 	t.Helper()
 	bin := realcli.CodexBin(t)
 	srv := responsesapi.New(script)
 	t.Cleanup(srv.Close)
 	srv.SetLog(t.Logf)
 	home := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(home, "config.toml"), []byte(srv.CodexConfig(0)), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(home, "config.toml"), []byte(srv.CodexConfig(retries)), 0o600))
 	return cliAgent{backend: "codex", bin: bin, env: []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + t.TempDir(),
@@ -47,7 +65,7 @@ func codexAgent(t *testing.T, script responsesapi.Script) (cliAgent, *responsesa
 }
 
 func TestCodexCLICompletesThreeStories(t *testing.T) {
-	a, srv := codexAgent(t, responsesapi.RalphPRDScript())
+	a, srv := codexSessionAgent(t, responsesapi.RalphPRDScript())
 	a.model = "gpt-5.1-codex"
 	res, r := threeStorySession(t, a)
 	require.GreaterOrEqual(t, res.Iterations, 4, "three stories and the completion claim")
@@ -74,7 +92,7 @@ func TestCodexCLICompletesThreeStories(t *testing.T) {
 // turns and Ralph's "You were interrupted" in that conversation.
 func TestCodexCLIWorkerKillResumes(t *testing.T) {
 	var held heldTurn
-	a, srv := codexAgent(t, holdingScript(&held, responsesapi.RalphPRDScript(), func(r responsesapi.Reply) responsesapi.Reply {
+	a, srv := codexSessionAgent(t, holdingScript(&held, responsesapi.RalphPRDScript(), func(r responsesapi.Reply) responsesapi.Reply {
 		return responsesapi.Hold(5 * time.Minute).Then(r)
 	}))
 	requireWorkerKillResumes(t, a, &held, codexThread, "attempt 2 ran codex exec resume of attempt 1's thread",
@@ -124,7 +142,7 @@ func TestCodexCLIErrorsAreClassified(t *testing.T) {
 // which does the three stories. Each iteration says it ran on codex, and
 // the cost is split by backend.
 func TestUsageLimitFallsBackToCodex(t *testing.T) {
-	a, srv := codexAgent(t, responsesapi.RalphPRDScript())
+	a, srv := codexSessionAgent(t, responsesapi.RalphPRDScript())
 	a.model = "gpt-5.1-codex"
 	fake := fakeEnv(t, scenario(t, map[string]any{"rate_limit": 3600}))
 	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": "# Progress log\n"})
