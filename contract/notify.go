@@ -210,6 +210,10 @@ type ChatUpdate struct {
 	MessageID int64  `json:"message_id"`
 	Text      string `json:"text,omitempty"`
 	ReplyTo   int64  `json:"reply_to,omitempty"`
+	// ReplyToBot says the message replied to is the bot's: perhaps a
+	// question the inbox has not heard of yet (false in the updates of
+	// workers before it, which the inbox treats as before).
+	ReplyToBot bool `json:"reply_to_bot,omitempty"`
 	// CallbackID and the tap's button: the key hash of the notification
 	// and the index of its choice.
 	CallbackID string `json:"callback_id,omitempty"`
@@ -275,6 +279,16 @@ type InboxState struct {
 	SlackAfter map[string]string `json:"slack_after,omitempty"`
 	// TelegramOff says no worker reads Telegram: only Slack is polled.
 	TelegramOff bool `json:"telegram_off,omitempty"`
+	// Held are replies to messages of the bot that the inbox did not know
+	// as questions when they came, oldest first: each is answered when
+	// its question is told, or told it asks nothing at Until.
+	Held []HeldReply `json:"held,omitempty"`
+}
+
+// HeldReply is a reply the inbox holds until Until.
+type HeldReply struct {
+	Update ChatUpdate `json:"update"`
+	Until  time.Time  `json:"until"`
 }
 
 // SlackPoll is the input of ActivityChatSlackReplies: the threads to

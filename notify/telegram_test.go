@@ -93,10 +93,11 @@ func TestTelegramCheck(t *testing.T) {
 func TestTelegramUpdates(t *testing.T) {
 	fake := newFakeTelegram(t)
 	for _, u := range []string{
-		`{"update_id":7,"message":{"message_id":50,"date":1,"from":{"id":9,"is_bot":false,"first_name":"Ada","username":"ada"},"chat":{"id":11,"type":"private"},"text":"use SQLite","reply_to_message":{"message_id":101,"date":1,"chat":{"id":11,"type":"private"},"text":"Question"}}}`,
+		`{"update_id":7,"message":{"message_id":50,"date":1,"from":{"id":9,"is_bot":false,"first_name":"Ada","username":"ada"},"chat":{"id":11,"type":"private"},"text":"use SQLite","reply_to_message":{"message_id":101,"date":1,"from":{"id":1,"is_bot":true,"first_name":"Ralph","username":"ralph_bot"},"chat":{"id":11,"type":"private"},"text":"Question"}}}`,
 		`{"update_id":8,"callback_query":{"id":"cb-1","from":{"id":9,"is_bot":false,"first_name":"Ada"},"chat_instance":"x","data":"q:abc:3:1","message":{"message_id":101,"date":1,"chat":{"id":11,"type":"private"}}}}`,
 		`{"update_id":9,"edited_message":{"message_id":50,"date":1,"chat":{"id":11,"type":"private"},"text":"edited"}}`,
 		`{"update_id":10,"message":{"message_id":51,"date":1,"from":{"id":9,"is_bot":false,"first_name":"Ada"},"chat":{"id":-22,"type":"group"},"text":"/status"}}`,
+		`{"update_id":11,"message":{"message_id":52,"date":1,"from":{"id":9,"is_bot":false,"first_name":"Ada"},"chat":{"id":11,"type":"private"},"text":"approve","reply_to_message":{"message_id":50,"date":1,"from":{"id":9,"is_bot":false,"first_name":"Ada"},"chat":{"id":11,"type":"private"},"text":"use SQLite"}}}`,
 	} {
 		fake.updates = append(fake.updates, json.RawMessage(u))
 	}
@@ -104,10 +105,11 @@ func TestTelegramUpdates(t *testing.T) {
 	updates, err := bot.Updates(context.Background(), 7, 2*time.Second)
 	require.NoError(t, err)
 	require.Equal(t, []Update{
-		{ID: 7, ChatID: 11, UserID: 9, User: "@ada", MessageID: 50, Text: "use SQLite", ReplyTo: 101},
+		{ID: 7, ChatID: 11, UserID: 9, User: "@ada", MessageID: 50, Text: "use SQLite", ReplyTo: 101, ReplyToBot: true},
 		{ID: 8, ChatID: 11, UserID: 9, User: "Ada", MessageID: 101, CallbackID: "cb-1", CallbackData: "q:abc:3:1"},
 		{ID: 9},
 		{ID: 10, ChatID: -22, UserID: 9, User: "Ada", MessageID: 51, Text: "/status"},
+		{ID: 11, ChatID: 11, UserID: 9, User: "Ada", MessageID: 52, Text: "approve", ReplyTo: 50},
 	}, updates)
 	require.Equal(t, map[string]any{
 		"offset": float64(7), "timeout": float64(2), "allowed_updates": []any{"message", "callback_query"},

@@ -28,6 +28,8 @@ type Update struct {
 	Text string
 	// ReplyTo is the message the message replies to; 0 for none.
 	ReplyTo int64
+	// ReplyToBot says the message replied to is a bot's.
+	ReplyToBot bool
 	// CallbackID and CallbackData are the tap's query ID, for
 	// AnswerCallback, and its button's data (ParseCallbackData); "" for a
 	// message.
@@ -54,6 +56,7 @@ type (
 	}
 	tgUser struct {
 		ID        int64  `json:"id"`
+		IsBot     bool   `json:"is_bot"`
 		Username  string `json:"username"`
 		FirstName string `json:"first_name"`
 	}
@@ -84,6 +87,7 @@ func ParseUpdates(result []byte) ([]Update, error) {
 			}
 			if m.ReplyToMessage != nil {
 				u.ReplyTo = m.ReplyToMessage.MessageID
+				u.ReplyToBot = m.ReplyToMessage.From != nil && m.ReplyToMessage.From.IsBot
 			}
 		case r.CallbackQuery != nil:
 			q := r.CallbackQuery

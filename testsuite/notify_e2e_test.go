@@ -165,6 +165,7 @@ func TestNotificationsAndTelegramAnswers(t *testing.T) {
 			for _, m := range cr.tg.Messages(tgChat) {
 				t.Logf("chat: %d %s reply-to %d: %s", m.MessageID, m.From.Username, m.ReplyTo, m.Plain)
 			}
+			t.Logf("worker after the kill:\n%s\ndev server log:\n%s", w.Output(), devServerLog(se))
 		}
 	})
 	waitFor(t, time.Minute, "the session to go on", func() bool {

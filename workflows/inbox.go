@@ -28,7 +28,20 @@ const (
 	// slackThreadLimit bounds the threads read each time: the last
 	// questions'.
 	slackThreadLimit = 10
+	// inboxHoldFor is how long a reply to a message of the bot that the
+	// inbox does not know waits for its question to be told: a worker
+	// that died between sending a question and telling the inbox tells
+	// it on its retry, after the person may already have answered.
+	inboxHoldFor = 3 * time.Minute
+	// inboxHeldLimit bounds the replies held; beyond it the oldest is
+	// told at once that it answers nothing.
+	inboxHeldLimit = 50
 )
+
+// versionHoldReplies is the change ID of the held replies: from 1 on, a
+// reply to an unknown message of the bot waits inboxHoldFor for its
+// question; before, it was told at once that it answers nothing.
+const versionHoldReplies = "inbox-hold-replies"
 
 // chatHelp is what the bot says to what it does not understand.
 const chatHelp = "Reply to a question of a session to answer it (approve, reject: why, or your answer), or to a plan to approve it or say what to change. Commands: /status; /guide <text>, /pause, /resume, /stop (as a reply to a session's message, or with one session running)."
@@ -95,6 +108,7 @@ func (ib *inbox) telegram(ctx workflow.Context) error {
 		return nil
 	}
 	ib.drain()
+	ib.settleHeld(ctx)
 	for _, u := range ups.Updates {
 		ib.handle(ctx, u)
 	}
@@ -161,6 +175,8 @@ type inbox struct {
 	logger log.Logger
 	// slackAt is when the Slack threads were last read.
 	slackAt time.Time
+	// holds caches GetVersion(versionHoldReplies) of this run.
+	holds *bool
 }
 
 // drain takes the asking messages told since.
@@ -213,13 +229,63 @@ func (ib *inbox) handle(ctx workflow.Context, u contract.ChatUpdate) {
 		ib.command(ctx, u, target)
 	case u.ReplyTo != 0:
 		cs := ib.asking(strconv.FormatInt(u.Chat, 10), strconv.FormatInt(u.ReplyTo, 10))
-		if cs == nil {
-			ib.reply(ctx, u, "That message is not a question of a Ralph session. "+chatHelp)
-			return
+		switch {
+		case cs != nil:
+			ib.answer(ctx, u, cs, chatAnswer(*cs, u.Text))
+		case u.ReplyToBot && ib.holdsReplies(ctx):
+			ib.hold(ctx, u)
+		default:
+			ib.reply(ctx, u, notAQuestion)
 		}
-		ib.answer(ctx, u, cs, chatAnswer(*cs, u.Text))
 	default:
 		ib.reply(ctx, u, chatHelp)
+	}
+}
+
+// notAQuestion is what the bot says to a reply to a message that asks
+// nothing.
+const notAQuestion = "That message is not a question of a Ralph session. " + chatHelp
+
+// holdsReplies reports whether this run holds replies to unknown messages
+// of the bot (GetVersion versionHoldReplies, asked once per run).
+func (ib *inbox) holdsReplies(ctx workflow.Context) bool {
+	if ib.holds == nil {
+		on := workflow.GetVersion(ctx, versionHoldReplies, workflow.DefaultVersion, 1) == 1
+		ib.holds = &on
+	}
+	return *ib.holds
+}
+
+// hold keeps u until its question is told or inboxHoldFor has passed;
+// beyond inboxHeldLimit the oldest held reply is told it answers nothing.
+func (ib *inbox) hold(ctx workflow.Context, u contract.ChatUpdate) {
+	ib.st.Held = append(ib.st.Held, contract.HeldReply{Update: u, Until: workflow.Now(ctx).Add(inboxHoldFor)})
+	if len(ib.st.Held) > inboxHeldLimit {
+		oldest := ib.st.Held[0]
+		ib.st.Held = slices.Clone(ib.st.Held[1:])
+		ib.reply(ctx, oldest.Update, notAQuestion)
+	}
+}
+
+// settleHeld answers the held replies whose question is now told, tells
+// those whose time is up that they answer nothing, and keeps the rest, in
+// the order they came.
+func (ib *inbox) settleHeld(ctx workflow.Context) {
+	if len(ib.st.Held) == 0 {
+		return
+	}
+	now := workflow.Now(ctx)
+	held := ib.st.Held
+	ib.st.Held = nil
+	for _, h := range held {
+		u := h.Update
+		if cs := ib.asking(strconv.FormatInt(u.Chat, 10), strconv.FormatInt(u.ReplyTo, 10)); cs != nil {
+			ib.answer(ctx, u, cs, chatAnswer(*cs, u.Text))
+		} else if !now.Before(h.Until) {
+			ib.reply(ctx, u, notAQuestion)
+		} else {
+			ib.st.Held = append(ib.st.Held, h)
+		}
 	}
 }
 

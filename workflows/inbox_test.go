@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/durable-ralph/ralph/contract"
@@ -115,4 +117,75 @@ func TestChatInboxActsOnEachUpdate(t *testing.T) {
 	require.Equal(t, "cb1", replies[1].CallbackID, "a tap is answered as a tap")
 	last := replies[len(replies)-1]
 	require.Equal(t, &contract.SlackPost{Channel: "C1", Thread: "1700.1", TS: "1700.2"}, last.Slack, "the Slack answer is confirmed in its thread")
+}
+
+// TestChatInboxHoldsARepliedQuestionItHasNotHeardOf: a reply to a message
+// of the bot that the inbox does not know yet (its worker died between
+// sending the question and telling the inbox) waits for the question to
+// be told and then answers it; one whose question is never told is told
+// after inboxHoldFor that it answers nothing; a reply to a person's
+// message is told so at once.
+func TestChatInboxHoldsARepliedQuestionItHasNotHeardOf(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(workflows.ChatInbox)
+	question := contract.ChatSent{Key: "s1/r1/question/1", WorkflowID: "s1", Session: "/work/a", Event: contract.NotifyQuestion,
+		Checkpoint: "cp-2", Choices: []string{"postgres", "sqlite"}, Messages: []contract.SentMessage{{Channel: "telegram", Chat: "111", MessageID: "10"}}}
+	first := []contract.ChatUpdate{
+		{ID: 1, Chat: 111, User: "@alice", MessageID: 20, ReplyTo: 10, ReplyToBot: true, Text: "sqlite"},
+		{ID: 2, Chat: 111, User: "@alice", MessageID: 21, ReplyTo: 55, ReplyToBot: true, Text: "approve"},
+		{ID: 3, Chat: 111, User: "@alice", MessageID: 22, ReplyTo: 19, Text: "approve"},
+	}
+	polls := 0
+	var answeredAt, expiredAt time.Time
+	env.RegisterActivityWithOptions(func(_ context.Context, p contract.ChatPoll) (contract.ChatUpdates, error) {
+		polls++
+		switch n := polls; {
+		case n == 1:
+			return contract.ChatUpdates{Updates: first, Next: 4}, nil
+		case n%2 == 0 && n < 20:
+			// A failed poll: the inbox waits 30 s, the test's clock moves.
+			return contract.ChatUpdates{}, temporal.NewNonRetryableApplicationError("telegram down", "test", nil)
+		case n < 20:
+			return contract.ChatUpdates{Next: p.Offset}, nil
+		default:
+			return contract.ChatUpdates{Off: true}, nil
+		}
+	}, activity.RegisterOptions{Name: contract.ActivityChatUpdates})
+	var answers []contract.ChatAnswer
+	env.RegisterActivityWithOptions(func(_ context.Context, in contract.ChatAnswer) (contract.ChatAnswered, error) {
+		answers = append(answers, in)
+		answeredAt = env.Now()
+		return contract.ChatAnswered{Taken: true, Message: "Answered"}, nil
+	}, activity.RegisterOptions{Name: contract.ActivityChatAnswer})
+	var replies []contract.ChatReply
+	env.RegisterActivityWithOptions(func(_ context.Context, in contract.ChatReply) error {
+		replies = append(replies, in)
+		if in.ReplyTo == 21 {
+			expiredAt = env.Now()
+		}
+		return nil
+	}, activity.RegisterOptions{Name: contract.ActivityChatReply})
+	env.RegisterActivityWithOptions(func(_ context.Context, p contract.SlackPoll) (contract.SlackReplies, error) {
+		return contract.SlackReplies{Off: true}, nil
+	}, activity.RegisterOptions{Name: contract.ActivityChatSlackReplies})
+	start := env.Now()
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(contract.SignalChatSent, question) }, 45*time.Second)
+	env.ExecuteWorkflow(workflows.ChatInbox, contract.InboxState{Offset: 1})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+
+	require.Len(t, answers, 1, "the held reply answers its question once it is told")
+	require.Equal(t, contract.ChatAnswer{WorkflowID: "s1", UpdateID: "telegram-1",
+		Answer: contract.Answer{ID: "cp-2", Answer: "sqlite", By: "@alice", Via: "Telegram"}}, answers[0])
+	require.GreaterOrEqual(t, answeredAt.Sub(start), 45*time.Second, "not before the question was told")
+	require.Less(t, answeredAt.Sub(start), 2*time.Minute, "at the first poll after it was told")
+
+	require.Len(t, replies, 3)
+	require.Equal(t, int64(22), replies[0].ReplyTo, "a reply to a person's message is told at once")
+	require.Contains(t, replies[0].Text, "That message is not a question of a Ralph session")
+	require.Equal(t, contract.ChatReply{Chat: 111, ReplyTo: 20, Text: "Answered (/work/a)"}, replies[1], "the held answer is confirmed")
+	require.Equal(t, int64(21), replies[2].ReplyTo, "the reply whose question never came")
+	require.Contains(t, replies[2].Text, "That message is not a question of a Ralph session")
+	require.GreaterOrEqual(t, expiredAt.Sub(start), 3*time.Minute, "held for inboxHoldFor")
 }

@@ -37,7 +37,13 @@ const notifyBackstop = 8 * 24 * time.Hour
 // checkpoint.
 func Notification(ctx workflow.Context, note contract.Notification) (contract.NotifyResult, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout:    2 * time.Minute,
+		StartToCloseTimeout: 2 * time.Minute,
+		// A worker that dies while it sends (after a channel took the
+		// message, before the attempt completed) is seen within this,
+		// and the retry tells the inbox: a reply to the question would
+		// otherwise wait the whole StartToCloseTimeout. Only the
+		// activity's options change: histories replay unchanged.
+		HeartbeatTimeout:       20 * time.Second,
 		ScheduleToCloseTimeout: notifyBackstop,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    5 * time.Second,

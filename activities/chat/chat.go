@@ -48,6 +48,9 @@ type Activities struct {
 // Notify sends note to every configured channel that takes its event,
 // once per channel however often it is retried.
 func (a *Activities) Notify(ctx context.Context, note contract.Notification) (contract.NotifyResult, error) {
+	// Beats let a worker's death be seen in the heartbeat timeout the
+	// Notification workflow sets, not after the attempt's whole 2 minutes.
+	defer activities.HeartbeatWhile(ctx, 5*time.Second)()
 	res, err := a.Notifier.Send(ctx, note)
 	if err != nil {
 		return res, fmt.Errorf("notify %s: %w", note.Key, err)
@@ -90,7 +93,7 @@ func (a *Activities) ChatUpdates(ctx context.Context, poll contract.ChatPoll) (c
 			a.ignore(ctx, u.ChatID)
 			continue
 		}
-		cu := contract.ChatUpdate{ID: u.ID, Chat: u.ChatID, User: u.User, MessageID: u.MessageID, Text: u.Text, ReplyTo: u.ReplyTo, CallbackID: u.CallbackID}
+		cu := contract.ChatUpdate{ID: u.ID, Chat: u.ChatID, User: u.User, MessageID: u.MessageID, Text: u.Text, ReplyTo: u.ReplyTo, ReplyToBot: u.ReplyToBot, CallbackID: u.CallbackID}
 		if cb, ok := notify.ParseCallbackData(u.CallbackData); ok {
 			cu.KeyHash, cu.Choice = cb.KeyHash, cb.Choice
 		}
