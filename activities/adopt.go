@@ -6,15 +6,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/durable-ralph/ralph/agent"
 	"github.com/durable-ralph/ralph/contract"
-	"github.com/durable-ralph/ralph/tasks"
 )
 
 // adopted is the run of a dead attempt whose agent had finished: the
@@ -34,12 +30,13 @@ func (a *Agent) adopted(ctx context.Context, it *iteration) (run agentRun, ok bo
 	}
 	// The latest attempt's stream, which may be newer than the progress
 	// the retry got: a worker frozen or killed before an attempt's first
-	// heartbeat leaves its retry the attempt before's (or none).
-	name, attempt := it.lastLog()
+	// heartbeat leaves its retry the attempt before's (or none). It is
+	// the worker's record of the stream, which the agent cannot reach.
+	name, attempt := a.records().lastStream(it.in.Key(), it.in.Iteration, it.attempt)
 	if name == "" {
 		return agentRun{}, false, nil
 	}
-	data, err := tasks.ReadFile(it.in.Workspace, name)
+	data, err := os.ReadFile(name)
 	if err != nil {
 		return agentRun{}, false, nil
 	}
@@ -69,9 +66,9 @@ func (a *Agent) adopted(ctx context.Context, it *iteration) (run agentRun, ok bo
 		}
 	}
 	it.warnings = append(it.warnings, fmt.Sprintf(
-		"attempt %d's agent had finished when its worker stopped (%s ends in its result): its run was recorded, not run again",
-		attempt, name))
-	return agentRun{summary: parser.Summary(), verdict: v, started: prev.StartedAt}, true, nil
+		"attempt %d's agent had finished when its worker stopped (its stream ends in its result): its run was recorded, not run again",
+		attempt))
+	return agentRun{summary: parser.Summary().Sane(), verdict: v, started: prev.StartedAt}, true, nil
 }
 
 // carryEarlier puts in this attempt's progress what the dead attempts
@@ -90,30 +87,6 @@ func (it *iteration) carryEarlier() {
 		it.progress.EarlierCostUSD += prev.CostUSD
 		it.progress.EarlierUsage = it.progress.EarlierUsage.Add(prev.Usage)
 	}
-}
-
-// lastLog is the stream log of the latest earlier attempt of the
-// iteration that left one (relative to the workspace), and its attempt;
-// "" when there is none.
-func (it *iteration) lastLog() (name string, attempt int) {
-	rel := filepath.Join(contract.StateDir, "logs", it.key)
-	entries, err := os.ReadDir(filepath.Join(it.in.Workspace, rel))
-	if err != nil {
-		return "", 0
-	}
-	prefix := fmt.Sprintf("iteration-%04d.attempt-", it.in.Iteration)
-	for _, e := range entries {
-		n, ok := strings.CutPrefix(e.Name(), prefix)
-		if !ok {
-			continue
-		}
-		k, err := strconv.Atoi(strings.TrimSuffix(n, ".jsonl"))
-		if err != nil || !strings.HasSuffix(n, ".jsonl") || k >= it.attempt || k <= attempt {
-			continue
-		}
-		name, attempt = filepath.ToSlash(filepath.Join(rel, e.Name())), k
-	}
-	return name, attempt
 }
 
 // sessionLocks holds one lock per session (execution key): a retry

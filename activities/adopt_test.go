@@ -3,6 +3,7 @@ package activities_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,7 +35,7 @@ func TestRetryAdoptsAnAttemptWhoseAgentFinished(t *testing.T) {
 			dir := newRepo(t, map[string]string{"prd.json": prd, "progress.txt": ""})
 			head := strings.TrimSpace(gitRun(t, dir, "rev-parse", "HEAD"))
 			env, state := scenarioEnv(t, map[string]any{"auto": true})
-			ag := &activities.Agent{Env: env}
+			ag := &activities.Agent{Env: env, Records: t.TempDir()}
 			in := iterationInput(dir, 1)
 
 			// Attempt 1 runs the agent to its end; its worker dies before
@@ -45,9 +46,9 @@ func TestRetryAdoptsAnAttemptWhoseAgentFinished(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, "US-001", ran.StoryID)
 			require.NotEmpty(t, ran.LogFile)
-			require.NoError(t, os.RemoveAll(filepath.Join(dir, contract.StateDir, "state")))
+			forgetResult(t, ag, 1)
 			if tt.cut {
-				path := filepath.Join(dir, filepath.FromSlash(ran.LogFile))
+				path := recordedStream(t, ag, 1, 1)
 				data, err := os.ReadFile(path)
 				require.NoError(t, err)
 				lines := strings.Split(strings.TrimSpace(string(data)), "\n")
@@ -89,13 +90,16 @@ func TestRetryAdoptsAFinishedAttemptThatNeverBeat(t *testing.T) {
 	dir := newRepo(t, map[string]string{"prd.json": prd, "progress.txt": ""})
 	head := strings.TrimSpace(gitRun(t, dir, "rev-parse", "HEAD"))
 	env, state := scenarioEnv(t, map[string]any{"auto": true})
-	ag := &activities.Agent{Env: env}
+	ag := &activities.Agent{Env: env, Records: t.TempDir()}
 	in := iterationInput(dir, 1)
 	second := in
 	second.Git.AutoCommit = false
 	ran, err := ag.Iterate(context.Background(), second, 2, nil, nil)
 	require.NoError(t, err)
-	require.NoError(t, os.RemoveAll(filepath.Join(dir, contract.StateDir, "state")))
+	forgetResult(t, ag, 1)
+	// Attempt 2 died before its first beat and before it recorded how it
+	// started, as a worker before these records did.
+	require.NoError(t, os.Remove(filepath.Join(ag.Records, "ralph-test-0001", "iteration-0001.attempt-2.start.json")))
 	first := &contract.Progress{Attempt: 1, Iteration: 1, StartHead: head, StoryID: "US-001", StoryTitle: "List widgets",
 		CostUSD: 0.02, Usage: contract.Usage{InputTokens: 7}}
 
@@ -137,6 +141,23 @@ func TestEveryDeadAttemptIsCounted(t *testing.T) {
 	require.Equal(t, int64(5), res.Usage.Total()-lastRunTokens(t, dir, res.LogFile))
 }
 
+// forgetResult removes the result the worker recorded of iteration n,
+// and keeps the streams of its attempts: as if its worker died before
+// it recorded its result.
+func forgetResult(t *testing.T, ag *activities.Agent, n int) {
+	t.Helper()
+	require.NoError(t, os.Remove(filepath.Join(ag.Records, "ralph-test-0001", fmt.Sprintf("iteration-%04d.json", n))))
+}
+
+// recordedStream is the worker's record of the stream of attempt of
+// iteration n.
+func recordedStream(t *testing.T, ag *activities.Agent, n, attempt int) string {
+	t.Helper()
+	p := filepath.Join(ag.Records, "ralph-test-0001", fmt.Sprintf("iteration-%04d.attempt-%d.jsonl", n, attempt))
+	require.FileExists(t, p)
+	return p
+}
+
 // lastRunTokens are the tokens the result event of the stream log name
 // (relative to dir) reports.
 func lastRunTokens(t *testing.T, dir, name string) int64 {
@@ -156,4 +177,31 @@ func lastRunTokens(t *testing.T, dir, name string) int64 {
 	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &ev))
 	require.Equal(t, "result", ev.Type)
 	return ev.Usage.Input + ev.Usage.Output + ev.Usage.CacheRead + ev.Usage.CacheCreation
+}
+
+// TestRetryAdoptsARunWhoseAttemptNeverBeat: attempt 1's worker froze
+// before its first heartbeat while its agent finished, and the retry
+// gets no progress at all from Temporal; the agent committed its own
+// work, so the workspace is clean. The worker's record of how attempt 1
+// started and of its stream is enough: the run is adopted, its cost
+// counted once, the agent not run again.
+func TestRetryAdoptsARunWhoseAttemptNeverBeat(t *testing.T) {
+	dir := newRepo(t, map[string]string{"prd.json": prd, "progress.txt": ""})
+	head := strings.TrimSpace(gitRun(t, dir, "rev-parse", "HEAD"))
+	env, state := scenarioEnv(t, map[string]any{"auto": true, "commit": true})
+	ag := &activities.Agent{Env: env, Records: t.TempDir()}
+	in := iterationInput(dir, 1)
+	first := in
+	first.Git.AutoCommit = false
+	ran, err := ag.Iterate(context.Background(), first, 1, nil, nil)
+	require.NoError(t, err)
+	forgetResult(t, ag, 1)
+
+	res, err := ag.Iterate(context.Background(), in, 2, nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, countCalls(t, state), "the finished run is not run again")
+	require.InDelta(t, ran.CostUSD, res.CostUSD, 1e-9, "its cost, once")
+	require.Equal(t, "US-001", res.StoryID)
+	require.Equal(t, 1, res.AgentCommits, "the agent's commit is the iteration's")
+	require.Equal(t, "1", strings.TrimSpace(gitRun(t, dir, "rev-list", "--count", head+"..HEAD")))
 }

@@ -83,9 +83,22 @@ type Agent struct {
 	// that a worker starting again after this one died fails them at
 	// once (internal/ralph) rather than after their heartbeat timeout.
 	Attempts *attempts.Dir
+	// Records is the directory, out of every agent's reach (the worker's
+	// state directory), where the worker keeps what it reads back of its
+	// iterations: each one's result, the start of each attempt and its
+	// agent's stream (see records). "" keeps none: a retry then finds an
+	// iteration's work by its commit alone.
+	Records string
 	// agentStarted is told the PID of the attempt's agent.
 	agentStarted func(pid int)
+	// lastAttempt says the running attempt is the last its retry policy
+	// allows: a commit that fails then is reported in the result, so
+	// that what the agent did and cost still counts.
+	lastAttempt bool
 }
+
+// records is a's records (Records).
+func (a *Agent) records() records { return records{dir: a.Records} }
 
 // HostReady answers on the task queue of this worker's host: a session
 // whose host was offline runs it to learn that the host is back.

@@ -137,7 +137,7 @@ func TestRunIterationCommitsOneStory(t *testing.T) {
 	dir := newRepo(t, map[string]string{"prd.json": prd, "progress.txt": ""})
 	// The agent works for a while, so the iteration heartbeats.
 	env, state := scenarioEnv(t, map[string]any{"auto": true, "sleep_ms": 300})
-	ag := &activities.Agent{Env: env, HeartbeatInterval: 50 * time.Millisecond}
+	ag := &activities.Agent{Env: env, HeartbeatInterval: 50 * time.Millisecond, Records: t.TempDir()}
 
 	res, beats, err := runActivity(t, ag, iterationInput(dir, 1))
 	require.NoError(t, err)
@@ -174,7 +174,7 @@ func TestRunIterationCommitsOneStory(t *testing.T) {
 	// The same iteration again (a retry after the worker lost the
 	// result) returns the recorded result: no second agent run, no
 	// second commit.
-	again, _, err := runActivity(t, ag, iterationInput(dir, 1))
+	again, err := ag.Iterate(context.Background(), iterationInput(dir, 1), 2, nil, nil)
 	require.NoError(t, err)
 	require.Equal(t, res.Commit, again.Commit)
 	require.Equal(t, res.CostUSD, again.CostUSD)
@@ -185,7 +185,7 @@ func TestRunIterationCommitsOneStory(t *testing.T) {
 func TestRunIterationCommitsAfterCrashBeforeCommit(t *testing.T) {
 	dir := newRepo(t, map[string]string{"prd.json": prd})
 	env, state := scenarioEnv(t)
-	ag := &activities.Agent{Env: env}
+	ag := &activities.Agent{Env: env, Records: t.TempDir()}
 	in := iterationInput(dir, 1)
 	in.Git.AutoCommit = false
 	res, _, err := runActivity(t, ag, in)
@@ -196,11 +196,11 @@ func TestRunIterationCommitsAfterCrashBeforeCommit(t *testing.T) {
 	// As if the first attempt died between recording its result and
 	// committing: the retry commits once, without running the agent.
 	in.Git.AutoCommit = true
-	res, _, err = runActivity(t, ag, in)
+	res, err = ag.Iterate(context.Background(), in, 2, nil, nil)
 	require.NoError(t, err)
 	require.NotEmpty(t, res.Commit)
 	require.Equal(t, 1, countCalls(t, state))
-	res2, _, err := runActivity(t, ag, in)
+	res2, err := ag.Iterate(context.Background(), in, 3, nil, nil)
 	require.NoError(t, err)
 	require.Equal(t, res.Commit, res2.Commit)
 	require.Equal(t, "2", strings.TrimSpace(gitRun(t, dir, "rev-list", "--count", "HEAD")))

@@ -25,7 +25,7 @@ type commitPlan struct {
 // the trailers identify the commit, so a retry finds it instead of
 // committing again. Then it keeps the session's last commit reachable
 // under refs/ralph.
-func (a *Agent) finishCommit(ctx context.Context, repo *git.Repo, in contract.IterationInput, res contract.IterationResult, resultFile string, plan commitPlan) (contract.IterationResult, error) {
+func (a *Agent) finishCommit(ctx context.Context, repo *git.Repo, in contract.IterationInput, res contract.IterationResult, plan commitPlan) (contract.IterationResult, error) {
 	if res.Halt != "" {
 		// The work is not where the session's branch is: leave it for a
 		// person to sort out rather than commit it somewhere.
@@ -50,6 +50,11 @@ func (a *Agent) finishCommit(ctx context.Context, repo *git.Repo, in contract.It
 			if len(pending) > 0 {
 				commit, err = repo.CommitAll(ctx, commitSubject(in.Iteration, res), commitBody(res), in.Key(), in.Iteration,
 					git.TrailerRole+": "+in.RoleOf())
+				if err != nil && a.lastAttempt {
+					// No retry is left: the iteration is reported, its
+					// cost counted, its work left for the next one.
+					return notCommitted(res, fmt.Sprintf("commit iteration %d: %v", in.Iteration, err)), nil
+				}
 				if err != nil {
 					return contract.IterationResult{}, fmt.Errorf("commit iteration %d: %w", in.Iteration, err)
 				}
@@ -58,7 +63,7 @@ func (a *Agent) finishCommit(ctx context.Context, repo *git.Repo, in contract.It
 		if commit != "" {
 			res.Commit = commit
 			res.Head = commit
-			if err := saveResult(in.Workspace, resultFile, res); err != nil && !slices.Contains(res.Warnings, err.Error()) {
+			if err := a.records().saveResult(in.Key(), in.Iteration, res); err != nil && !slices.Contains(res.Warnings, err.Error()) {
 				res.Warnings = append(res.Warnings, err.Error())
 			}
 		}
@@ -73,6 +78,18 @@ func (a *Agent) finishCommit(ctx context.Context, repo *git.Repo, in contract.It
 		res.Ref = ref
 	}
 	return res, nil
+}
+
+// notCommitted is res of an iteration whose work could not be
+// committed (why): it failed, and the next iteration finds its work
+// uncommitted.
+func notCommitted(res contract.IterationResult, why string) contract.IterationResult {
+	res.NotCommitted = why
+	if res.Outcome == contract.OutcomeSuccess {
+		res.Outcome, res.Reason = contract.OutcomeAgentError, why
+	}
+	res.CompletionClaimed = false
+	return res
 }
 
 // pendingOf is known when it is not nil, and git status's paths

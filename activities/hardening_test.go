@@ -259,11 +259,12 @@ func readOnly(t *testing.T, dir string) {
 func TestResultThatCannotBeRecordedStillCommitsAndCounts(t *testing.T) {
 	dir := newRepo(t, map[string]string{"prd.json": prd})
 	env, _ := scenarioEnv(t)
-	ag := &activities.Agent{Env: env}
+	ag := &activities.Agent{Env: env, Records: t.TempDir()}
 	_, _, err := runActivity(t, ag, iterationInput(dir, 1))
 	require.NoError(t, err)
 
 	readOnly(t, filepath.Join(dir, ".ralph"))
+	readOnly(t, ag.Records)
 	res, _, err := runActivity(t, ag, iterationInput(dir, 2))
 	require.NoError(t, err, "the work and its cost are reported, not lost to an activity error")
 	require.Equal(t, contract.OutcomeSuccess, res.Outcome)
@@ -271,7 +272,8 @@ func TestResultThatCannotBeRecordedStillCommitsAndCounts(t *testing.T) {
 	require.NotEmpty(t, res.Commit, "the agent's work is committed")
 	require.Empty(t, strings.TrimSpace(gitRun(t, dir, "status", "--porcelain")))
 	warnings := strings.Join(res.Warnings, "\n")
-	require.Contains(t, warnings, ".ralph/state/ralph-test-0001/iteration-0002.json")
+	require.Contains(t, warnings, "record the result")
+	require.Contains(t, warnings, ".ralph/logs/ralph-test-0001/iteration-0002.prompt.md")
 	require.Contains(t, warnings, dir)
 	require.Regexp(t, "permission denied|operation not permitted", warnings)
 }

@@ -45,6 +45,9 @@ func (a *Agent) RunIteration(ctx context.Context, in contract.IterationInput) (c
 		defer release()
 	}
 	run := *a
+	if rp := info.RetryPolicy; rp != nil && rp.MaximumAttempts > 0 && info.Attempt >= rp.MaximumAttempts {
+		run.lastAttempt = true
+	}
 	done := run.recordAttempt(ctx, info)
 	defer done()
 	// Beat well within the heartbeat timeout, whatever the session set.
@@ -97,11 +100,7 @@ type iteration struct {
 	// one never beat.
 	adopted bool
 	earlier *contract.Progress
-	// resultFile (relative to the workspace) records the result, so that
-	// a retry after the end
-	// returns it instead of running again.
-	resultFile string
-	mode       contract.Mode
+	mode    contract.Mode
 	promise    string
 	// saved is the commit of the work a dead attempt left, made before
 	// this attempt (commitInterrupted); "" when there was none.
@@ -126,12 +125,16 @@ func (a *Agent) iterate(ctx context.Context, in contract.IterationInput, attempt
 		return contract.IterationResult{}, err
 	}
 	// A retry after the iteration already finished returns what it
-	// recorded, committing first if the commit did not happen.
-	if res, ok, err := loadResult(in.Workspace, it.resultFile); err != nil {
-		return contract.IterationResult{}, err
-	} else if ok {
-		return a.finishCommit(ctx, it.repo, in, res, it.resultFile, commitPlan{lookFirst: true})
+	// recorded, committing first if the commit did not happen. A first
+	// attempt has nothing to read back.
+	if it.attempt > 1 || in.Resume != nil {
+		if res, ok, err := a.records().loadResult(in.Key(), in.Iteration); err != nil {
+			return contract.IterationResult{}, err
+		} else if ok {
+			return a.finishCommit(ctx, it.repo, in, res, commitPlan{lookFirst: true})
+		}
 	}
+	a.records().prune(in.Key(), in.Iteration)
 	run, adopted, err := a.adopted(ctx, it)
 	if err != nil {
 		return contract.IterationResult{}, err
@@ -139,6 +142,9 @@ func (a *Agent) iterate(ctx context.Context, in contract.IterationInput, attempt
 	it.adopted = adopted
 	if err := a.start(ctx, it); err != nil {
 		return contract.IterationResult{}, err
+	}
+	if err := a.records().saveStart(in.Key(), in.Iteration, *it.progress); err != nil {
+		it.warnings = append(it.warnings, err.Error())
 	}
 	resumed := false
 	if !adopted {
@@ -169,14 +175,18 @@ func (a *Agent) iterate(ctx context.Context, in contract.IterationInput, attempt
 	if err := a.guardProtected(ctx, it, &res); err != nil {
 		return contract.IterationResult{}, err
 	}
-	if err := saveResult(in.Workspace, it.resultFile, res); err != nil {
+	if err := a.records().saveResult(in.Key(), in.Iteration, res); err != nil {
 		// The commit's trailers still make the retry of a lost result
 		// find the work; what the agent did and cost is reported.
 		res.Warnings = append(res.Warnings, err.Error())
 	}
+	// What the agent cost is in the attempt's last heartbeat before the
+	// commit, so that it counts however the commit ends.
+	it.progress.CostUSD, it.progress.Usage = run.summary.CostUSD, run.summary.Usage
+	it.beat(*it.progress)
 	// Only a retry, or a try after one whose host went away, can find
 	// the iteration's commit already made.
-	return a.finishCommit(ctx, it.repo, in, res, it.resultFile, commitPlan{pending: it.pending, lookFirst: it.attempt > 1 || it.interrupted})
+	return a.finishCommit(ctx, it.repo, in, res, commitPlan{pending: it.pending, lookFirst: it.attempt > 1 || it.interrupted})
 }
 
 // open checks the iteration's input and opens its workspace.
@@ -196,8 +206,14 @@ func (a *Agent) open(ctx context.Context, in contract.IterationInput, attempt in
 		return nil, err
 	}
 	it.key = safeName(in.Key())
-	it.resultFile = filepath.Join(contract.StateDir, "state", it.key, fmt.Sprintf("iteration-%04d.json", in.Iteration))
-	it.interrupted = prev != nil && prev.StartHead != ""
+	if attempt > 1 {
+		// An attempt that died before its first heartbeat is newer than
+		// the progress Temporal kept: the worker recorded how it started.
+		if rec := a.records().lastStart(in.Key(), in.Iteration, attempt); rec != nil && (it.prev == nil || rec.Attempt > it.prev.Attempt) {
+			it.prev = rec
+		}
+	}
+	it.interrupted = it.prev != nil && it.prev.StartHead != ""
 	if !it.interrupted && attempt > 1 && in.RoleOf() == contract.RoleExecutor {
 		if it.prev, err = a.orphaned(ctx, it); err != nil {
 			return nil, err
@@ -352,9 +368,11 @@ func (it *iteration) snapshotReview(ctx context.Context) error {
 	return nil
 }
 
-// openLog saves the prompt and opens the attempt's raw stream log. The
-// logs are for people; an iteration runs without them rather than not
-// at all (a full disk, a read-only .ralph).
+// openLog saves the prompt and opens the attempt's raw stream log: the
+// worker's record of it (records), which a retry may adopt, and the copy
+// for people under the workspace's .ralph/logs. The logs are for people;
+// an iteration runs without them rather than not at all (a full disk, a
+// read-only .ralph).
 func (a *Agent) openLog(it *iteration, prompt string) (io.Writer, func()) {
 	base := fmt.Sprintf("iteration-%04d", it.in.Iteration)
 	logName := fmt.Sprintf("%s.attempt-%d.jsonl", base, it.attempt)
@@ -366,7 +384,15 @@ func (a *Agent) openLog(it *iteration, prompt string) (io.Writer, func()) {
 	if logw != io.Discard {
 		it.progress.Log = filepath.ToSlash(filepath.Join(contract.StateDir, "logs", it.key, logName))
 	}
-	return logw, closeLog
+	if a.Records == "" {
+		return logw, closeLog
+	}
+	rec, err := a.records().createStream(it.in.Key(), it.in.Iteration, it.attempt)
+	if err != nil {
+		it.warnings = append(it.warnings, err.Error())
+		return logw, closeLog
+	}
+	return io.MultiWriter(rec, logw), func() { rec.Close(); closeLog() }
 }
 
 // runFresh builds the prompt, opens the attempt's log and runs the agent

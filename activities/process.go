@@ -177,7 +177,7 @@ func (s *stream) line(line []byte, tooLong bool) {
 func (s *stream) progress(p contract.Progress) contract.Progress {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sum := s.parser.Summary()
+	sum := s.parser.Summary().Sane()
 	if sum.SessionID != "" {
 		p.AgentSessionID = sum.SessionID
 	}
@@ -192,5 +192,5 @@ func (s *stream) progress(p contract.Progress) contract.Progress {
 func (s *stream) run(started time.Time) agentRun {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return agentRun{summary: s.parser.Summary(), live: s.live.snapshot(), started: started}
+	return agentRun{summary: s.parser.Summary().Sane(), live: s.live.snapshot(), started: started}
 }

@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/durable-ralph/ralph/contract"
-	"github.com/durable-ralph/ralph/tasks"
 )
 
 func union(a, b []string) []string {
@@ -31,40 +32,196 @@ var unsafeName = strings.NewReplacer("/", "_", "\\", "_", "..", "_", "\x00", "_"
 
 func safeName(s string) string { return unsafeName.Replace(s) }
 
-// loadResult reads the result recorded at name in the workspace ws; ok
-// is false when there is none, or when it is not a file of the workspace
-// (the agent replaced it by a symlink out): the iteration then runs again.
-func loadResult(ws, name string) (res contract.IterationResult, ok bool, err error) {
-	data, err := tasks.ReadFile(ws, filepath.ToSlash(name))
-	var outside *tasks.OutsideError
-	if errors.Is(err, fs.ErrNotExist) || errors.As(err, &outside) {
-		return contract.IterationResult{}, false, nil
+// records is where the worker keeps what it reads back of an iteration:
+// the result it recorded, the progress each attempt started with and the
+// stream each attempt's agent printed. They live in a directory of the
+// worker (Agent.Records, in its state directory), which no contained
+// agent sees, one directory per session key: nothing an agent can write
+// (its workspace, .ralph/) is ever read back as the worker's record. The
+// stream and prompt under the workspace's .ralph/logs are copies for
+// people. A records with no directory keeps nothing: a retry then finds
+// an iteration's work by its commit alone, and runs a finished agent
+// again.
+type records struct {
+	dir string
+}
+
+// keyDir is the directory of the session key's records.
+func (r records) keyDir(key string) string { return filepath.Join(r.dir, safeName(key)) }
+
+func (r records) resultPath(key string, n int) string {
+	return filepath.Join(r.keyDir(key), fmt.Sprintf("iteration-%04d.json", n))
+}
+
+func (r records) startPath(key string, n, attempt int) string {
+	return filepath.Join(r.keyDir(key), fmt.Sprintf("iteration-%04d.attempt-%d.start.json", n, attempt))
+}
+
+func (r records) streamPath(key string, n, attempt int) string {
+	return filepath.Join(r.keyDir(key), fmt.Sprintf("iteration-%04d.attempt-%d.jsonl", n, attempt))
+}
+
+// loadResult is the result recorded for iteration n of key; ok is false
+// when there is none (or only a torn write of a crash: the iteration then
+// runs again).
+func (r records) loadResult(key string, n int) (res contract.IterationResult, ok bool, err error) {
+	if r.dir == "" {
+		return res, false, nil
+	}
+	data, err := os.ReadFile(r.resultPath(key, n))
+	if errors.Is(err, fs.ErrNotExist) {
+		return res, false, nil
 	}
 	if err != nil {
-		return contract.IterationResult{}, false, fmt.Errorf("read recorded result: %w", err)
+		return res, false, fmt.Errorf("read the recorded result: %w", err)
 	}
 	if err := json.Unmarshal(data, &res); err != nil {
-		// A torn write from a crash: run the iteration again.
 		return contract.IterationResult{}, false, nil
 	}
 	return res, true, nil
 }
 
-// saveResult records res at name in the workspace ws, whole or not at all
-// (a temporary file renamed), never out of the workspace.
-func saveResult(ws, name string, res contract.IterationResult) error {
-	data, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode result: %w", err)
+// saveResult records res as iteration n's result, whole or not at all.
+func (r records) saveResult(key string, n int, res contract.IterationResult) error {
+	if r.dir == "" {
+		return nil
 	}
-	tmp := name + ".tmp"
-	if err := tasks.WriteFile(ws, filepath.ToSlash(tmp), data); err != nil {
-		return fmt.Errorf("record result: %w", err)
-	}
-	if err := tasks.Rename(ws, tmp, name); err != nil {
-		return fmt.Errorf("record result: %w", err)
+	if err := r.write(r.resultPath(key, n), res); err != nil {
+		return fmt.Errorf("record the result: %w", err)
 	}
 	return nil
+}
+
+// saveStart records the progress attempt p.Attempt of iteration n
+// starts with (its start commit, its story, what earlier attempts
+// cost), before its agent runs: a retry after a worker that died before
+// its first heartbeat knows the attempt from it.
+func (r records) saveStart(key string, n int, p contract.Progress) error {
+	if r.dir == "" {
+		return nil
+	}
+	if err := r.write(r.startPath(key, n, p.Attempt), p); err != nil {
+		return fmt.Errorf("record the attempt's start: %w", err)
+	}
+	return nil
+}
+
+// lastStart is the start of the latest attempt of iteration n before
+// attempt, or nil.
+func (r records) lastStart(key string, n, attempt int) *contract.Progress {
+	k := r.latest(key, fmt.Sprintf("iteration-%04d.attempt-", n), ".start.json", attempt)
+	if k == 0 {
+		return nil
+	}
+	data, err := os.ReadFile(r.startPath(key, n, k))
+	if err != nil {
+		return nil
+	}
+	var p contract.Progress
+	if json.Unmarshal(data, &p) != nil || p.Attempt != k || p.Iteration != n {
+		return nil
+	}
+	return &p
+}
+
+// lastStream is the path of the stream of the latest attempt of
+// iteration n before attempt that left one, and that attempt; "" when
+// there is none.
+func (r records) lastStream(key string, n, attempt int) (string, int) {
+	k := r.latest(key, fmt.Sprintf("iteration-%04d.attempt-", n), ".jsonl", attempt)
+	if k == 0 {
+		return "", 0
+	}
+	return r.streamPath(key, n, k), k
+}
+
+// latest is the highest attempt below before among the records of key
+// named prefix+attempt+suffix; 0 for none.
+func (r records) latest(key, prefix, suffix string, before int) int {
+	if r.dir == "" {
+		return 0
+	}
+	entries, err := os.ReadDir(r.keyDir(key))
+	if err != nil {
+		return 0
+	}
+	best := 0
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok {
+			continue
+		}
+		num, ok := strings.CutSuffix(rest, suffix)
+		if !ok {
+			continue
+		}
+		if k, err := strconv.Atoi(num); err == nil && k > best && k < before {
+			best = k
+		}
+	}
+	return best
+}
+
+// createStream opens the record of attempt's stream, empty.
+func (r records) createStream(key string, n, attempt int) (*os.File, error) {
+	if err := os.MkdirAll(r.keyDir(key), 0o700); err != nil {
+		return nil, fmt.Errorf("record the agent's stream: %w", err)
+	}
+	f, err := os.OpenFile(r.streamPath(key, n, attempt), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("record the agent's stream: %w", err)
+	}
+	return f, nil
+}
+
+// prune removes the records of key's iterations before n: the
+// workflow runs its iterations in order, so none of theirs is read
+// again.
+func (r records) prune(key string, n int) {
+	if r.dir == "" {
+		return
+	}
+	entries, err := os.ReadDir(r.keyDir(key))
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), "iteration-")
+		if !ok {
+			continue
+		}
+		num, _, _ := strings.Cut(rest, ".")
+		if k, err := strconv.Atoi(num); err == nil && k < n {
+			_ = os.Remove(filepath.Join(r.keyDir(key), e.Name()))
+		}
+	}
+}
+
+// write writes v as JSON at path through a temporary file renamed over
+// it, so that a reader finds the old record or the new one.
+func (r records) write(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+	}
+	return err
 }
 
 // cappedWriter writes up to max bytes and then notes the truncation once.

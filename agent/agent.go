@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -169,6 +170,20 @@ type Summary struct {
 	CostUSD   float64
 	CostKnown bool
 	CostNote  string
+}
+
+// Sane is s with a cost and token counts that can be added to a total:
+// a negative, infinite or NaN cost is 0 (not known), a negative count
+// 0. What the agent's stream says is the agent's to write.
+func (s Summary) Sane() Summary {
+	if s.CostUSD < 0 || math.IsNaN(s.CostUSD) || math.IsInf(s.CostUSD, 0) {
+		s.CostUSD, s.CostKnown = 0, false
+		if s.CostNote == "" {
+			s.CostNote = "the agent reported a cost that is not a cost"
+		}
+	}
+	s.Usage = s.Usage.NonNegative()
+	return s
 }
 
 // Lines counts what a parser made of the lines of an agent's output.

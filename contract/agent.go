@@ -24,6 +24,17 @@ func (u Usage) Add(o Usage) Usage {
 	}
 }
 
+// NonNegative is u with every negative count made 0: an agent's stream
+// is the agent's to write, and a count below zero would lower a total.
+func (u Usage) NonNegative() Usage {
+	return Usage{
+		InputTokens:              max(u.InputTokens, 0),
+		OutputTokens:             max(u.OutputTokens, 0),
+		CacheCreationInputTokens: max(u.CacheCreationInputTokens, 0),
+		CacheReadInputTokens:     max(u.CacheReadInputTokens, 0),
+	}
+}
+
 // Total is every token counted in u.
 func (u Usage) Total() int64 {
 	return u.InputTokens + u.OutputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens

@@ -32,6 +32,14 @@ func AttemptsDir(stateDir, host string) string {
 	return filepath.Join(stateDir, "attempts", name)
 }
 
+// RecordsDir is where the workers of a state directory keep what they
+// read back of their iterations (activities.Agent.Records): a directory
+// no contained agent sees, shared by the workers of the machine, so that
+// a worker started after another died finds its records.
+func RecordsDir(stateDir string) string {
+	return filepath.Join(stateDir, "records")
+}
+
 // attemptsIn is the record of attempts kept in dir; nil for "".
 func attemptsIn(dir string) *attempts.Dir {
 	if dir == "" {

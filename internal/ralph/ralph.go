@@ -167,6 +167,9 @@ type WorkerOptions struct {
 	// AttemptsDir keeps the records of the iteration attempts running
 	// (internal/attempts); "" keeps none.
 	AttemptsDir string
+	// RecordsDir keeps what the worker reads back of its iterations
+	// (activities.Agent.Records); "" keeps none.
+	RecordsDir string
 }
 
 // WorkerOptionsOf are the worker options cfg configures.
@@ -174,6 +177,7 @@ func WorkerOptionsOf(cfg config.Config) WorkerOptions {
 	o := WorkerOptions{TaskQueue: cfg.TaskQueue, HostID: cfg.Worker.HostID, MaxAgents: cfg.Worker.MaxAgents}
 	if cfg.Dev.StateDir != "" {
 		o.AttemptsDir = AttemptsDir(cfg.Dev.StateDir, cfg.Worker.HostID)
+		o.RecordsDir = RecordsDir(cfg.Dev.StateDir)
 	}
 	return o
 }
@@ -197,6 +201,7 @@ func NewWorker(c client.Client, opts WorkerOptions, agent *activities.Agent, gh 
 	agent.Host = opts.HostID
 	agent.Slots = activities.NewSlots(opts.MaxAgents)
 	agent.Attempts = attemptsIn(opts.AttemptsDir)
+	agent.Records = opts.RecordsDir
 	agent.OnSlot = func(ctx context.Context, ev activities.SlotEvent) {
 		err := c.SignalWorkflow(ctx, ev.WorkflowID, ev.RunID, contract.SignalAgentSlot, contract.AgentSlot{
 			Iteration: ev.Iteration, Waiting: ev.Waiting, Running: ev.Running, Max: ev.Max,
