@@ -101,7 +101,7 @@ type iteration struct {
 	adopted bool
 	earlier *contract.Progress
 	mode    contract.Mode
-	promise    string
+	promise string
 	// saved is the commit of the work a dead attempt left, made before
 	// this attempt (commitInterrupted); "" when there was none.
 	saved string
