@@ -62,7 +62,9 @@ func (a *Agent) check(ctx context.Context, in contract.IterationInput, beat func
 			}
 		}
 	}()
-	err = cmd.Run()
+	if err = c.cmd.Start(cmd); err == nil {
+		err = cmd.Wait()
+	}
 	close(done)
 	if cmd.Process != nil {
 		process.EndGroup(cmd.Process.Pid)

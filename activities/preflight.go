@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/words"
 	"github.com/durable-ralph/ralph/process"
+	"github.com/durable-ralph/ralph/sandbox"
 )
 
 // CheckAgents is the preflight of a session about to start, on the task
@@ -25,7 +27,7 @@ import (
 func (a *Agent) CheckAgents(ctx context.Context, in contract.AgentPreflightInput) (contract.AgentPreflightResult, error) {
 	res := contract.AgentPreflightResult{Host: a.Host}
 	for _, s := range in.Agents {
-		c, err := CheckAgent(ctx, s, a.Host, a.agentEnv(), a.preflightTimeout())
+		c, err := a.CheckAgent(ctx, s)
 		if err != nil {
 			return res, a.Redact.Error(err)
 		}
@@ -41,12 +43,18 @@ func (a *Agent) preflightTimeout() time.Duration {
 	return contract.PreflightVersionTimeout
 }
 
-// CheckAgent checks that the agent s can start here, on host's worker:
-// its binary is on PATH and, unless it is the command backend's (an
-// arbitrary command, which may take --version for a prompt and do work),
-// `COMMAND --version` exits 0 within timeout, run with env. It returns
+// CheckAgent checks that the agent s can start here, on the worker of
+// a.Host: its binary is on PATH and, unless it is the command backend's
+// (an arbitrary command, which may take --version for a prompt and do
+// work), `COMMAND --version` exits 0 within PreflightTimeout. The binary
+// is run as the session's iterations run it: with the agent's
+// environment, in the sandbox its agent.sandbox asks for (on no
+// network, in an empty directory of its own), so that a binary that
+// acts on --version is as contained as the agent; a session that
+// requires a sandbox this worker cannot give fails here. It returns
 // what it found.
-func CheckAgent(ctx context.Context, s contract.AgentSettings, host string, env []string, timeout time.Duration) (contract.AgentCheck, error) {
+func (a *Agent) CheckAgent(ctx context.Context, s contract.AgentSettings) (contract.AgentCheck, error) {
+	host, timeout := a.Host, a.preflightTimeout()
 	backend, err := BackendOf(s.Backend)
 	if err != nil {
 		return contract.AgentCheck{}, temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrTypeInvalidAgentConfig, nil)
@@ -68,18 +76,38 @@ func CheckAgent(ctx context.Context, s contract.AgentSettings, host string, env 
 	if backend.Name() == "command" {
 		return check, nil
 	}
+	dir, err := os.MkdirTemp("", "ralph-preflight-")
+	if err != nil {
+		return check, fmt.Errorf("check agent %s: %w", bin, err)
+	}
+	defer os.RemoveAll(dir)
+	in := contract.IterationInput{Workspace: dir, Agent: s}
+	in.Agent.Sandbox.Network = sandbox.NetNone
+	c, err := a.contain(in, backend, sandbox.Command{
+		Path: path,
+		Args: append(append([]string(nil), s.Command[1:]...), "--version"),
+		Env:  a.agentEnv(),
+	})
+	if err != nil {
+		return check, err
+	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var stdout strings.Builder
 	run, err := process.Run(runCtx, process.Spec{
-		Path:       path,
-		Args:       append(append([]string(nil), s.Command[1:]...), "--version"),
-		Env:        env,
+		Path:       c.cmd.Path,
+		Args:       c.cmd.Args,
+		Dir:        dir,
+		Env:        c.cmd.Env,
+		Guarded:    c.cmd.Guarded,
+		ExtraFiles: c.cmd.Files,
+		Setup:      c.cmd.Setup,
 		Stdin:      strings.NewReader(""),
 		MaxLine:    4 << 10,
 		OnLine:     func(line []byte, _ bool) { lineOnce(&stdout, line) },
 		StderrTail: 2 << 10,
 	})
+	c.close()
 	version := strings.Join(s.Command, " ") + " --version"
 	switch {
 	case err != nil:

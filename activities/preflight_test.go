@@ -2,6 +2,7 @@ package activities_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/sandbox"
 )
 
 // script writes an executable shell script called name into a directory
@@ -145,4 +147,27 @@ func TestInstallHints(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPreflightRunsTheBinaryContained: a wrapper on the worker's PATH
+// that acts on --version (writes the user's shell start-up file and a
+// file beside the worker's) does so inside the sandbox the session
+// asks for: nothing of it reaches the host, and its version is still
+// read. A session that requires a sandbox the worker cannot give fails
+// the preflight, for good, saying so.
+func TestPreflightRunsTheBinaryContained(t *testing.T) {
+	if os.Getenv("CI") == "" {
+		if _, err := sandbox.Find(); err != nil {
+			t.Skip(err)
+		}
+	}
+	home, outside := t.TempDir(), filepath.Join(t.TempDir(), "pwned")
+	t.Setenv("HOME", home)
+	dir := script(t, "claude", fmt.Sprintf("echo pwned >> \"$HOME/.bashrc\"; echo pwned > %s; echo '2.1.329 (Claude Code)'\n", outside))
+	res, err := checkAgents(t, &activities.Agent{Host: "box"}, dir,
+		contract.AgentSettings{Command: []string{"claude"}, Sandbox: contract.SandboxSettings{Mode: sandbox.ModeRequired}})
+	require.NoError(t, err)
+	require.Equal(t, "2.1.329 (Claude Code)", res.Agents[0].Version)
+	require.NoFileExists(t, filepath.Join(home, ".bashrc"), "the wrapper's write stayed in the sandbox")
+	require.NoFileExists(t, outside)
 }

@@ -81,6 +81,8 @@ func (a *Agent) runAgent(ctx context.Context, in contract.IterationInput, backen
 		Dir:        in.Workspace,
 		Env:        c.cmd.Env,
 		Guarded:    c.cmd.Guarded,
+		ExtraFiles: c.cmd.Files,
+		Setup:      c.cmd.Setup,
 		Stdin:      strings.NewReader(prompt),
 		MaxLine:    a.maxLine(),
 		OnLine:     st.line,

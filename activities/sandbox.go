@@ -27,6 +27,9 @@ type contained struct {
 // close stops the proxy and removes its socket; the destinations it
 // refused are returned.
 func (c *contained) close() []string {
+	if c.cmd.Release != nil {
+		c.cmd.Release()
+	}
 	var refused []string
 	if c.proxy != nil {
 		refused = c.proxy.Refused()
@@ -102,7 +105,9 @@ func (a *Agent) sandboxSpec(in contract.IterationInput, backend agent.Backend, c
 	getenv := lookupIn(cmd.Env)
 	home := getenv("HOME")
 	gd := gitDirs(in.Workspace)
+	lim := in.Agent.Sandbox.Limits
 	spec := sandbox.Spec{
+		Limits:    sandbox.Limits{Processes: lim.Processes, Memory: lim.MemoryBytes, Tmp: lim.TmpBytes},
 		Workspace: in.Workspace,
 		GitDirs:   gd,
 		Locked:    gitLocked(in.Workspace, gd),

@@ -47,6 +47,21 @@ type SandboxSettings struct {
 	// ReadOnly and ReadWrite are paths added to the sandbox's view.
 	ReadOnly  []string `json:"read_only,omitempty"`
 	ReadWrite []string `json:"read_write,omitempty"`
+	// Limits bound what one contained run may use (agent.limits).
+	Limits AgentLimits `json:"limits,omitzero"`
+}
+
+// AgentLimits bound what one contained agent run may use; a zero field
+// is the sandbox's default (sandbox.DefaultProcesses, DefaultMemory,
+// DefaultTmp).
+type AgentLimits struct {
+	// Processes is the most processes and threads at once.
+	Processes int `json:"processes,omitempty"`
+	// MemoryBytes is the most memory its processes use.
+	MemoryBytes int64 `json:"memory_bytes,omitempty"`
+	// TmpBytes is the size of each of its file systems in memory (/tmp,
+	// its home directory, /dev/shm).
+	TmpBytes int64 `json:"tmp_bytes,omitempty"`
 }
 
 // TaskSettings says where the work is described and how completion is claimed.

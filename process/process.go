@@ -54,6 +54,12 @@ type Spec struct {
 	// SIGTERM or ends (bubblewrap with a PID namespace of its own), so it
 	// runs without the guard shell (groupGuard), one process less.
 	Guarded bool
+	// ExtraFiles are inherited by a Guarded process as its fds 3, 4, …;
+	// Run closes them once the process has its own copies.
+	ExtraFiles []*os.File
+	// Setup, when set, runs once the process has started, with its PID;
+	// an error ends the process group and is Run's.
+	Setup func(pid int) error
 }
 
 // Result is how a process ended.
@@ -100,14 +106,27 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	defer p.close()
 	cmd.Stdout, cmd.Stderr = p.stdoutW, p.stderrW
+	if spec.Guarded {
+		cmd.ExtraFiles = spec.ExtraFiles
+	}
 	window := openWindow()
 	err = cmd.Start()
 	p.closeWriters()
+	for _, f := range spec.ExtraFiles {
+		f.Close()
+	}
 	if err != nil {
 		return Result{}, err
 	}
 	pgid := cmd.Process.Pid
 	window.first = pgid
+	if spec.Setup != nil {
+		if err := spec.Setup(pgid); err != nil {
+			EndGroup(pgid)
+			_ = cmd.Wait()
+			return Result{}, err
+		}
+	}
 	if spec.OnStart != nil {
 		spec.OnStart(pgid)
 	}

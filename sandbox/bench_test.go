@@ -46,7 +46,9 @@ func BenchmarkStart(b *testing.B) {
 				require.NoError(b, err)
 				// As an iteration runs it: through process.Run, which
 				// also ends what the run left behind.
-				res, err := process.Run(context.Background(), process.Spec{Path: c.Path, Args: c.Args, Env: c.Env, Guarded: c.Guarded})
+				res, err := process.Run(context.Background(), process.Spec{Path: c.Path, Args: c.Args, Env: c.Env, Guarded: c.Guarded,
+					ExtraFiles: c.Files, Setup: c.Setup})
+				c.Release()
 				require.NoError(b, err)
 				require.NoError(b, res.Err, res.Stderr)
 				if p != nil {

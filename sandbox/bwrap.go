@@ -25,9 +25,13 @@ var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "
 type Bubblewrap struct {
 	Bwrap, Socat string
 	version      string
-	// root says the worker runs as root: bwrap then needs no user
-	// namespace, and drops every capability of the run by itself.
-	root bool
+	// nestedUserns says this bwrap takes --disable-userns (0.8.0 and
+	// later): the run cannot make user namespaces of its own.
+	nestedUserns bool
+	// cgroups are where runs get a control group; cgroupErr says why
+	// they get none.
+	cgroups   cgroups
+	cgroupErr error
 }
 
 var (
@@ -37,8 +41,10 @@ var (
 )
 
 // Find returns the Box of this machine, looked up and tried once: bwrap
-// on PATH that can create the namespaces a run needs. Without socat a
-// run can be contained only on the networks none and open; Wrap says so.
+// on PATH that can create the namespaces a run needs, a user namespace
+// among them (as root too: a run's root is nobody outside it), and the
+// seccomp filter of runs. Without socat a run can be contained only on
+// the networks none and open; Wrap says so.
 func Find() (*Bubblewrap, error) {
 	findOnce.Do(func() { found, findErr = probe() })
 	return found, findErr
@@ -49,7 +55,10 @@ func probe() (*Bubblewrap, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: bwrap not found on PATH", ErrUnavailable)
 	}
-	b := &Bubblewrap{Bwrap: bw, root: os.Geteuid() == 0}
+	if _, err := Filter(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	b := &Bubblewrap{Bwrap: bw, nestedUserns: true}
 	b.Socat, _ = exec.LookPath("socat")
 	out, err := exec.Command(bw, "--version").Output()
 	if err != nil {
@@ -57,25 +66,56 @@ func probe() (*Bubblewrap, error) {
 	}
 	b.version = strings.TrimSpace(string(out))
 	// A run needs these namespaces; a kernel or a policy that forbids
-	// user namespaces to ordinary users fails here, once, not in every
-	// iteration.
-	args := append(b.namespaces(NetNone), "--ro-bind", "/", "/", "--", "true")
-	if out, err := exec.Command(bw, args...).CombinedOutput(); err != nil {
+	// user namespaces fails here, once, not in every iteration. A bwrap
+	// older than 0.8.0 has no --disable-userns: the seccomp filter then
+	// refuses new namespaces alone.
+	try := func() ([]byte, error) {
+		args := append(b.namespaces(NetNone), "--ro-bind", "/", "/", "--", "true")
+		return exec.Command(bw, args...).CombinedOutput()
+	}
+	out, err = try()
+	if err != nil && strings.Contains(string(out), "disable-userns") {
+		b.nestedUserns = false
+		out, err = try()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%w: %s cannot create namespaces here: %v: %s",
 			ErrUnavailable, bw, err, strings.TrimSpace(string(out)))
 	}
+	b.cgroups, b.cgroupErr = findCgroups()
 	return b, nil
 }
 
 // Name is bwrap's version line.
 func (b *Bubblewrap) Name() string { return b.version }
 
-// namespaces are the options of a run on network.
-func (b *Bubblewrap) namespaces(network string) []string {
-	args := []string{"--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname", "ralph-sandbox"}
-	if !b.root {
-		args = append(args, "--unshare-user")
+// Enforcement says how agent.limits hold on this machine: each limit
+// and what holds it.
+func (b *Bubblewrap) Enforcement() string {
+	tmp := "tmp: size of each tmpfs"
+	if b.cgroups.usable() {
+		return "processes and memory: a control group per run; " + tmp
 	}
+	why := ""
+	if b.cgroupErr != nil {
+		why = " (" + b.cgroupErr.Error() + ")"
+	}
+	if os.Geteuid() == 0 {
+		return "processes: NOT limited, root is exempt from RLIMIT_NPROC and no control group can be made" + why +
+			"; memory: RLIMIT_DATA of each process; " + tmp
+	}
+	return "processes: RLIMIT_NPROC in the run's user namespace; memory: RLIMIT_DATA of each process (no control group" + why + "); " + tmp
+}
+
+// namespaces are the options of a run on network: a user namespace with
+// no capability and no way to make another, and namespaces of its own
+// for processes, IPC and the host name (and the network unless open).
+func (b *Bubblewrap) namespaces(network string) []string {
+	args := []string{"--die-with-parent", "--new-session", "--unshare-user"}
+	if b.nestedUserns {
+		args = append(args, "--disable-userns")
+	}
+	args = append(args, "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname", "ralph-sandbox")
 	if network != NetOpen {
 		args = append(args, "--unshare-net")
 	}
@@ -85,7 +125,10 @@ func (b *Bubblewrap) namespaces(network string) []string {
 // proxySocket is where the egress proxy's socket is bound inside.
 const proxySocket = "/run/ralph/egress.sock"
 
-// Wrap returns bwrap's command line running cmd as spec says.
+// Wrap returns bwrap's command line running cmd as spec says. The
+// command it returns has files to inherit (the seccomp filter, and the
+// pipes through which the runner applies spec.Limits to the sandbox
+// before it runs anything: Setup) and a Release for after it ended.
 func (b *Bubblewrap) Wrap(spec Spec, cmd Command) (Command, error) {
 	network := spec.Network
 	if network == "" {
@@ -99,7 +142,8 @@ func (b *Bubblewrap) Wrap(spec Spec, cmd Command) (Command, error) {
 			return Command{}, errors.New("sandbox: no egress proxy for agent.network " + network)
 		}
 	}
-	m, err := mounts(spec, cmd.Path)
+	lim := spec.Limits.withDefaults()
+	m, err := mounts(spec, cmd.Path, lim.Tmp)
 	if err != nil {
 		return Command{}, err
 	}
@@ -108,14 +152,23 @@ func (b *Bubblewrap) Wrap(spec Spec, cmd Command) (Command, error) {
 	if Proxied(network) {
 		args = append(args, "--bind", spec.ProxySocket, proxySocket, "--ro-bind", b.Socat, b.Socat)
 		env = proxyEnv(env)
+	}
+	// Nothing is mounted after this: the root of the sandbox is read-only
+	// too, so no write goes to memory that no limit counts.
+	args = append(args, "--remount-ro", "/")
+	run, err := b.newRun(lim)
+	if err != nil {
+		return Command{}, err
+	}
+	args = append(args, "--add-seccomp-fd", "3", "--info-fd", "4", "--block-fd", "5", "--chdir", spec.Workspace, "--")
+	if Proxied(network) {
 		// sh is the sandbox's first process: it starts the bridge to
 		// the proxy, waits until it listens, and becomes the agent.
-		args = append(args, "--chdir", spec.Workspace, "--", "/bin/sh", "-c", bridgeScript, "ralph-sandbox", b.Socat)
-	} else {
-		args = append(args, "--chdir", spec.Workspace, "--")
+		args = append(args, "/bin/sh", "-c", bridgeScript, "ralph-sandbox", b.Socat)
 	}
 	args = append(append(args, cmd.Path), cmd.Args...)
-	return Command{Path: b.Bwrap, Args: args, Env: env, Guarded: true}, nil
+	return Command{Path: b.Bwrap, Args: args, Env: env, Guarded: true,
+		Files: run.files(), Setup: run.setup, Release: run.release}, nil
 }
 
 // bridgeScript runs socat ($1) to bridge the sandbox's 127.0.0.1:3128 to

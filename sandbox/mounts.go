@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -63,8 +64,10 @@ func (v *view) covers(p string) bool {
 	return false
 }
 
-// mounts are the mount options of spec's view, binary the program run.
-func mounts(spec Spec, binary string) ([]string, error) {
+// mounts are the mount options of spec's view, binary the program run;
+// each file system in memory (/tmp, the home directory, /dev/shm) holds
+// at most tmp bytes.
+func mounts(spec Spec, binary string, tmp int64) ([]string, error) {
 	ws := cleanAbs(spec.Workspace)
 	if ws == "" {
 		return nil, fmt.Errorf("sandbox: workspace %q is not an absolute path", spec.Workspace)
@@ -82,10 +85,15 @@ func mounts(spec Spec, binary string) ([]string, error) {
 			v.bind("--ro-bind", d)
 		}
 	}
-	v.args = append(v.args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp")
+	size := strconv.FormatInt(tmp, 10)
+	// /dev is bwrap's own file system in memory: read-only, but for its
+	// /dev/shm of bounded size.
+	v.args = append(v.args, "--proc", "/proc", "--dev", "/dev",
+		"--perms", "1777", "--size", size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+		"--perms", "1777", "--size", size, "--tmpfs", "/tmp")
 	home := cleanAbs(spec.Home)
 	if home != "" && home != "/" && !v.covers(home) {
-		v.args = append(v.args, "--tmpfs", home)
+		v.args = append(v.args, "--perms", "0700", "--size", size, "--tmpfs", home)
 	}
 	for _, d := range toolchains(spec.Path, home) {
 		if d == "/" || d == "/tmp" || within(ws, d) || home != "" && within(home, d) {
@@ -139,7 +147,7 @@ func (v *view) hide(hidden []string, ws string) {
 		switch {
 		case err != nil:
 		case fi.IsDir():
-			v.args = append(v.args, "--tmpfs", h)
+			v.args = append(v.args, "--tmpfs", h, "--remount-ro", h)
 		default:
 			v.args = append(v.args, "--ro-bind", "/dev/null", h)
 		}

@@ -12,6 +12,8 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"slices"
 )
 
@@ -82,6 +84,8 @@ type Spec struct {
 	// egress proxy for NetInternet and NetAllowList.
 	Network     string
 	ProxySocket string
+	// Limits bound what the run may use (agent.limits).
+	Limits Limits
 }
 
 // Command is a command line to run: Path with Args, in Env.
@@ -93,6 +97,35 @@ type Command struct {
 	// when its parent dies (bwrap's --die-with-parent with a PID
 	// namespace of its own), so the runner needs no guard of its own.
 	Guarded bool
+	// Files are inherited by the command as its fds 3, 4, …; the runner
+	// closes its copies once the command has started.
+	Files []*os.File
+	// Setup, when set, is run by the runner once the command has
+	// started, with its PID, before the command runs what it contains;
+	// an error ends the command. Release, when set, is run once it has
+	// ended.
+	Setup   func(pid int) error
+	Release func()
+}
+
+// Start starts cmd, made of c's Path, Args and Env, as c must be
+// started: with c's Files, which it then closes, and c's Setup, which
+// kills cmd when it fails. The caller waits for cmd, then runs Release.
+func (c Command) Start(cmd *exec.Cmd) error {
+	cmd.ExtraFiles = c.Files
+	err := cmd.Start()
+	for _, f := range c.Files {
+		f.Close()
+	}
+	if err != nil || c.Setup == nil {
+		return err
+	}
+	if err := c.Setup(cmd.Process.Pid); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return err
+	}
+	return nil
 }
 
 // Box runs commands contained.

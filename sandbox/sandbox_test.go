@@ -33,11 +33,22 @@ func run(t *testing.T, spec sandbox.Spec, script string, stdin ...string) (strin
 	t.Helper()
 	c, err := box(t).Wrap(spec, sandbox.Command{Path: "/bin/sh", Args: []string{"-c", script}, Env: []string{"PATH=" + spec.Path, "HOME=" + spec.Home}})
 	require.NoError(t, err)
+	return runWrapped(t, c, strings.Join(stdin, ""))
+}
+
+// runWrapped runs the command Wrap made as a runner must: with its
+// files, its Setup once it started, its Release once it ended.
+func runWrapped(t *testing.T, c sandbox.Command, stdin string) (string, error) {
+	t.Helper()
 	cmd := exec.Command(c.Path, c.Args...)
 	cmd.Env = c.Env
-	cmd.Stdin = strings.NewReader(strings.Join(stdin, ""))
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	cmd.Stdin = strings.NewReader(stdin)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	defer c.Release()
+	require.NoError(t, c.Start(cmd))
+	err := cmd.Wait()
+	return out.String(), err
 }
 
 // fixture is a host with a home holding secrets and a toolchain, a
