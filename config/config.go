@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/sandbox"
 )
 
 // Config is the resolved configuration of a session.
@@ -83,6 +84,27 @@ type AgentConfig struct {
 	// SandboxRO and SandboxRW are paths added to the sandbox's view.
 	SandboxRO []string `mapstructure:"sandbox-ro"`
 	SandboxRW []string `mapstructure:"sandbox-rw"`
+	// Limits bound what one contained agent run may use.
+	Limits AgentLimits `mapstructure:"limits"`
+}
+
+// AgentLimits are agent.limits: what one contained agent run may use.
+type AgentLimits struct {
+	// Processes is the most processes and threads at once.
+	Processes int `mapstructure:"processes"`
+	// Memory and Tmp are sizes as people write them (4GiB, 512MiB): the
+	// memory of the run's processes, and the size of each of its file
+	// systems in memory (/tmp, its home, /dev/shm).
+	Memory string `mapstructure:"memory"`
+	Tmp    string `mapstructure:"tmp"`
+}
+
+// Bytes are the run's memory and tmp limits in bytes; a size that does
+// not parse (validate refuses it) is 0, the default.
+func (l AgentLimits) Bytes() (memory, tmp int64) {
+	memory, _ = sandbox.ParseSize(l.Memory)
+	tmp, _ = sandbox.ParseSize(l.Tmp)
+	return memory, tmp
 }
 
 // TaskConfig says where the work comes from and how the agent reports it done.

@@ -134,6 +134,7 @@ func defaults(state, ws string) Config {
 			NetworkAllow:  []string{},
 			SandboxRO:     []string{},
 			SandboxRW:     []string{},
+			Limits:        AgentLimits{Processes: 2048, Memory: "4GiB", Tmp: "1GiB"},
 		},
 		Roles: RolesConfig{
 			Reviewer: ReviewerConfig{Command: []string{}},
@@ -662,6 +663,21 @@ func TestLoadInvalid(t *testing.T) {
 			name: "network allow with a scheme",
 			args: []string{"--network-allow=https://api.example.com/"},
 			want: []string{`invalid agent.network-allow (--network-allow, RALPH_AGENT_NETWORK_ALLOW) = "https://api.example.com/": must be a host, host:port or *.domain, without a scheme or path (such as api.anthropic.com or 127.0.0.1:8080)`},
+		},
+		{
+			name: "memory limit that is not a size",
+			args: []string{"--limit-memory=lots"},
+			want: []string{`invalid agent.limits.memory (--limit-memory, RALPH_AGENT_LIMITS_MEMORY) = "lots": must be a size of at least 16MiB, such as 512MiB or 4GiB`},
+		},
+		{
+			name: "tmp limit too small",
+			env:  map[string]string{"RALPH_AGENT_LIMITS_TMP": "1K"},
+			want: []string{`invalid agent.limits.tmp (--limit-tmp, RALPH_AGENT_LIMITS_TMP) = "1K": must be a size of at least 16MiB, such as 512MiB or 4GiB`},
+		},
+		{
+			name: "too few processes",
+			env:  map[string]string{"RALPH_AGENT_LIMITS_PROCESSES": "3"},
+			want: []string{`invalid agent.limits.processes (--limit-processes, RALPH_AGENT_LIMITS_PROCESSES) = 3: must be at least 16: an agent CLI and its tools take a dozen processes and threads`},
 		},
 		{
 			name: "relative sandbox path",
@@ -1272,29 +1288,32 @@ func TestLoadTrusted(t *testing.T) {
 	require.NoError(t, os.WriteFile(tokenFile, []byte("ghp_trusted0123\n"), 0o600))
 	appKeyFile := writeAppKey(t, t.TempDir())
 	values := map[string]string{
-		"github.token-file":   tokenFile,
-		"task-queue":          "q",
-		"agent.env":           "[GH_TOKEN]",
-		"agent.sandbox":       "off",
-		"agent.network":       "open",
-		"agent.network-allow": "[proxy.golang.org]",
-		"agent.sandbox-ro":    "[/opt/cache]",
-		"agent.sandbox-rw":    "[/var/cache/npm]",
-		"dev.enabled":         "true",
-		"dev.state-dir":       "/tmp/ralph-state",
-		"dev.ip":              "0.0.0.0",
-		"dev.port":            "7000",
-		"dev.ui-port":         "7001",
-		"dev.namespace":       "ralph",
-		"codec.key-file":      "/etc/ralph/key",
-		"codec.key-env":       "RALPH_KEY",
-		"codec.server":        "127.0.0.1:8081",
-		"github.api-url":      "https://ghe.example/api/v3",
-		"github.token-env":    "MY_GITHUB_TOKEN",
-		"worker.host-id":      "build-7",
-		"worker.max-agents":   "2",
-		"worker.metrics-addr": "127.0.0.1:9464",
-		"git.protected-paths": "[]",
+		"github.token-file":      tokenFile,
+		"task-queue":             "q",
+		"agent.env":              "[GH_TOKEN]",
+		"agent.sandbox":          "off",
+		"agent.network":          "open",
+		"agent.network-allow":    "[proxy.golang.org]",
+		"agent.sandbox-ro":       "[/opt/cache]",
+		"agent.sandbox-rw":       "[/var/cache/npm]",
+		"agent.limits.processes": "4096",
+		"agent.limits.memory":    "8GiB",
+		"agent.limits.tmp":       "2GiB",
+		"dev.enabled":            "true",
+		"dev.state-dir":          "/tmp/ralph-state",
+		"dev.ip":                 "0.0.0.0",
+		"dev.port":               "7000",
+		"dev.ui-port":            "7001",
+		"dev.namespace":          "ralph",
+		"codec.key-file":         "/etc/ralph/key",
+		"codec.key-env":          "RALPH_KEY",
+		"codec.server":           "127.0.0.1:8081",
+		"github.api-url":         "https://ghe.example/api/v3",
+		"github.token-env":       "MY_GITHUB_TOKEN",
+		"worker.host-id":         "build-7",
+		"worker.max-agents":      "2",
+		"worker.metrics-addr":    "127.0.0.1:9464",
+		"git.protected-paths":    "[]",
 
 		"github.webhook-listen":     "127.0.0.1:8090",
 		"github.webhook-secret-env": "MY_WEBHOOK_SECRET",
@@ -1747,8 +1766,9 @@ func TestFlagGroups(t *testing.T) {
 	}{
 		{SessionFlags, []string{"config", "workspace", "max-cost", "model", "check-command", "confirm-complete"}, []string{"dev", "repo", "agent-env", "namespace"}},
 		{ConnectionFlags, []string{"config", "dev", "namespace", "state-dir", "dev-port", "task-queue", "codec-key-file"}, []string{"max-cost", "model", "codec-server", "label"}},
-		{QueueFlags, []string{"repo", "label", "poll-interval", "github-api-url"}, []string{"github-write-interval", "max-iterations"}},
-		{WorkerFlags, []string{"agent-env", "github-write-interval", "codec-server"}, []string{"dev", "max-iterations"}},
+		{QueueFlags, []string{"repo", "label", "poll-interval"}, []string{"github-write-interval", "max-iterations", "github-api-url"}},
+		{WorkerFlags, []string{"agent-env", "github-write-interval", "codec-server"}, []string{"dev", "max-iterations", "github-api-url"}},
+		{GitHubFlags, []string{"github-api-url", "github-token-env"}, []string{"repo", "github-write-interval"}},
 	} {
 		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 		AddFlagGroups(fs, tc.groups)
@@ -1761,13 +1781,23 @@ func TestFlagGroups(t *testing.T) {
 	}
 	// Every setting with a flag is in exactly one group.
 	var n int
-	for _, g := range []Group{SessionFlags, QueueFlags, ConnectionFlags, WorkerFlags} {
+	for _, g := range []Group{SessionFlags, QueueFlags, ConnectionFlags, WorkerFlags, GitHubFlags} {
 		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 		AddFlagGroups(fs, g)
 		fs.VisitAll(func(*pflag.Flag) { n++ })
 		n-- // --config is in each
 	}
 	require.Equal(t, len(Keys()), n)
+
+	// Every flag has a topic for help.
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	AddFlagGroups(fs, AllFlags)
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Name != configFlag {
+			require.Len(t, f.Annotations[TopicAnnotation], 1, "--%s", f.Name)
+			require.Contains(t, Topics(), f.Annotations[TopicAnnotation][0], "--%s", f.Name)
+		}
+	})
 }
 
 // The template is valid YAML for a workspace with everything commented

@@ -101,6 +101,14 @@
 //   - RALPH_AGENT_SANDBOX_RW: paths a contained agent may read and write,
 //     space separated; a leading ~ is expanded (--sandbox-rw, repeated;
 //     none). Trusted.
+//   - RALPH_AGENT_LIMITS_PROCESSES: most processes and threads a
+//     contained agent run has at once (--limit-processes, 2048). Trusted.
+//   - RALPH_AGENT_LIMITS_MEMORY: most memory a contained agent run's
+//     processes use together, such as 4GiB (--limit-memory, 4GiB).
+//     Trusted.
+//   - RALPH_AGENT_LIMITS_TMP: size of each file system in memory of a
+//     contained agent run: /tmp, its home directory, /dev/shm
+//     (--limit-tmp, 1GiB). Trusted.
 //   - RALPH_TASK_MODE: where the task comes from: prd, progress or prompt
 //     (--mode, detected from the workspace).
 //   - RALPH_TASK_COMPLETION_PROMISE: text the agent prints when all work is

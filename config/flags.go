@@ -61,6 +61,9 @@ func AddFlagGroups(fs *pflag.FlagSet, groups Group) {
 		default:
 			panic(fmt.Sprintf("config: key %s has unknown kind %d", s.key, s.kind))
 		}
+		if err := fs.SetAnnotation(s.flag, TopicAnnotation, []string{s.topic()}); err != nil {
+			panic(fmt.Sprintf("config: annotate --%s: %v", s.flag, err))
+		}
 	}
 }
 

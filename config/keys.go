@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/sandbox"
 )
 
 // Key documents one configuration setting, for the README and --help.
@@ -94,63 +95,6 @@ type spec struct {
 	// credential it sends where. A repository must not choose it, so the
 	// workspace's ralph.yaml may not set it.
 	trusted bool
-}
-
-// Group is a set of settings whose flags go together on a command.
-type Group int
-
-// Groups of settings.
-const (
-	// SessionFlags say what a session does: workspace, agent.*, task.*,
-	// limits.*, git.*, checkpoint.* (not agent.env).
-	SessionFlags Group = 1 << iota
-	// QueueFlags configure an issue queue: github.* and queue.* (not
-	// github.write-interval, github.token-file, github.app-* nor
-	// github.webhook-*).
-	QueueFlags
-	// ConnectionFlags say where Temporal is and how to read what it
-	// stores: task-queue, dev.*, codec.key-file and codec.key-env.
-	ConnectionFlags
-	// WorkerFlags are read only by a worker: agent.env,
-	// github.write-interval, github.token-file, github.app-*,
-	// github.webhook-*, codec.server and notify.*.
-	WorkerFlags
-
-	// AllFlags is every group.
-	AllFlags = SessionFlags | QueueFlags | ConnectionFlags | WorkerFlags
-)
-
-// group is the Group of s.
-func (s *spec) group() Group {
-	switch s.key {
-	case "agent.env", "github.write-interval", "github.token-file", "codec.server", "worker.max-agents", "worker.metrics-addr":
-		return WorkerFlags
-	case "github.webhook-listen", "github.webhook-secret-env":
-		return WorkerFlags
-	case "github.app-id", "github.app-installation-id", "github.app-private-key-file":
-		return WorkerFlags
-	case "worker.host-id":
-		// Every command needs it: it is part of the IDs of the sessions
-		// of this machine's workspaces.
-		return ConnectionFlags
-	case "worker.host-timeout":
-		return SessionFlags
-	case "workspace":
-		return SessionFlags
-	case "task-queue":
-		return ConnectionFlags
-	}
-	switch section, _, _ := strings.Cut(s.key, "."); section {
-	case "agent", "task", "limits", "git", "checkpoint", "roles":
-		return SessionFlags
-	case "github", "queue":
-		return QueueFlags
-	case "dev", "codec":
-		return ConnectionFlags
-	case "notify":
-		return WorkerFlags
-	}
-	panic("config: no flag group for key " + s.key)
 }
 
 // env returns the environment variable that sets s, as AutomaticEnv derives it.
@@ -304,6 +248,12 @@ var specs = slices.Concat([]spec{
 	{key: "agent.sandbox-rw", flag: "sandbox-rw", kind: kindArgs, def: []string{}, trusted: true,
 		text:  "none",
 		usage: "path a contained agent may read and write, such as ~/.npm; whatever it holds the agent can read, change or take, and a change outlives the run (repeatable; the environment variable is space separated)"},
+	{key: "agent.limits.processes", flag: "limit-processes", kind: kindInt, def: sandbox.DefaultProcesses, trusted: true,
+		usage: "most processes and threads a contained agent run may have at once (a control group, or RLIMIT_NPROC in its user namespace)"},
+	{key: "agent.limits.memory", flag: "limit-memory", kind: kindString, def: sandbox.FormatSize(sandbox.DefaultMemory), trusted: true,
+		usage: "most memory a contained agent run's processes may use together, such as 4GiB (a control group; where the worker can make none, each process's RLIMIT_DATA)"},
+	{key: "agent.limits.tmp", flag: "limit-tmp", kind: kindString, def: sandbox.FormatSize(sandbox.DefaultTmp), trusted: true,
+		usage: "size of each file system in memory of a contained agent run (/tmp, its home directory, /dev/shm), such as 1GiB"},
 	{key: "agent.reset-interrupted", flag: "reset-interrupted", kind: kindBool, def: false,
 		usage: "when an iteration's worker died and its agent session cannot be resumed, reset the workspace to the iteration's start instead of keeping the partial changes"},
 

@@ -164,6 +164,12 @@ func (c *Config) validateSandbox(v *validation) {
 			v.check(l.key, !filepath.IsAbs(p), p, "must be an absolute path or start with ~/")
 		}
 	}
+	v.check("agent.limits.processes", a.Limits.Processes < 16, a.Limits.Processes,
+		"must be at least 16: an agent CLI and its tools take a dozen processes and threads")
+	for _, l := range []struct{ key, value string }{{"agent.limits.memory", a.Limits.Memory}, {"agent.limits.tmp", a.Limits.Tmp}} {
+		n, err := sandbox.ParseSize(l.value)
+		v.check(l.key, err != nil || n < 16<<20, l.value, "must be a size of at least 16MiB, such as 512MiB or 4GiB")
+	}
 }
 
 // validateTask checks task.*.

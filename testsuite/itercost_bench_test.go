@@ -67,7 +67,7 @@ done
 `
 	cmd := exec.Command("bash", "-c", script)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), benchEnv(b)...), "AGENT="+bins.claude, fmt.Sprintf("N=%d", benchIterations))
+	cmd.Env = childEnv(append(benchEnv(b), "AGENT="+bins.claude, fmt.Sprintf("N=%d", benchIterations))...)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	elapsed := time.Since(start)

@@ -752,7 +752,7 @@ func (d *soakDriver) sleep(dur time.Duration) bool {
 func (d *soakDriver) startWorker() (*proc, error) {
 	cmd := exec.Command(bins.worker)
 	cmd.Dir = d.home // no ralph.yaml of the test's directory
-	cmd.Env = append(os.Environ(), d.env...)
+	cmd.Env = childEnv(d.env...)
 	p := &proc{cmd: cmd, end: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p, p
 	if err := cmd.Start(); err != nil {

@@ -214,7 +214,7 @@ func (w *issueWork) runAndPush(ctx workflow.Context, wt contract.WorktreeResult)
 	}
 	w.out.Pushed = push.Pushed
 	if push.Pushed {
-		q.event(ctx, is.Number, fmt.Sprintf("#%d: pushed %s (%d commits)", is.Number, cur.Branch, push.Commits))
+		q.event(ctx, is.Number, fmt.Sprintf("#%d: pushed %s (%s)", is.Number, cur.Branch, words.Count(push.Commits, "commit")))
 	}
 	if w.out.Reason != contract.ReasonComplete {
 		q.event(ctx, is.Number, fmt.Sprintf("#%d failed: %s", is.Number, q.failureText(w.out)))

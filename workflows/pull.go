@@ -273,7 +273,7 @@ func (f *follower) round(ctx workflow.Context, kind contract.State, task, update
 		return f.roundFailed(ctx, n, "prepare the work tree", err)
 	}
 	if prep.Pulled > 0 {
-		f.event(ctx, fmt.Sprintf("round %d builds on %d commits pushed to the branch by someone else", n, prep.Pulled))
+		f.event(ctx, fmt.Sprintf("round %d builds on %s pushed to the branch by someone else", n, words.Count(prep.Pulled, "commit")))
 	}
 	if len(prep.Conflicts) > 0 {
 		f.event(ctx, fmt.Sprintf("round %d resolves conflicts in %s", n, strings.Join(prep.Conflicts, ", ")))
@@ -298,7 +298,7 @@ func (f *follower) round(ctx workflow.Context, kind contract.State, task, update
 		return f.roundFailed(ctx, n, "push", err)
 	}
 	f.st.LastPushed = push.Head
-	f.event(ctx, fmt.Sprintf("round %d pushed %s at %s (%d iterations, %.4f USD)", n, cur.Branch, contract.ShortSHA(push.Head), res.Iterations, res.Totals.CostUSD))
+	f.event(ctx, fmt.Sprintf("round %d pushed %s at %s (%s, %s)", n, cur.Branch, contract.ShortSHA(push.Head), words.Count(res.Iterations, "iteration"), words.Dollars(res.Totals.CostUSD)))
 	if kind == contract.StateAddressingReview {
 		f.answer(ctx, n, push.Head, feedback)
 	}

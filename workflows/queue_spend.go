@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/words"
 )
 
 // pullEnded takes the end of a followed pull request into the totals.
@@ -28,7 +29,7 @@ func (q *queue) pullEnded(ctx workflow.Context, end contract.PullEnd) {
 	}
 	q.spend(ctx, r.CostUSD)
 	q.st.Totals.Iterations += r.Iterations
-	q.event(ctx, end.Issue, fmt.Sprintf("#%d: pull request %s (%s); rounds: %d fix, %d review, %d update; %.4f USD", end.Issue, r.Reason, r.Message, r.FixRounds, r.ReviewRounds, r.UpdateRounds, r.CostUSD))
+	q.event(ctx, end.Issue, fmt.Sprintf("#%d: pull request %s (%s); rounds: %d fix, %d review, %d update; %s", end.Issue, r.Reason, r.Message, r.FixRounds, r.ReviewRounds, r.UpdateRounds, words.Dollars(r.CostUSD)))
 }
 
 // followingText says which pull requests are followed, "" when none.
@@ -64,12 +65,12 @@ func (q *queue) spentToday(ctx workflow.Context) float64 {
 func (q *queue) awaitTomorrow(ctx workflow.Context) error {
 	now := workflow.Now(ctx).UTC()
 	next := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
-	q.event(ctx, 0, fmt.Sprintf("today's issues cost %.4f USD, queue.max-cost-per-day is %.2f USD: no new issue before %s",
-		q.st.DayCostUSD, q.in.Settings.MaxCostPerDay, next.Format(time.RFC3339)))
+	budget := fmt.Sprintf("today's issues cost %s, queue.max-cost-per-day is $%.2f: no new issue before %s",
+		words.Dollars(q.st.DayCostUSD), q.in.Settings.MaxCostPerDay, next.Format(time.RFC3339))
+	q.event(ctx, 0, budget)
 	q.status.NextPollAt = next
 	q.setState(ctx, contract.StateIdle)
-	q.notes.send(ctx, contract.NotifyBudget, fmt.Sprintf("today's issues cost %.4f USD, queue.max-cost-per-day is %.2f USD: no new issue before %s",
-		q.st.DayCostUSD, q.in.Settings.MaxCostPerDay, next.Format(time.RFC3339)), nil, nil)
+	q.notes.send(ctx, contract.NotifyBudget, budget, nil, nil)
 	_, err := workflow.AwaitWithTimeout(ctx, next.Sub(now), func() bool { return q.st.Stop != "" || q.st.Paused })
 	q.status.NextPollAt = time.Time{}
 	return err

@@ -17,9 +17,9 @@ func (q *queue) ending() (contract.Reason, string) {
 	case q.st.Stop != "":
 		return contract.ReasonStopped, q.st.Stop
 	case s.MaxIssues > 0 && q.st.Totals.Taken()+len(q.st.Working) >= s.MaxIssues:
-		return contract.ReasonMaxIterations, fmt.Sprintf("%d issues taken, the limit", q.st.Totals.Taken()+len(q.st.Working))
+		return contract.ReasonMaxIterations, words.Count(q.st.Totals.Taken()+len(q.st.Working), "issue") + " taken, the limit"
 	case s.MaxCostUSD > 0 && q.st.Totals.CostUSD >= s.MaxCostUSD:
-		return contract.ReasonMaxCost, fmt.Sprintf("the issues cost %.4f USD, the limit is %.2f USD", q.st.Totals.CostUSD, s.MaxCostUSD)
+		return contract.ReasonMaxCost, fmt.Sprintf("the issues cost %s, the limit is $%.2f", words.Dollars(q.st.Totals.CostUSD), s.MaxCostUSD)
 	}
 	return "", ""
 }

@@ -360,7 +360,7 @@ func TestQueueDailyBudget(t *testing.T) {
 	require.InDelta(t, 0.5, after.CarryOver.DayCostUSD, 1e-9, "a new day starts from nothing")
 	var said bool
 	for _, e := range after.CarryOver.Events {
-		said = said || strings.Contains(e.Text, "queue.max-cost-per-day is 0.40 USD: no new issue before 2026-11-25T00:00:00Z")
+		said = said || strings.Contains(e.Text, "queue.max-cost-per-day is $0.40: no new issue before 2026-11-25T00:00:00Z")
 	}
 	require.True(t, said, "the wait is said in the queue's story")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -57,7 +58,7 @@ const (
 	// sessionFlags are those of the commands that start sessions.
 	sessionFlags = config.SessionFlags | config.ConnectionFlags | config.WorkerFlags
 	// queueFlags are those of the command that starts a queue.
-	queueFlags = sessionFlags | config.QueueFlags
+	queueFlags = sessionFlags | config.QueueFlags | config.GitHubFlags
 )
 
 // newRootCmd is the starter's command tree, every command wired to cctx.
@@ -74,6 +75,7 @@ func newRootCmd(cctx *commandContext) *cobra.Command {
 	root.SetOut(cctx.stdout)
 	root.SetErr(cctx.stderr)
 	root.SetFlagErrorFunc(flagError)
+	root.SetUsageFunc(usage)
 	for _, s := range commands() {
 		root.AddCommand(s.build(cctx))
 	}
@@ -83,9 +85,17 @@ func newRootCmd(cctx *commandContext) *cobra.Command {
 
 // flagError rewords pflag's error for a flag value of the wrong type
 // (`invalid argument "abc" for "--max-iterations" flag: strconv.ParseInt:
-// parsing "abc": invalid syntax`) to name the flag and what it takes.
-// Other errors, and flags with values of their own (-o), keep their words.
-func flagError(_ *cobra.Command, err error) error {
+// parsing "abc": invalid syntax`) to name the flag and what it takes, and
+// adds to an unknown flag the flags of cmd it may be a typo of, as cobra
+// does for a command. Other errors, and flags with values of their own
+// (-o), keep their words.
+func flagError(cmd *cobra.Command, err error) error {
+	if ne, ok := errors.AsType[*pflag.NotExistError](err); ok {
+		if names := flagSuggestions(cmd, ne.GetSpecifiedName()); len(names) > 0 {
+			return fmt.Errorf("%w\n\nDid you mean this?\n\t%s", err, strings.Join(names, "\n\t"))
+		}
+		return err
+	}
 	ive, ok := errors.AsType[*pflag.InvalidValueError](err)
 	if !ok {
 		return err

@@ -244,7 +244,8 @@ func (cctx *commandContext) connectToRun(cfg config.Config) (*connection, error)
 	if cfg.GitHub.WebhookListen != "" || cfg.Worker.MetricsAddr != "" {
 		fmt.Fprintln(cctx.stderr, "github.webhook-listen and worker.metrics-addr are served by a worker of its own (worker --dev …), not by this process: polling stands in for webhooks")
 	}
-	fmt.Fprintln(cctx.stderr, ralph.SandboxNotice())
+	// What becomes of the agents is said once the session is known
+	// (ralph.SessionSandboxNotice): its agent.sandbox, not the default.
 	return conn, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -21,6 +22,9 @@ type commandContext struct {
 	// verbose is --verbose: failures are printed with their whole chain
 	// of activity and workflow errors.
 	verbose bool
+	// handover says once that a query waits for a worker to take a
+	// workflow over (waitingForWorker).
+	handover sync.Once
 }
 
 // exitError carries a process exit status out of a command.

@@ -82,9 +82,9 @@ func (s *respondCommand) run(cctx *commandContext, args []string) error {
 	return cctx.withTarget(s.cmd, queueFlag{}, args, func(conn *connection, id string) error {
 		checkpoint := s.checkpoint
 		if checkpoint == "" {
-			st, err := query[contract.Status](cctx, conn.client, id)
+			st, err := query[contract.Status](cctx, conn.client, cctx.waitingForWorker, id)
 			if err != nil {
-				return err
+				return cctx.noAnswer(conn, err, "")
 			}
 			if st.Pending == nil {
 				return fmt.Errorf("session %s is not waiting on a checkpoint (state %s)", id, st.State)
@@ -122,11 +122,13 @@ func update[T any](ctx context.Context, c client.Client, id, name string, arg an
 	return res, nil
 }
 
-// query asks the workflow id's status query; T is contract.Status for a
-// session, contract.QueueStatus for a queue.
-func query[T any](ctx context.Context, c client.Client, id string) (T, error) {
+// query asks the workflow id's status query, waiting out a worker's
+// handover (ask; waiting may be nil); T is contract.Status for a session,
+// contract.QueueStatus for a queue, contract.FollowStatus for the
+// follower of a pull request.
+func query[T any](ctx context.Context, c client.Client, waiting func(), id string) (T, error) {
 	var st T
-	v, err := c.QueryWorkflow(ctx, id, "", contract.QueryStatus)
+	v, err := ask(ctx, c, waiting, id, "", contract.QueryStatus)
 	if err != nil {
 		return st, fmt.Errorf("query status of %s: %w", id, err)
 	}

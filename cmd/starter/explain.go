@@ -12,6 +12,7 @@ import (
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/internal/words"
+	"github.com/durable-ralph/ralph/sandbox"
 )
 
 // fixFor says how to put right a cause a user can fix, by error type,
@@ -27,6 +28,9 @@ func fixFor(errType string) string {
 		return "Install the agent where the worker runs, or name another with --agent-command."
 	case contract.ErrTypeInvalidAgentConfig:
 		return "Set agent.command (--agent-command) to the agent's command line."
+	case contract.ErrTypeSandboxUnavailable:
+		return "Install bubblewrap and socat where the agents run (Debian/Ubuntu: sudo apt-get install bubblewrap socat; Fedora: sudo dnf install bubblewrap socat), " +
+			"or give the session --sandbox auto (uncontained where agents cannot be contained) or --sandbox off."
 	}
 	return ""
 }
@@ -54,7 +58,7 @@ func isRootCause(errType string) bool {
 	case contract.ErrTypeInvalidTaskFile, contract.ErrTypeDirtyWorkspace,
 		contract.ErrTypeInvalidWorkspace, contract.ErrTypeAgentNotFound, contract.ErrTypeAgentUnusable,
 		contract.ErrTypeAgentPermanent, contract.ErrTypeInvalidAgentConfig,
-		contract.ErrTypeInvalidInput,
+		contract.ErrTypeInvalidInput, contract.ErrTypeSandboxUnavailable,
 		contract.ErrTypeGitHubNoToken, contract.ErrTypeGitHubUnauthorized, contract.ErrTypeGitHubForbidden,
 		contract.ErrTypeGitHubNotFound, contract.ErrTypeGitHubInvalid, contract.ErrTypeGitHubPreflight:
 		return true
@@ -154,7 +158,7 @@ func (cctx *commandContext) explain(err error) string {
 		if root.Type() == contract.ErrTypeInvalidTaskFile && strings.HasPrefix(msg, "no task file") {
 			fix = "Write one: `starter init DIR` writes a commented ralph.yaml and an example prd.json (see the README's Task files)."
 		}
-		if fix != "" {
+		if fix != "" && !strings.Contains(msg, sandbox.InstallHint) {
 			msg += "\n" + fix
 		}
 	}

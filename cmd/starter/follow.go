@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -64,6 +65,9 @@ type follower struct {
 	// asked are the checkpoints seen pending, whose answers are told.
 	asked map[string]bool
 	noLog bool // the iterations query is unknown to the worker
+	// workspace and key are the session's workspace and execution key,
+	// once a status told them: where its raw logs are.
+	workspace, key string
 
 	live liveState
 }
@@ -121,20 +125,30 @@ func (f *follower) poll(ctx context.Context) {
 		}
 	}
 	if desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		var st contract.Status
+		var err error
+		if f.noLog || f.untold() || (f.view == ViewRaw && f.key == "") {
+			// The last answers too: a session may end right after one;
+			// and where the raw logs of a session that ended before the
+			// first poll are.
+			if st, err = query[contract.Status](qctx, f.c, nil, f.id); err == nil {
+				f.located(st)
+			}
+		}
 		f.iterations(qctx)
 		f.flushRaw()
-		if f.noLog || f.untold() {
-			// The last answers too: a session may end right after one.
-			if st, err := query[contract.Status](qctx, f.c, f.id); err == nil {
-				if f.noLog {
-					f.print(st.Recent)
-				}
-				f.answers(st)
-			}
+		if err == nil && f.noLog {
+			f.print(st.Recent)
+		}
+		if err == nil {
+			f.answers(st)
 		}
 		return
 	}
-	st, err := query[contract.Status](qctx, f.c, f.id)
+	st, err := query[contract.Status](qctx, f.c, nil, f.id)
+	if err == nil {
+		f.located(st)
+	}
 	if err == nil && f.noLog {
 		f.print(st.Recent)
 	}
@@ -175,7 +189,7 @@ func (f *follower) iterations(ctx context.Context) {
 	if f.noLog {
 		return
 	}
-	val, err := f.c.QueryWorkflow(ctx, f.id, f.run, contract.QueryIterations, f.printed)
+	val, err := ask(ctx, f.c, nil, f.id, f.run, contract.QueryIterations, f.printed)
 	var its []contract.IterationSummary
 	if err == nil {
 		err = val.Get(&its)
@@ -313,25 +327,54 @@ func (f *follower) liveView(pending []*workflowpb.PendingActivityInfo, workspace
 	}
 }
 
-// endLive ends the live view of the finished iteration it, if it is the
-// one shown: the rest of its raw log, or the events of its end that no
-// heartbeat reported.
+// located keeps where the raw logs of the session st is the status of
+// are: its workspace and execution key.
+func (f *follower) located(st contract.Status) {
+	if st.Workspace != "" {
+		f.workspace = st.Workspace
+	}
+	if key := cmp.Or(st.ExecutionKey, st.SessionID); key != "" {
+		f.key = key
+	}
+}
+
+// endLive ends the live view of the finished iteration it: the rest of
+// its raw log, or the events of its end that no heartbeat reported. An
+// iteration that no heartbeat showed (an agent that was done before its
+// first, in a second or so) gets the events its result recorded, or with
+// --raw its log when that is on this machine; only the iterations of a
+// session attached to that ended before this follower came are not
+// played again.
 func (f *follower) endLive(it contract.IterationSummary) {
-	if f.live.iteration != it.Iteration || f.view == ViewQuiet {
+	if f.view == ViewQuiet {
 		return
 	}
-	if f.live.raw != nil {
+	shown := f.live.iteration == it.Iteration
+	if shown && f.live.raw != nil {
 		f.flushRaw()
 		return
 	}
-	if !it.LiveStartedAt.Equal(f.live.started) {
-		return // another attempt than the one shown
+	if !shown && !f.started && !f.fresh {
+		return
+	}
+	if !shown && f.view == ViewRaw && f.rawEnded(it) {
+		return
+	}
+	seq := 0
+	if shown && it.LiveStartedAt.Equal(f.live.started) {
+		seq = f.live.seq // the attempt shown: what it showed is not repeated
+	}
+	if len(it.Live) > 0 && it.Live[0].Seq > seq+1 {
+		fmt.Fprintf(f.out, "  %s … %d more\n", contract.Elapsed(it.LiveStartedAt, it.Live[0].At), it.Live[0].Seq-seq-1)
 	}
 	for _, e := range it.Live {
-		if e.Seq > f.live.seq {
+		if e.Seq > seq {
 			fmt.Fprintln(f.out, elide(liveLine(it.LiveStartedAt, e), f.width))
-			f.live.seq = e.Seq
+			seq = e.Seq
 		}
+	}
+	if shown {
+		f.live.seq = seq
 	}
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -86,4 +88,69 @@ func TestFollowAnswers(t *testing.T) {
 	f.answers(contract.Status{Pending: &late})
 	f.answers(contract.Status{Answered: append(answered, contract.AnsweredCheckpoint{Checkpoint: late, TimedOut: true})})
 	require.Equal(t, "checkpoint cp-3 timed out: nobody answered, the session goes on\n", out.String())
+}
+
+// TestFastIterationShown: an iteration that ended before its first
+// heartbeat (an agent done in a second) is followed by the events its
+// result recorded, before its line, as if the live view had shown them;
+// with --raw its log, when it is on this machine. One the live view
+// showed gets only what it did not show, and iterations that ended before
+// a follower attached are not played again.
+func TestFastIterationShown(t *testing.T) {
+	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	says := func(seq int, text string) contract.LiveEvent {
+		return contract.LiveEvent{Seq: seq, At: start.Add(time.Duration(seq) * 100 * time.Millisecond), Kind: contract.LiveSays, Text: text}
+	}
+	fast := contract.IterationSummary{Iteration: 1, Outcome: contract.OutcomeSuccess, LiveStartedAt: start,
+		Live: []contract.LiveEvent{says(1, "1 self"), says(2, "LOOP_COMPLETE")}}
+	line := fast.Line()
+
+	var out strings.Builder
+	f := &follower{out: &out, view: ViewLive, width: 100, fresh: true}
+	f.print([]contract.IterationSummary{fast})
+	require.Equal(t, "  0:00 ▸ says  \"1 self\"\n  0:00 ▸ says  \"LOOP_COMPLETE\"\n"+line+"\n", out.String())
+
+	// Ten events kept of twelve: the two before are counted.
+	out.Reset()
+	f = &follower{out: &out, view: ViewLive, width: 100, fresh: true}
+	many := fast
+	many.Live = nil
+	for seq := 3; seq <= 12; seq++ {
+		many.Live = append(many.Live, says(seq, "line"))
+	}
+	f.print([]contract.IterationSummary{many})
+	require.True(t, strings.HasPrefix(out.String(), "  0:00 … 2 more\n"), out.String())
+
+	// The live view showed the first event: the rest only.
+	out.Reset()
+	f = &follower{out: &out, view: ViewLive, width: 100, fresh: true}
+	f.live = liveState{iteration: 1, started: start, seq: 1}
+	f.print([]contract.IterationSummary{fast})
+	require.Equal(t, "  0:00 ▸ says  \"LOOP_COMPLETE\"\n"+line+"\n", out.String())
+
+	// Quiet, and attaching to a session whose iterations ended before.
+	for _, f := range []*follower{{out: &out, view: ViewQuiet, fresh: true}, {out: &out, view: ViewLive}} {
+		out.Reset()
+		f.print([]contract.IterationSummary{fast})
+		require.Equal(t, line+"\n", out.String())
+	}
+
+	// --raw, the workspace on this machine: the last attempt's log.
+	ws := t.TempDir()
+	dir := filepath.Join(ws, contract.StateDir, "logs", "ralph-ws-1@box_run")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "iteration-0001.attempt-1.jsonl"), []byte("first attempt\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "iteration-0001.attempt-2.jsonl"), []byte("1 self\x1b]0;title\x07\nLOOP_COMPLETE\n"), 0o644))
+	out.Reset()
+	f = &follower{out: &out, view: ViewRaw, width: 100, fresh: true}
+	f.located(contract.Status{SessionID: "ralph-ws-1@box", ExecutionKey: "ralph-ws-1@box/run", Workspace: ws})
+	f.print([]contract.IterationSummary{fast})
+	require.Equal(t, "1 self\nLOOP_COMPLETE\n"+line+"\n", out.String())
+
+	// --raw with the log elsewhere: the recorded events.
+	out.Reset()
+	f = &follower{out: &out, view: ViewRaw, width: 100, fresh: true}
+	f.located(contract.Status{SessionID: "other", Workspace: ws})
+	f.print([]contract.IterationSummary{fast})
+	require.Equal(t, "  0:00 ▸ says  \"1 self\"\n  0:00 ▸ says  \"LOOP_COMPLETE\"\n"+line+"\n", out.String())
 }

@@ -228,3 +228,30 @@ func TestExamplePRD(t *testing.T) {
 	require.Equal(t, `my "app"`, doc.Project)
 	require.Len(t, doc.UserStories, 2)
 }
+
+// TestMoneyInJSON: amounts are printed as people write them, rounded to
+// a millionth of a dollar, not as the float64 sums they are (0.0375, not
+// 0.037500000000000006), in list's lines and status's documents alike;
+// strings and whole numbers are left as they are.
+func TestMoneyInJSON(t *testing.T) {
+	info := execution(t, contract.WorkflowSession, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, map[string]any{
+		contract.SearchRalphCostUSD: 0.0125 + 0.0125 + 0.0125, contract.SearchRalphIteration: 3,
+	})
+	var b bytes.Buffer
+	require.NoError(t, newPrinter(&b).print(newListDoc(info)))
+	require.Contains(t, b.String(), `"cost_usd":0.0375,`)
+	require.Contains(t, b.String(), `"iteration":3,`)
+
+	b.Reset()
+	doc := sessionStatusDoc{
+		workflowDoc: newWorkflowDoc(info),
+		Status: &contract.Status{SessionID: "cost 0.037500000000000006 in a string", Totals: contract.Totals{CostUSD: 0.1 + 0.2,
+			CostByBackend: map[string]float64{"codex": 1e-7, "claude": 2.0000000000000004}}},
+	}
+	require.NoError(t, newPrinter(&b).print(doc))
+	require.Contains(t, b.String(), `"cost_usd":0.3,`)
+	require.Contains(t, b.String(), `"cost_by_backend":{"claude":2,"codex":0}`)
+	require.Contains(t, b.String(), `"session_id":"cost 0.037500000000000006 in a string"`)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b.Bytes(), &m), "still JSON: %s", b.String())
+}

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/words"
 )
 
 // listCommand is `starter list`: sessions, issue queues and issue
@@ -113,9 +114,9 @@ func printList(out io.Writer, docs []listDoc) error {
 				notes = append(notes, d.LivenessNote)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t$%.4f\t%s\t%s\t%s\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n",
 			d.WorkflowID, kind, d.ExecutionStatus, state,
-			d.Iteration, d.CostUSD, orDash(d.Repo), orDash(d.Host), d.started.Local().Format(time.DateTime))
+			d.Iteration, words.Dollars(d.CostUSD), orDash(d.Repo), orDash(d.Host), d.started.Local().Format(time.DateTime))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/words"
 )
 
 // termWidth is the width of the terminal out writes to: $COLUMNS, the
@@ -77,15 +78,12 @@ func liveTail(dc converter.DataConverter, pending []*workflowpb.PendingActivityI
 
 // soFar says how far the agent got: turns, tokens and cost.
 func soFar(p contract.Progress) string {
-	s := fmt.Sprintf("%d turns", p.Turns)
-	if p.Turns == 1 {
-		s = "1 turn"
-	}
+	s := words.Count(p.Turns, "turn")
 	if t := p.Usage.Total(); t > 0 {
-		s += fmt.Sprintf(", %d tokens", t)
+		s += ", " + words.Count(int(t), "token")
 	}
 	if p.CostUSD > 0 {
-		s += fmt.Sprintf(", $%.4f", p.CostUSD)
+		s += ", " + words.Dollars(p.CostUSD)
 	}
 	if p.LastTool != "" {
 		s += ", last tool " + p.LastTool

@@ -141,3 +141,25 @@ func TestConnectionErrorsNameTheAddress(t *testing.T) {
 		})
 	}
 }
+
+// TestMisspeltFlagGetsASuggestion: a misspelt flag gets the flags it may
+// mean, as a misspelt command gets the commands; a flag like none gets
+// none.
+func TestMisspeltFlagGetsASuggestion(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--folow", "."}, "starter: unknown flag: --folow\n\nDid you mean this?\n\t--follow\n"},
+		{[]string{"status", "--otput", "json"}, "starter: unknown flag: --otput\n\nDid you mean this?\n\t--output\n"},
+		{[]string{"list", "--stat"}, "starter: unknown flag: --stat\n\nDid you mean this?\n\t--state-dir\n\t--status\n"},
+		{[]string{"rnu"}, "starter: unknown command \"rnu\" for \"starter\"\n\nDid you mean this?\n\trun\n"},
+		{[]string{"status", "--model", "x"}, "starter: unknown flag: --model\n"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, _, stderr := runCLI(t, tc.args...)
+			require.Equal(t, 1, code)
+			require.Equal(t, tc.want, stderr)
+		})
+	}
+}

@@ -41,6 +41,7 @@ func (s *planCommand) run(cctx *commandContext, args []string) error {
 		plan:          &contract.PlanSettings{Idea: idea, Yes: s.yes},
 		changed:       config.ChangedFlags(s.cmd.Flags(), config.SessionFlags),
 		workerChanged: config.ChangedFlags(s.cmd.Flags(), config.WorkerFlags),
+		hostHere:      hostIsHere(s.cmd.Flags(), cfg.Worker.HostID),
 	}
 	return cctx.runSession(cfg, workspace, opts)
 }

@@ -90,7 +90,7 @@ func runningStatus(ctx context.Context, cfg config.Config, sin contract.SessionI
 	defer c.Close()
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	st, err := query[contract.Status](qctx, c, sessionOf(qctx, c, sin.Host, sin.Workspace, true))
+	st, err := query[contract.Status](qctx, c, nil, sessionOf(qctx, c, sin.Host, sin.Workspace, true))
 	if err != nil || st.EndedAt != (time.Time{}) {
 		return contract.Status{}, false
 	}

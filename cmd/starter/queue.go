@@ -18,6 +18,7 @@ import (
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/ralph"
+	"github.com/durable-ralph/ralph/internal/words"
 	"github.com/durable-ralph/ralph/sandbox"
 	"github.com/durable-ralph/ralph/workflows"
 )
@@ -44,7 +45,7 @@ func (s *queueCommand) run(cctx *commandContext, args []string) error {
 		return err
 	}
 	in.Settings.UntilIdle = s.untilIdle
-	return cctx.runQueue(cfg, in, s.follow, config.ChangedFlags(s.cmd.Flags(), config.WorkerFlags))
+	return cctx.runQueue(cfg, in, s.follow, config.ChangedFlags(s.cmd.Flags(), config.WorkerFlags), hostIsHere(s.cmd.Flags(), cfg.Worker.HostID))
 }
 
 // queueInput builds the queue's input for the clone in dir from cfg.
@@ -96,8 +97,9 @@ func queueInput(ctx context.Context, cfg config.Config, dir string) (contract.Qu
 
 // runQueue starts (or attaches to) the queue of in and follows it when
 // asked or when this process is its worker. workerFlags are the worker
-// flags given on the command line.
-func (cctx *commandContext) runQueue(cfg config.Config, in contract.QueueInput, follow bool, workerFlags []string) error {
+// flags given on the command line; hostHere says the queue's host is
+// this machine (hostIsHere).
+func (cctx *commandContext) runQueue(cfg config.Config, in contract.QueueInput, follow bool, workerFlags []string, hostHere bool) error {
 	conn, err := cctx.connectToRun(cfg)
 	if err != nil {
 		return err
@@ -109,7 +111,7 @@ func (cctx *commandContext) runQueue(cfg config.Config, in contract.QueueInput, 
 	cctx.warnWorkerFlags(conn, "queue", workerFlags)
 	s := in.Settings
 	id := orLegacy(cctx, conn.client, contract.QueueWorkflowID(cfg.Worker.HostID, s.Repo.Owner, s.Repo.Name), contract.QueueWorkflowID("", s.Repo.Owner, s.Repo.Name), true)
-	if err := cctx.queuePreflight(conn, id, in.Session); err != nil {
+	if err := cctx.queuePreflight(conn, id, in.Session, hostHere); err != nil {
 		return err
 	}
 	_, err = conn.client.ExecuteWorkflow(cctx, client.StartWorkflowOptions{
@@ -126,6 +128,15 @@ func (cctx *commandContext) runQueue(cfg config.Config, in contract.QueueInput, 
 		return fmt.Errorf("start queue %s: %w", id, err)
 	}
 	fmt.Fprintf(cctx.stdout, "Issue queue %s for %s (clone %s, label %q)\n", id, s.Repo.FullName(), s.Clone, s.Label)
+	if conn.started {
+		// The issues' sessions run with the queue's agent.sandbox (of the
+		// queue that runs, if it was running already).
+		box := in.Session.Agent.Sandbox
+		if running, err := startInput[contract.QueueInput](cctx, conn, id); err == nil {
+			box = running.Session.Agent.Sandbox
+		}
+		fmt.Fprintln(cctx.stderr, ralph.SessionSandboxNotice("this queue's sessions", box))
+	}
 	if !cctx.linkAndHint(conn, id, follow, "queue", s.Clone) {
 		return nil
 	}
@@ -133,12 +144,19 @@ func (cctx *commandContext) runQueue(cfg config.Config, in contract.QueueInput, 
 }
 
 // queuePreflight checks the agents of the sessions of the queue id on
-// the worker of their host before the queue starts (preflight); a queue
-// that runs already is attached to as it is.
-func (cctx *commandContext) queuePreflight(conn *connection, id string, sess contract.SessionInput) error {
+// the worker of their host before the queue starts (preflight), and, on
+// this machine (this process is the worker, or hostHere), that a sandbox
+// the sessions require is here; a queue that runs already is attached to
+// as it is.
+func (cctx *commandContext) queuePreflight(conn *connection, id string, sess contract.SessionInput, hostHere bool) error {
 	desc, err := conn.client.DescribeWorkflowExecution(cctx, id, "")
 	if err == nil && desc.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return nil
+	}
+	if conn.started || hostHere {
+		if err := needSandbox(sess.Agent.Sandbox, ralph.SandboxProblem); err != nil {
+			return err
+		}
 	}
 	if conn.started {
 		return lookAgents(agentsOf(sess))
@@ -175,10 +193,11 @@ func (cctx *commandContext) followQueue(conn *connection, id string) error {
 	go func() { done <- conn.await(cctx, id, &res) }()
 	last := -1
 	followers := map[string]int{} // follower ID -> last event shown
+	told := map[string]bool{}     // the waits said: questions, heads without checks
 	poll := func() {
 		qctx, cancel := context.WithTimeout(cctx, 5*time.Second)
 		defer cancel()
-		st, err := query[contract.QueueStatus](qctx, conn.client, id)
+		st, err := query[contract.QueueStatus](qctx, conn.client, nil, id)
 		if err != nil {
 			return
 		}
@@ -192,8 +211,15 @@ func (cctx *commandContext) followQueue(conn *connection, id string) error {
 				last = e.Seq
 			}
 		}
+		working := st.Working
+		if c := st.Current; c != nil {
+			working = append(working, *c)
+		}
+		for _, c := range working {
+			cctx.issueQuestion(qctx, conn, c, told)
+		}
 		for _, f := range st.Followers {
-			cctx.followerEvents(qctx, conn, f, followers)
+			cctx.followerEvents(qctx, conn, f, followers, told)
 		}
 	}
 	t := time.NewTicker(time.Second)
@@ -210,9 +236,12 @@ func (cctx *commandContext) followQueue(conn *connection, id string) error {
 }
 
 // followerEvents prints the events of the follower f of an issue's pull
-// request after the last one shown (seen, by follower ID).
-func (cctx *commandContext) followerEvents(ctx context.Context, conn *connection, f contract.Follower, seen map[string]int) {
-	st, err := query[contract.FollowStatus](ctx, conn.client, f.WorkflowID)
+// request after the last one shown (seen, by follower ID), and, once per
+// head (told), that the head has no checks yet: the follower waits
+// (workflows' noChecksGrace) for checks that a repository without CI
+// never gets, silent, before it goes on to the merge.
+func (cctx *commandContext) followerEvents(ctx context.Context, conn *connection, f contract.Follower, seen map[string]int, told map[string]bool) {
+	st, err := query[contract.FollowStatus](ctx, conn.client, nil, f.WorkflowID)
 	if err != nil {
 		return
 	}
@@ -222,6 +251,38 @@ func (cctx *commandContext) followerEvents(ctx context.Context, conn *connection
 			seen[f.WorkflowID] = e.Seq
 		}
 	}
+	if key := f.WorkflowID + "@" + st.Head; st.State == contract.StateWaitingForChecks && st.Head != "" && st.Checks.Total == 0 && !told[key] {
+		told[key] = true
+		fmt.Fprintf(cctx.stdout, "%s  #%d pull request: no checks on %s yet; it waits about a minute for them (a repository without CI gets none), then goes on\n",
+			time.Now().Format(time.TimeOnly), f.Issue, contract.ShortSHA(st.Head))
+	}
+}
+
+// issueQuestion says, once per checkpoint (told), that the session of
+// the issue c waits for an answer: the question, and how to answer it.
+// The session's search attributes say when it waits; only then is its
+// status asked.
+func (cctx *commandContext) issueQuestion(ctx context.Context, conn *connection, c contract.CurrentIssue, told map[string]bool) {
+	if c.SessionID == "" {
+		return
+	}
+	desc, err := conn.client.DescribeWorkflowExecution(ctx, c.SessionID, "")
+	if err != nil || desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING ||
+		attr(desc.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields(), contract.SearchRalphStatus, "") != string(contract.StateAwaitingHuman) {
+		return
+	}
+	st, err := query[contract.Status](ctx, conn.client, nil, c.SessionID)
+	cp := st.Pending
+	if err != nil || cp == nil || told[c.SessionID+"/"+cp.ID] {
+		return
+	}
+	told[c.SessionID+"/"+cp.ID] = true
+	fmt.Fprintf(cctx.stdout, "%s  #%d waits for an answer: checkpoint %s (%s): %s\n",
+		time.Now().Format(time.TimeOnly), c.Number, cp.ID, cp.Type, words.Clip(cp.Question, 200))
+	if len(cp.Options) > 0 {
+		fmt.Fprintf(cctx.stdout, "  options: %s\n", strings.Join(cp.Options, " / "))
+	}
+	fmt.Fprintf(cctx.stdout, "  answer on the issue, or: %s --answer \"...\"\n", conn.suggest("respond", c.SessionID, "--checkpoint", cp.ID))
 }
 
 // queueEnd says how the queue id ended and returns its exit status.
@@ -235,7 +296,7 @@ func (cctx *commandContext) queueEnd(id string, res contract.QueueResult, err er
 	if res.Message != "" {
 		fmt.Fprintf(out, " (%s)", res.Message)
 	}
-	fmt.Fprintf(out, "\n%d issues done, %d failed, %d skipped; %d iterations, $%.4f\n", t.Done, t.Failed, t.Skipped, t.Iterations, t.CostUSD)
+	fmt.Fprintf(out, "\n%s done, %d failed, %d skipped; %s, %s\n", words.Count(t.Done, "issue"), t.Failed, t.Skipped, words.Count(t.Iterations, "iteration"), words.Dollars(t.CostUSD))
 	if code := res.Reason.ExitCode(); code != 0 {
 		return &exitError{code: code}
 	}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/termtext"
@@ -43,4 +45,41 @@ func (f *follower) flushRaw() {
 	_, _ = io.Copy(f.live.rawOut, f.live.raw)
 	f.live.raw.Close()
 	f.live.raw = nil
+}
+
+// logName is how the worker names a session key's directory of raw logs
+// under .ralph/logs (activities' safeName).
+var logName = strings.NewReplacer("/", "_", "\\", "_", "..", "_", "\x00", "_")
+
+// rawEnded copies the raw log of the finished iteration it, which no
+// live view showed, when it is on this machine: the last attempt's
+// stream under the workspace's .ralph/logs. It reports false when there
+// is none here.
+func (f *follower) rawEnded(it contract.IterationSummary) bool {
+	if f.workspace == "" || f.key == "" {
+		return false
+	}
+	prefix := fmt.Sprintf("iteration-%04d.attempt-", it.Iteration)
+	dir := filepath.Join(f.workspace, contract.StateDir, "logs", logName.Replace(f.key))
+	paths, err := filepath.Glob(filepath.Join(dir, prefix+"*.jsonl"))
+	if err != nil || len(paths) == 0 {
+		return false
+	}
+	last, lastAttempt := "", 0
+	for _, p := range paths {
+		n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), prefix), ".jsonl"))
+		if err == nil && n > lastAttempt {
+			last, lastAttempt = p, n
+		}
+	}
+	if last == "" {
+		return false
+	}
+	file, err := os.Open(last)
+	if err != nil {
+		return false
+	}
+	defer file.Close()
+	_, _ = io.Copy(termtext.NewWriter(f.out), file)
+	return true
 }

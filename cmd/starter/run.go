@@ -57,7 +57,8 @@ func (s *runCommand) run(cctx *commandContext, args []string) error {
 	}
 	opts := runOptions{follow: s.follow, view: view, attachOnly: s.attachOnly, worktree: s.worktree,
 		changed:       config.ChangedFlags(s.cmd.Flags(), config.SessionFlags),
-		workerChanged: config.ChangedFlags(s.cmd.Flags(), config.WorkerFlags)}
+		workerChanged: config.ChangedFlags(s.cmd.Flags(), config.WorkerFlags),
+		hostHere:      hostIsHere(s.cmd.Flags(), cfg.Worker.HostID)}
 	return cctx.runSession(cfg, workspace, opts)
 }
 
@@ -113,6 +114,21 @@ type runOptions struct {
 	worktree string
 	// plan makes the session plan its prd.json first (starter plan).
 	plan *contract.PlanSettings
+	// hostHere says the session's host is this machine (hostIsHere):
+	// its workspace must be here, and is checked here.
+	hostHere bool
+}
+
+// hostIsHere reports whether the host ID of the sessions a command of fs
+// starts, host, is this machine's: --host-id was not given (the ID is
+// this machine's own, from its hostname, RALPH_WORKER_HOST_ID or its
+// configuration files), or names this machine's hostname.
+func hostIsHere(fs *pflag.FlagSet, host string) bool {
+	if f := fs.Lookup("host-id"); f == nil || !f.Changed {
+		return true
+	}
+	name, err := os.Hostname()
+	return err == nil && name == host
 }
 
 // runSession starts (or attaches to) the session of workspace and, when
@@ -139,6 +155,17 @@ func (cctx *commandContext) runSession(cfg config.Config, workspace string, opts
 	if err != nil {
 		return err
 	}
+	if conn.started {
+		// This process runs the session it started or attached to:
+		// what becomes of the agents is that session's agent.sandbox.
+		box := in.Agent.Sandbox
+		if attached {
+			if running, err := startInput[contract.SessionInput](cctx, conn, id); err == nil {
+				box = running.Agent.Sandbox
+			}
+		}
+		fmt.Fprintln(cctx.stderr, ralph.SessionSandboxNotice("this session", box))
+	}
 	if !cctx.linkAndHint(conn, id, opts.follow, "run", workspace) {
 		return nil
 	}
@@ -152,14 +179,15 @@ func (cctx *commandContext) sessionInput(cfg config.Config, workspace string, op
 		return in, err
 	}
 	in.Plan = opts.plan
+	here := cfg.Dev.Enabled || opts.hostHere
 	if opts.worktree != "" {
-		return in, inWorktree(cctx, &in, opts.worktree, cfg.Dev.Enabled)
+		return in, inWorktree(cctx, &in, opts.worktree, here)
 	}
 	if fi, err := os.Stat(in.Workspace); err != nil || !fi.IsDir() {
-		if cfg.Dev.Enabled {
-			return in, fmt.Errorf("workspace %s is not a directory on this machine", in.Workspace)
+		if here {
+			return in, fmt.Errorf("workspace %s is not a directory on this machine (host %s); for a workspace on another machine, give its --host-id", in.Workspace, in.Host)
 		}
-		fmt.Fprintf(cctx.stderr, "warning: workspace %s is not a directory here; it must exist on the worker\n", in.Workspace)
+		fmt.Fprintf(cctx.stderr, "warning: workspace %s is not a directory here; it must exist on the worker of host %s\n", in.Workspace, in.Host)
 	}
 	return in, nil
 }
@@ -172,11 +200,17 @@ func (cctx *commandContext) startSession(conn *connection, in contract.SessionIn
 	// is attached to; a new one gets this host's ID.
 	id = sessionOf(cctx, conn.client, in.Host, in.Workspace, true)
 	check := func() error {
-		// Without --dev the worker may be on another machine, with
-		// another view of the workspace.
-		if conn.cfg.Dev.Enabled {
+		hostHere := conn.started || opts.hostHere
+		// A workspace on another machine is the worker's to check: this
+		// machine may have another view of it, or none.
+		if hostHere || workspaceExists(in) {
 			if err := checkLocally(cctx, in, conn.started); err != nil {
 				return err
+			}
+			if hostHere {
+				if err := needSandbox(in.Agent.Sandbox, ralph.SandboxProblem); err != nil {
+					return err
+				}
 			}
 		}
 		if conn.started {
@@ -247,19 +281,29 @@ func (cctx *commandContext) linkAndHint(conn *connection, id string, follow bool
 	return false
 }
 
-// settingsDiffer reports whether the running session id was started with
-// settings other than in's.
-func settingsDiffer(ctx context.Context, conn *connection, id string, in contract.SessionInput) (bool, error) {
+// startInput is the input the latest run of the workflow id started
+// with (T: contract.SessionInput, contract.QueueInput).
+func startInput[T any](ctx context.Context, conn *connection, id string) (T, error) {
+	var in T
 	it := conn.client.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	if !it.HasNext() {
-		return false, fmt.Errorf("session %s has no history", id)
+		return in, fmt.Errorf("workflow %s has no history", id)
 	}
 	e, err := it.Next()
 	if err != nil {
-		return false, err
+		return in, fmt.Errorf("read the start of %s: %w", id, err)
 	}
-	var running contract.SessionInput
-	if err := conn.dataConverter.FromPayloads(e.GetWorkflowExecutionStartedEventAttributes().GetInput(), &running); err != nil {
+	if err := conn.dataConverter.FromPayloads(e.GetWorkflowExecutionStartedEventAttributes().GetInput(), &in); err != nil {
+		return in, fmt.Errorf("decode the input of %s: %w", id, err)
+	}
+	return in, nil
+}
+
+// settingsDiffer reports whether the running session id was started with
+// settings other than in's.
+func settingsDiffer(ctx context.Context, conn *connection, id string, in contract.SessionInput) (bool, error) {
+	running, err := startInput[contract.SessionInput](ctx, conn, id)
+	if err != nil {
 		return false, err
 	}
 	running.CarryOver, in.CarryOver = nil, nil
@@ -312,8 +356,8 @@ func (cctx *commandContext) sessionEnd(id string, res contract.SessionResult, er
 	if res.Message != "" {
 		fmt.Fprintf(out, " (%s)", res.Message)
 	}
-	fmt.Fprintf(out, "\n%s, $%.4f, %s, %s\n",
-		words.Count(res.Iterations, "iteration"), res.Totals.CostUSD, words.Count(int(res.Totals.Usage.Total()), "token"), words.Count(res.Totals.Commits, "commit"))
+	fmt.Fprintf(out, "\n%s, %s, %s, %s\n",
+		words.Count(res.Iterations, "iteration"), words.Dollars(res.Totals.CostUSD), words.Count(int(res.Totals.Usage.Total()), "token"), words.Count(res.Totals.Commits, "commit"))
 	if code := res.Reason.ExitCode(); code != 0 {
 		return &exitError{code: code}
 	}

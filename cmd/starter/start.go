@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/sandbox"
+	"github.com/durable-ralph/ralph/tasks"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
@@ -64,7 +67,8 @@ func startOrAttach(ctx context.Context, c client.Client, taskQueue, id string, i
 }
 
 // checkLocally checks, on this machine, what the session's first
-// activity would: the workspace (activities.CheckWorkspace) and, when this
+// activity would: the workspace (activities.CheckWorkspace), prd.json's
+// branchName, which the first activity checks out, and, when this
 // process is the worker, the binaries of its agents (every role's). A
 // work tree that is not made yet is checked in its clone, whose HEAD it
 // will start from.
@@ -75,13 +79,50 @@ func checkLocally(ctx context.Context, in contract.SessionInput, isWorker bool) 
 			check.Workspace, check.Git.AllowDirty = wt.Clone, true
 		}
 	}
-	if _, err := activities.CheckWorkspace(ctx, check); err != nil {
+	found, err := activities.CheckWorkspace(ctx, check)
+	if err != nil {
 		return err
+	}
+	// A work tree stays on its own branch, whatever branchName says.
+	if name := found.State.BranchName; name != "" && in.Worktree == nil {
+		if err := tasks.CheckBranchName(name); err != nil {
+			return temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("%s: branchName %q is not a git branch name: %v", contract.PRDFile, name, err), contract.ErrTypeInvalidTaskFile, nil)
+		}
 	}
 	if isWorker {
 		return lookAgents(agentsOf(in))
 	}
 	return nil
+}
+
+// workspaceExists reports whether the workspace of in (the clone of a
+// work tree) is a directory of this machine.
+func workspaceExists(in contract.SessionInput) bool {
+	dir := in.Workspace
+	if wt := in.Worktree; wt != nil {
+		dir = wt.Clone
+	}
+	fi, err := os.Stat(dir)
+	return err == nil && fi.IsDir()
+}
+
+// needSandbox refuses a session whose agent.sandbox s is required when
+// agents cannot run contained on this machine (problem says why, as
+// ralph.SandboxProblem does): its first iteration would fail
+// (SandboxUnavailable), after the session had switched the workspace's
+// branch.
+func needSandbox(s contract.SandboxSettings, problem func(contract.SandboxSettings) error) error {
+	if s.Mode != sandbox.ModeRequired {
+		return nil
+	}
+	err := problem(s)
+	if err == nil {
+		return nil
+	}
+	return temporal.NewNonRetryableApplicationError(
+		fmt.Sprintf("agent.sandbox is required, but agents cannot run contained on this machine: %s", strings.TrimPrefix(err.Error(), sandbox.ErrUnavailable.Error()+": ")),
+		contract.ErrTypeSandboxUnavailable, err)
 }
 
 // lookAgents looks the binaries of agents up on this process's PATH,

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -72,8 +71,9 @@ func (s *statusCommand) sessionStatus(cctx *commandContext, conn *connection, id
 			fmt.Fprint(out, tail)
 		}
 	}, func(res contract.SessionResult) {
-		fmt.Fprintf(out, "Reason     %s (%s)\nTotals     %d iterations, $%.4f, %d tokens, %d commits\n",
-			res.Reason, res.Message, res.Iterations, res.Totals.CostUSD, res.Totals.Usage.Total(), res.Totals.Commits)
+		fmt.Fprintf(out, "Reason     %s (%s)\nTotals     %s, %s, %s, %s\n",
+			res.Reason, res.Message, words.Count(res.Iterations, "iteration"), words.Dollars(res.Totals.CostUSD),
+			words.Count(int(res.Totals.Usage.Total()), "token"), words.Count(res.Totals.Commits, "commit"))
 	})
 }
 
@@ -89,8 +89,8 @@ func (s *statusCommand) queueStatus(cctx *commandContext, conn *connection, id s
 	return show(cctx, conn, s.output, &doc, desc, func(st contract.QueueStatus) {
 		printQueueStatus(out, st, doc.ExecutionStatus, doc.UIURL)
 	}, func(res contract.QueueResult) {
-		fmt.Fprintf(out, "Reason     %s (%s)\nTotals     %d done, %d failed, %d skipped, $%.4f\n",
-			res.Reason, res.Message, res.Totals.Done, res.Totals.Failed, res.Totals.Skipped, res.Totals.CostUSD)
+		fmt.Fprintf(out, "Reason     %s (%s)\nTotals     %d done, %d failed, %d skipped, %s\n",
+			res.Reason, res.Message, res.Totals.Done, res.Totals.Failed, res.Totals.Skipped, words.Dollars(res.Totals.CostUSD))
 	})
 }
 
@@ -106,8 +106,8 @@ func (s *statusCommand) pullStatus(cctx *commandContext, conn *connection, id st
 	return show(cctx, conn, s.output, &doc, desc, func(st contract.FollowStatus) {
 		printPullStatus(out, st, doc.ExecutionStatus, doc.UIURL)
 	}, func(res contract.FollowResult) {
-		fmt.Fprintf(out, "Reason     %s (%s)\nRounds     %d fix, %d review, %d update; %d iterations, $%.4f\n",
-			res.Reason, res.Message, res.FixRounds, res.ReviewRounds, res.UpdateRounds, res.Iterations, res.CostUSD)
+		fmt.Fprintf(out, "Reason     %s (%s)\nRounds     %d fix, %d review, %d update; %s, %s\n",
+			res.Reason, res.Message, res.FixRounds, res.ReviewRounds, res.UpdateRounds, words.Count(res.Iterations, "iteration"), words.Dollars(res.CostUSD))
 	})
 }
 
@@ -131,9 +131,10 @@ func printPullStatus(out io.Writer, st contract.FollowStatus, execStatus, url st
 	}
 	if st.Head != "" {
 		c := st.Checks
-		row("Head", "%s: %d checks, %d passed, %d failed, %d pending", contract.ShortSHA(st.Head), c.Total, c.Passed, len(c.Failed), len(c.Pending))
+		row("Head", "%s: %s, %d passed, %d failed, %d pending", contract.ShortSHA(st.Head), words.Count(c.Total, "check"), c.Passed, len(c.Failed), len(c.Pending))
 	}
-	row("Rounds", "%d fix, %d review, %d update; %d iterations, $%.4f; %d GitHub requests", st.FixRounds, st.ReviewRounds, st.UpdateRounds, st.Iterations, st.CostUSD, st.Requests)
+	row("Rounds", "%d fix, %d review, %d update; %s, %s; %s", st.FixRounds, st.ReviewRounds, st.UpdateRounds,
+		words.Count(st.Iterations, "iteration"), words.Dollars(st.CostUSD), words.Count(st.Requests, "GitHub request"))
 	if url != "" {
 		row("UI", "%s", url)
 	}
@@ -182,24 +183,20 @@ func show[S, R any](cctx *commandContext, conn *connection, format outputFormat,
 	return nil
 }
 
-// fill asks the workflow of desc its status query. A query needs a
-// worker; a finished workflow's result is in its history and needs none,
-// so when no answer comes, an ended workflow gets its result or failure
-// instead. A running one's query error is returned.
+// fill asks the workflow of desc its status query, waiting out a
+// worker's handover (ask). A query needs a worker; a finished workflow's
+// result is in its history and needs none, so when no answer comes, an
+// ended workflow gets its result or failure instead. A running one's
+// query error is returned, with why no answer came (noAnswer).
 func fill[S, R any](cctx *commandContext, conn *connection, doc *statusDoc[S, R], desc *workflowservice.DescribeWorkflowExecutionResponse) error {
-	qctx, cancel := context.WithTimeout(cctx, 10*time.Second)
-	defer cancel()
-	st, qerr := query[S](qctx, conn.client, doc.WorkflowID)
+	st, qerr := query[S](cctx, conn.client, cctx.waitingForWorker, doc.WorkflowID)
 	if qerr == nil {
 		doc.Status = &st
 		doc.RunningIteration = newIterationDoc(conn.dataConverter, desc.GetPendingActivities())
 		return nil
 	}
 	if desc.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		if doc.LivenessNote != "" {
-			return fmt.Errorf("%w (%s)", qerr, doc.LivenessNote)
-		}
-		return fmt.Errorf("%w (is a worker running for task queue %q?)", qerr, conn.cfg.TaskQueue)
+		return cctx.noAnswer(conn, qerr, doc.LivenessNote)
 	}
 	var res R
 	if err := conn.client.GetWorkflow(cctx, doc.WorkflowID, "").Get(cctx, &res); err != nil {
@@ -225,13 +222,13 @@ func printStatus(out io.Writer, conn *connection, st contract.Status, execStatus
 		row("Human wait", "%s (not counted against the runtime limit)", st.HumanWait.Round(time.Second))
 	}
 	if st.IgnoredAnswers > 0 {
-		row("Ignored", "%d checkpoint signals that matched no pending checkpoint", st.IgnoredAnswers)
+		row("Ignored", "%s that matched no pending checkpoint", words.Count(st.IgnoredAnswers, "checkpoint signal"))
 	}
 	for _, u := range st.Undelivered {
 		row("Undelivered", "%s notification %q: %s", u.Event, u.Text, strings.Join(u.GaveUp, "; "))
 	}
 	if st.DroppedGuidance > 0 {
-		row("Dropped", "%d guidance texts, the oldest, while more than %d waited for a prompt", st.DroppedGuidance, contract.GuidanceLimit)
+		row("Dropped", "%s, the oldest, while more than %d waited for a prompt", words.Count(st.DroppedGuidance, "guidance text"), contract.GuidanceLimit)
 	}
 	tw.Flush()
 	if cp := st.Pending; cp != nil {
@@ -328,7 +325,7 @@ func byBackend(costs map[string]float64) string {
 	names := slices.Sorted(maps.Keys(costs))
 	parts := make([]string, len(names))
 	for i, n := range names {
-		parts[i] = fmt.Sprintf("%s $%.4f", n, costs[n])
+		parts[i] = n + " " + words.Dollars(costs[n])
 	}
 	return "; " + strings.Join(parts, ", ")
 }
@@ -336,7 +333,7 @@ func byBackend(costs map[string]float64) string {
 // counterRows are the rows of what the session spent, against its
 // limits.
 func counterRows(row func(k, format string, args ...any), st contract.Status) {
-	cost := fmt.Sprintf("$%.4f", st.Totals.CostUSD)
+	cost := words.Dollars(st.Totals.CostUSD)
 	if st.Limits.MaxCostUSD > 0 {
 		cost += fmt.Sprintf(" of $%.2f", st.Limits.MaxCostUSD)
 	}
@@ -391,13 +388,25 @@ func printPending(out io.Writer, conn *connection, id string, cp *contract.Check
 	fmt.Fprintf(out, "or send the %q signal from the Temporal UI with {\"id\": %q, \"answer\": \"...\"}\n", contract.SignalCheckpoint, cp.ID)
 }
 
-// printHistory prints the guidance waiting for the next prompt, the
-// answered checkpoints and the recent iterations.
+// Bounds of the guidance status prints: the last few texts, each cut to
+// a line or two. The prompt gets them whole.
+const (
+	guidanceShown = 5
+	guidanceClip  = 160
+)
+
+// printHistory prints the guidance waiting for the next prompt (the
+// last guidanceShown texts, each cut to guidanceClip bytes on one line),
+// the answered checkpoints and the recent iterations.
 func printHistory(out io.Writer, st contract.Status) {
 	if len(st.Guidance) > 0 {
 		fmt.Fprintln(out, "\nGuidance for the next iteration:")
-		for _, g := range st.Guidance {
-			fmt.Fprintf(out, "  - %s\n", g)
+		older := max(len(st.Guidance)-guidanceShown, 0)
+		for _, g := range st.Guidance[older:] {
+			fmt.Fprintf(out, "  - %s\n", words.Clip(g, guidanceClip))
+		}
+		if older > 0 {
+			fmt.Fprintf(out, "  and %d more, sent before these (status -o json has them all)\n", older)
 		}
 	}
 	if len(st.Answered) > 0 {
@@ -443,7 +452,7 @@ func printQueueStatus(out io.Writer, st contract.QueueStatus, execStatus, url st
 	}
 	row("Issues", "labelled %q, pull requests to %s", st.Label, st.BaseBranch)
 	t := st.Totals
-	row("Totals", "%d done, %d failed, %d skipped; %d iterations, $%.4f", t.Done, t.Failed, t.Skipped, t.Iterations, t.CostUSD)
+	row("Totals", "%d done, %d failed, %d skipped; %s, %s", t.Done, t.Failed, t.Skipped, words.Count(t.Iterations, "iteration"), words.Dollars(t.CostUSD))
 	if len(st.Followers) > 0 || t.Merged+t.Closed > 0 {
 		following := "none"
 		if len(st.Followers) > 0 {
@@ -508,7 +517,7 @@ func queueState(st contract.QueueStatus) string {
 func queueLimits(s contract.QueueSettings) string {
 	limits := fmt.Sprintf("poll every %s", s.PollInterval)
 	if s.MaxIssues > 0 {
-		limits += fmt.Sprintf(", at most %d issues", s.MaxIssues)
+		limits += ", at most " + words.Count(s.MaxIssues, "issue")
 	}
 	if s.MaxCostUSD > 0 {
 		limits += fmt.Sprintf(", at most $%.2f", s.MaxCostUSD)
@@ -534,7 +543,7 @@ func printQueueHistory(out io.Writer, st contract.QueueStatus) {
 	if len(st.Recent) > 0 {
 		fmt.Fprintln(out, "\nRecent issues:")
 		for _, o := range st.Recent {
-			line := fmt.Sprintf("  #%d %s: %s, %d iterations, $%.4f", o.Number, o.Title, o.Reason, o.Iterations, o.CostUSD)
+			line := fmt.Sprintf("  #%d %s: %s, %s, %s", o.Number, o.Title, o.Reason, words.Count(o.Iterations, "iteration"), words.Dollars(o.CostUSD))
 			if o.PR != 0 {
 				line += fmt.Sprintf(", PR #%d %s", o.PR, o.PRURL)
 			} else if o.Message != "" {

@@ -77,7 +77,9 @@ func newRootCmd() *cobra.Command {
 			return run(cmd.Context(), cfg)
 		},
 	}
-	config.AddFlagGroups(cmd.Flags(), config.ConnectionFlags|config.WorkerFlags)
+	// The worker reads github.api-url and github.token-env too: its
+	// GitHub App's tokens come from that API, and it redacts that token.
+	config.AddFlagGroups(cmd.Flags(), config.ConnectionFlags|config.WorkerFlags|config.GitHubFlags)
 	cmd.SetVersionTemplate("worker {{.Version}}\n")
 	cmd.CompletionOptions.DisableDefaultCmd = true
 	cmd.AddCommand(newDevServerCmd())

@@ -198,18 +198,7 @@ type Worker struct {
 // (worker.max-agents) between both queues and tells each session when its
 // iteration waits for one.
 func NewWorker(c client.Client, opts WorkerOptions, agent *activities.Agent, gh *github.Activities) *Worker {
-	agent.Host = opts.HostID
-	agent.Slots = activities.NewSlots(opts.MaxAgents)
-	agent.Attempts = attemptsIn(opts.AttemptsDir)
-	agent.Records = opts.RecordsDir
-	agent.OnSlot = func(ctx context.Context, ev activities.SlotEvent) {
-		err := c.SignalWorkflow(ctx, ev.WorkflowID, ev.RunID, contract.SignalAgentSlot, contract.AgentSlot{
-			Iteration: ev.Iteration, Waiting: ev.Waiting, Running: ev.Running, Max: ev.Max,
-		})
-		if err != nil {
-			activity.GetLogger(ctx).Warn("tell the session about its agent slot", "error", err)
-		}
-	}
+	hostAgent(c, opts, agent)
 	if m := opts.Metrics; m != nil {
 		agent.Observe = m.ObserveIteration
 		m.WatchAgents(agent.Slots)
@@ -368,6 +357,41 @@ func NewAgent(cfg config.Config) *activities.Agent {
 	return a
 }
 
+// hostAgent makes agent the runner of iterations of opts's host: its
+// slots, its records, and the signal that tells a session its iteration
+// waits for a slot.
+func hostAgent(c client.Client, opts WorkerOptions, agent *activities.Agent) {
+	agent.Host = opts.HostID
+	agent.Slots = activities.NewSlots(opts.MaxAgents)
+	agent.Attempts = attemptsIn(opts.AttemptsDir)
+	agent.Records = opts.RecordsDir
+	agent.OnSlot = func(ctx context.Context, ev activities.SlotEvent) {
+		err := c.SignalWorkflow(ctx, ev.WorkflowID, ev.RunID, contract.SignalAgentSlot, contract.AgentSlot{
+			Iteration: ev.Iteration, Waiting: ev.Waiting, Running: ev.Running, Max: ev.Max,
+		})
+		if err != nil {
+			activity.GetLogger(ctx).Warn("tell the session about its agent slot", "error", err)
+		}
+	}
+}
+
+// agentLimits are the session's agent.limits; the defaults travel as
+// zero, which the sandbox reads as its defaults.
+func agentLimits(l config.AgentLimits) contract.AgentLimits {
+	memory, tmp := l.Bytes()
+	out := contract.AgentLimits{Processes: l.Processes, MemoryBytes: memory, TmpBytes: tmp}
+	if out.Processes == sandbox.DefaultProcesses {
+		out.Processes = 0
+	}
+	if out.MemoryBytes == sandbox.DefaultMemory {
+		out.MemoryBytes = 0
+	}
+	if out.TmpBytes == sandbox.DefaultTmp {
+		out.TmpBytes = 0
+	}
+	return out
+}
+
 // workerSecrets are the worker's secrets that its variables' names may
 // not tell: the codec key, from its file or variable, the GitHub token,
 // whatever github.token-env calls it, and the webhooks' secret, whatever
@@ -452,6 +476,7 @@ func SessionInput(cfg config.Config, workspace string) (contract.SessionInput, e
 			NetworkAllow: cfg.Agent.NetworkAllow,
 			ReadOnly:     cfg.Agent.SandboxRO,
 			ReadWrite:    cfg.Agent.SandboxRW,
+			Limits:       agentLimits(cfg.Agent.Limits),
 		},
 	}
 	return contract.SessionInput{

@@ -52,3 +52,7 @@ func Or(s, def string) string {
 	}
 	return s
 }
+
+// Dollars is an amount of US dollars as Ralph prints a cost: "$0.0125",
+// to a hundredth of a cent.
+func Dollars(v float64) string { return fmt.Sprintf("$%.4f", v) }

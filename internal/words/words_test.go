@@ -44,3 +44,9 @@ func TestOr(t *testing.T) {
 	require.Equal(t, "codex", Or("codex", "claude"))
 	require.Equal(t, "claude", Or("", "claude"))
 }
+
+func TestDollars(t *testing.T) {
+	require.Equal(t, "$0.0125", Dollars(0.0125))
+	require.Equal(t, "$0.0375", Dollars(0.037500000000000006))
+	require.Equal(t, "$0.0000", Dollars(0))
+}
