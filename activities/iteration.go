@@ -75,7 +75,7 @@ func (a *Agent) Iterate(ctx context.Context, in contract.IterationInput, attempt
 	}
 	res, err := run.iterate(ctx, in, attempt, prev, beat)
 	if err != nil {
-		return contract.IterationResult{}, run.Redact.Error(err)
+		return contract.IterationResult{}, run.Redact.Error(run.unsafeRepo(in.Workspace, err))
 	}
 	return run.Redact.Value(res).(contract.IterationResult), nil
 }
@@ -135,6 +135,9 @@ func (a *Agent) iterate(ctx context.Context, in contract.IterationInput, attempt
 		}
 	}
 	a.records().prune(in.Key(), in.Iteration)
+	if removed := it.repo.ClearStaleLocks(); len(removed) > 0 {
+		it.warnings = append(it.warnings, "removed lock files a killed git left: "+strings.Join(removed, ", "))
+	}
 	run, adopted, err := a.adopted(ctx, it)
 	if err != nil {
 		return contract.IterationResult{}, err
@@ -202,7 +205,7 @@ func (a *Agent) open(ctx context.Context, in contract.IterationInput, attempt in
 	if it.backend, err = BackendOf(in.Agent.Backend); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrTypeInvalidAgentConfig, err)
 	}
-	if it.repo, err = openWorkspace(ctx, in.Workspace); err != nil {
+	if it.repo, err = a.openRepo(ctx, in.Workspace); err != nil {
 		return nil, err
 	}
 	it.key = safeName(in.Key())
@@ -498,60 +501,6 @@ func (a *Agent) examine(ctx context.Context, it *iteration, run agentRun, res *c
 	}
 	res.Warnings = append(res.Warnings, it.warnings...)
 	return nil
-}
-
-func (a *Agent) prompt(in contract.IterationInput, mode contract.Mode, promise string, st tasks.State, loadErr error) (string, error) {
-	if in.RoleOf() == contract.RolePlanner {
-		return a.planPrompt(in), nil
-	}
-	pin := tasks.PromptInput{
-		Mode:              mode,
-		State:             st,
-		Iteration:         in.Iteration,
-		MaxIterations:     in.MaxIterations,
-		CompletionPromise: promise,
-		Guidance:          in.Guidance,
-		Notices:           in.Notices,
-		MemoriesFile:      in.Task.MemoriesFile,
-		Rules:             in.Task.Rules,
-		InstructionsFile:  in.Task.InstructionsFile,
-		AgentsFile:        tasks.AgentsFileOf(in.Workspace),
-	}
-	var err error
-	if pin.Instructions, err = tasks.LoadInstructions(in.Workspace, in.Task.InstructionsFile); err != nil {
-		return "", temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrTypeInvalidTaskFile, err)
-	}
-	if mode == contract.ModeIssue {
-		pin.Learnings, err = tasks.LoadMemories(in.Task.MemoriesFile, tasks.MemoriesLimit)
-	} else {
-		pin.Learnings, err = tasks.LoadLearnings(in.Workspace, mode, 8<<10)
-	}
-	if err != nil {
-		return "", invalidTaskFile(err)
-	}
-	if loadErr != nil {
-		if in.RoleOf() == contract.RoleReviewer {
-			// Nothing to review against; the reviewer says so.
-			return "", invalidTaskFile(loadErr)
-		}
-		// The agent broke the task file: this iteration repairs it.
-		return tasks.BuildRepairPrompt(in.Workspace, pin, loadErr), nil
-	}
-	if in.RoleOf() == contract.RoleReviewer {
-		return tasks.BuildReviewPrompt(in.Workspace, tasks.RoleInput{PromptInput: pin, RoleInstructions: in.RoleInstructions})
-	}
-	return tasks.BuildPrompt(in.Workspace, pin)
-}
-
-// Prompt is the prompt the iteration in would give its agent, built as
-// RunIteration builds it, without running anything.
-func Prompt(ctx context.Context, in contract.IterationInput) (string, error) {
-	mode, promise, err := resolveTask(in.Workspace, in.Task)
-	if err != nil {
-		return "", err
-	}
-	st, loadErr := tasks.Load(in.Workspace, mode)
-	return (&Agent{}).prompt(in, mode, promise, st, loadErr)
 }
 
 // sessionTotals reports whether b's resumed runs report their whole

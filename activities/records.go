@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/atomicfile"
 )
 
 func union(a, b []string) []string {
@@ -197,31 +198,13 @@ func (r records) prune(key string, n int) {
 	}
 }
 
-// write writes v as JSON at path through a temporary file renamed over
-// it, so that a reader finds the old record or the new one.
+// write writes v as JSON at path, whole or not at all.
 func (r records) write(path string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
-	}
-	return err
+	return atomicfile.WriteFile(path, data, 0o600)
 }
 
 // cappedWriter writes up to max bytes and then notes the truncation once.

@@ -20,7 +20,7 @@ import (
 // merge. Running it again finds what the first run did.
 func (a *Agent) PrepareRound(ctx context.Context, in contract.RoundInput) (contract.RoundPrepared, error) {
 	defer HeartbeatWhile(ctx, gitHeartbeatInterval)()
-	clone, err := openWorkspace(ctx, in.Clone)
+	clone, err := a.openRepo(ctx, in.Clone)
 	if err != nil {
 		return contract.RoundPrepared{}, err
 	}
@@ -29,21 +29,21 @@ func (a *Agent) PrepareRound(ctx context.Context, in contract.RoundInput) (contr
 		return contract.RoundPrepared{}, err
 	}
 	defer unlock()
-	wt, err := openWorkspace(ctx, in.Worktree)
+	wt, err := a.openRepo(ctx, in.Worktree)
 	if err != nil {
 		return contract.RoundPrepared{}, err
 	}
-	env, err := a.gitAuth(ctx, clone, in.TokenEnv)
+	cred, err := a.gitAuth(ctx, clone, in.TokenEnv)
 	if err != nil {
 		return contract.RoundPrepared{}, err
 	}
 	remote := "refs/remotes/origin/" + in.Branch
-	if err := clone.Fetch(ctx, env, "origin", "+"+baseHead(in.BaseRef)+":"+in.BaseRef); err != nil {
+	if err := clone.Fetch(ctx, cred, "origin", "+"+baseHead(in.BaseRef)+":"+in.BaseRef); err != nil {
 		return contract.RoundPrepared{}, fmt.Errorf("fetch %s from origin: %w", in.BaseRef, err)
 	}
 	// A branch a person deleted on origin is pushed again after the
 	// round; its stale remote ref is then at what was last pushed.
-	_ = clone.Fetch(ctx, env, "origin", "+refs/heads/"+in.Branch+":"+remote)
+	_ = clone.Fetch(ctx, cred, "origin", "+refs/heads/"+in.Branch+":"+remote)
 	var out contract.RoundPrepared
 	if wt.Merging(ctx) {
 		// An earlier attempt merged already: its conflicts are the

@@ -91,15 +91,18 @@ func CheckWorkspace(ctx context.Context, in contract.PrepareInput) (WorkspaceChe
 // whatever branchName says: two work trees cannot share a branch.
 func (a *Agent) PrepareWorkspace(ctx context.Context, in contract.PrepareInput) (contract.PrepareResult, error) {
 	if in.Worktree != nil {
-		if err := prepareWorktree(ctx, *in.Worktree, in.Workspace); err != nil {
+		if err := a.prepareWorktree(ctx, *in.Worktree, in.Workspace); err != nil {
 			return contract.PrepareResult{}, err
 		}
 	}
 	check, err := CheckWorkspace(ctx, in)
 	if err != nil {
-		return contract.PrepareResult{}, err
+		return contract.PrepareResult{}, a.unsafeRepo(in.Workspace, err)
 	}
 	repo, st := check.repo, check.State
+	if err := a.trustRepo(in.Workspace, repo); err != nil {
+		return contract.PrepareResult{}, err
+	}
 	if err := excludeState(ctx, repo, in.Workspace); err != nil {
 		return contract.PrepareResult{}, err
 	}

@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -25,7 +24,7 @@ import (
 // Running it again finds what the first run made.
 func (a *Agent) PrepareIssueWorktree(ctx context.Context, in contract.WorktreeInput) (contract.WorktreeResult, error) {
 	defer HeartbeatWhile(ctx, gitHeartbeatInterval)()
-	repo, err := openWorkspace(ctx, in.Clone)
+	repo, err := a.openRepo(ctx, in.Clone)
 	if err != nil {
 		return contract.WorktreeResult{}, err
 	}
@@ -37,16 +36,16 @@ func (a *Agent) PrepareIssueWorktree(ctx context.Context, in contract.WorktreeIn
 	if err := excludeState(ctx, repo, in.Clone); err != nil {
 		return contract.WorktreeResult{}, err
 	}
-	env, err := a.gitAuth(ctx, repo, in.TokenEnv)
+	cred, err := a.gitAuth(ctx, repo, in.TokenEnv)
 	if err != nil {
 		return contract.WorktreeResult{}, err
 	}
-	if err := repo.Fetch(ctx, env, "origin", "+refs/heads/"+in.Base+":refs/remotes/origin/"+in.Base); err != nil {
+	if err := repo.Fetch(ctx, cred, "origin", "+refs/heads/"+in.Base+":refs/remotes/origin/"+in.Base); err != nil {
 		return contract.WorktreeResult{}, fmt.Errorf("fetch %s from origin: %w", in.Base, err)
 	}
 	// An earlier try pushed from another machine: continue its branch.
 	remoteBranch := "refs/remotes/origin/" + in.Branch
-	_ = repo.Fetch(ctx, env, "origin", "+refs/heads/"+in.Branch+":"+remoteBranch)
+	_ = repo.Fetch(ctx, cred, "origin", "+refs/heads/"+in.Branch+":"+remoteBranch)
 
 	res := contract.WorktreeResult{Dir: contract.WorktreeDir(in.Clone, in.Number), Branch: in.Branch, BaseRef: "refs/remotes/origin/" + in.Base}
 	if res.Continued, err = ensureWorktree(ctx, repo, res.Dir, in.Branch, remoteBranch, res.BaseRef); err != nil {
@@ -121,7 +120,7 @@ func ValidWorktreeName(name string) error {
 // prepareWorktree makes the session's work tree: kept when it exists,
 // else added on its branch (continued when the branch exists, else new
 // from the clone's HEAD).
-func prepareWorktree(ctx context.Context, w contract.SessionWorktree, workspace string) error {
+func (a *Agent) prepareWorktree(ctx context.Context, w contract.SessionWorktree, workspace string) error {
 	if err := ValidWorktreeName(w.Name); err != nil {
 		return temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrTypeInvalidWorkspace, err)
 	}
@@ -129,7 +128,7 @@ func prepareWorktree(ctx context.Context, w contract.SessionWorktree, workspace 
 		err := fmt.Errorf("the workspace %s is not the work tree %s", workspace, w.Dir())
 		return temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrTypeInvalidWorkspace, err)
 	}
-	repo, err := openWorkspace(ctx, w.Clone)
+	repo, err := a.openRepo(ctx, w.Clone)
 	if err != nil {
 		return err
 	}
@@ -160,7 +159,7 @@ func sameDir(a, b string) bool {
 // secret refuses the push.
 func (a *Agent) PushBranch(ctx context.Context, in contract.PushInput) (contract.PushResult, error) {
 	defer HeartbeatWhile(ctx, gitHeartbeatInterval)()
-	repo, err := openWorkspace(ctx, in.Clone)
+	repo, err := a.openRepo(ctx, in.Clone)
 	if err != nil {
 		return contract.PushResult{}, err
 	}
@@ -191,16 +190,16 @@ func (a *Agent) PushBranch(ctx context.Context, in contract.PushInput) (contract
 	}
 	// The credential first: the scan refuses a push of the token it
 	// sends, an app's current one too.
-	env, err := a.gitAuth(ctx, repo, in.TokenEnv)
+	cred, err := a.gitAuth(ctx, repo, in.TokenEnv)
 	if err != nil {
 		return contract.PushResult{}, err
 	}
 	if err := a.scanPush(ctx, repo, in.Branch, not, in.TokenEnv); err != nil {
 		return contract.PushResult{}, err
 	}
-	push := func() error { return repo.Push(ctx, env, "origin", in.Branch) }
+	push := func() error { return repo.Push(ctx, cred, "origin", in.Branch) }
 	if in.Lease != "" {
-		push = func() error { return repo.PushWithLease(ctx, env, "origin", in.Branch, in.Lease) }
+		push = func() error { return repo.PushWithLease(ctx, cred, "origin", in.Branch, in.Lease) }
 	}
 	if err := push(); err != nil {
 		if strings.Contains(err.Error(), "rejected") || strings.Contains(err.Error(), "non-fast-forward") {
@@ -213,13 +212,15 @@ func (a *Agent) PushBranch(ctx context.Context, in contract.PushInput) (contract
 	return res, nil
 }
 
-// gitAuth is the environment that gives git the GitHub token (the
-// GitHub App's current installation token, else the token of
-// github.token-file, else of tokenEnv) as an HTTP header for an https
-// origin, through git's environment configuration rather than its
-// command line (which other users can read). Its error is the app's,
+// gitAuth is the credential git gives an https origin that asks for
+// one: the GitHub token (the GitHub App's current installation token,
+// else the token of github.token-file, else of tokenEnv) as the
+// password of x-access-token, which GitHub takes for every kind of
+// token. It reaches git through a credential helper fed on a pipe
+// (git.Credential), never its environment or command line. nil for an
+// origin that is not https, or without a token. Its error is the app's,
 // when GitHub refuses it a token.
-func (a *Agent) gitAuth(ctx context.Context, repo *git.Repo, tokenEnv string) ([]string, error) {
+func (a *Agent) gitAuth(ctx context.Context, repo *git.Repo, tokenEnv string) (*git.Credential, error) {
 	if !strings.HasPrefix(repo.Remote(ctx), "https://") {
 		return nil, nil
 	}
@@ -235,12 +236,7 @@ func (a *Agent) gitAuth(ctx context.Context, repo *git.Repo, tokenEnv string) ([
 	if token == "" {
 		return nil, nil
 	}
-	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + token))
-	return []string{
-		"GIT_CONFIG_COUNT=1",
-		"GIT_CONFIG_KEY_0=http.extraHeader",
-		"GIT_CONFIG_VALUE_0=Authorization: Basic " + basic,
-	}, nil
+	return &git.Credential{Username: "x-access-token", Password: token}, nil
 }
 
 // gitTokenError is the activity error of a GitHub App that got no token

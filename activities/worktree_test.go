@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -45,14 +44,13 @@ func TestGitAuthTokenFile(t *testing.T) {
 			require.NoError(t, err)
 
 			a := &Agent{GitHubFileToken: tt.fileToken}
-			env, err := a.gitAuth(context.Background(), repo, "RALPH_TEST_GH_TOKEN")
+			cred, err := a.gitAuth(context.Background(), repo, "RALPH_TEST_GH_TOKEN")
 			require.NoError(t, err)
 			if tt.want == "" {
-				require.Empty(t, env)
+				require.Nil(t, cred)
 				return
 			}
-			basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + tt.want))
-			require.Contains(t, env, "GIT_CONFIG_VALUE_0=Authorization: Basic "+basic)
+			require.Equal(t, &git.Credential{Username: "x-access-token", Password: tt.want}, cred)
 		})
 	}
 }
@@ -94,7 +92,7 @@ func TestGitAuthApp(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := &Agent{GitHubFileToken: "ghp_fromFile", GitHubApp: github.NewApp(12345, tt.installation, key, srv.URL+"/api/v3/", nil)}
-			env, err := a.gitAuth(context.Background(), repo, "RALPH_TEST_GH_TOKEN")
+			cred, err := a.gitAuth(context.Background(), repo, "RALPH_TEST_GH_TOKEN")
 			if tt.want == "" {
 				var appErr *temporal.ApplicationError
 				require.ErrorAs(t, err, &appErr)
@@ -103,8 +101,7 @@ func TestGitAuthApp(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + tt.want))
-			require.Contains(t, env, "GIT_CONFIG_VALUE_0=Authorization: Basic "+basic)
+			require.Equal(t, &git.Credential{Username: "x-access-token", Password: tt.want}, cred)
 			// The token is one of the secrets a push is scanned for.
 			require.Contains(t, a.GitHubApp.Tokens(), github.AppTokenSource+"="+tt.want)
 		})

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/spf13/viper"
+
+	"github.com/durable-ralph/ralph/internal/atomicfile"
 )
 
 // trustFileName is the file, beside the user config file, that records
@@ -164,26 +166,7 @@ func writeTrust(file string, entries []TrustedWorkspace) (err error) {
 	if err != nil {
 		return fmt.Errorf("write the trusted workspaces: %w", err)
 	}
-	dir := filepath.Dir(file)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("write the trusted workspaces: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, "."+trustFileName+".*")
-	if err != nil {
-		return fmt.Errorf("write the trusted workspaces: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(tmp.Name())
-		}
-	}()
-	_, err = tmp.Write(append(data, '\n'))
-	for _, step := range []func() error{tmp.Sync, tmp.Close, func() error { return os.Chmod(tmp.Name(), 0o600) }} {
-		err = errors.Join(err, step())
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), file)
-	}
+	err = atomicfile.WriteFile(file, append(data, '\n'), 0o600)
 	if err != nil {
 		return fmt.Errorf("write the trusted workspaces to %s: %w", file, err)
 	}

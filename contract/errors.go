@@ -57,6 +57,11 @@ const ErrTypePushRejected = "PushRejected"
 // details are the []SecretFinding, which never carry the secret.
 const ErrTypeSecretInPush = "SecretInPush"
 
+// ErrTypeUnsafeRepository: the workspace's git directory is not the
+// one the worker pinned when the session started (an agent replaced or
+// redirected it): the worker runs no git there, and the session ends.
+const ErrTypeUnsafeRepository = "UnsafeRepository"
+
 // SecretFinding is a secret found in what a push would publish: what it
 // is ("the value of GITHUB_TOKEN", "an AWS access key ID") and where.
 type SecretFinding struct {

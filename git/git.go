@@ -37,28 +37,29 @@ const (
 // ErrNotRepository means the directory is not inside a git work tree.
 var ErrNotRepository = errors.New("not a git repository")
 
-// Repo is a git work tree.
+// Repo is a git work tree, and the repository it belongs to as Ralph
+// found it (Layout): every git command Ralph runs there goes to those
+// directories, after checking they are still those, with an
+// environment of its own and configuration that cannot run a program
+// the work tree or the git directory holds (see hardening).
 type Repo struct {
 	// Dir is the top level of the work tree.
-	Dir string
+	Dir    string
+	layout Layout
 }
 
-// Open returns the repository whose work tree holds dir.
+// Open returns the repository whose work tree holds dir, found without
+// running git (Discover).
 func Open(ctx context.Context, dir string) (*Repo, error) {
-	if top, ok := cachedTop(dir); ok {
-		return &Repo{Dir: top}, nil
-	}
-	out, err := run(ctx, dir, "rev-parse", "--show-toplevel")
+	l, err := Discover(dir)
 	if err != nil {
-		if strings.Contains(err.Error(), "not a git repository") {
-			return nil, fmt.Errorf("%s: %w", dir, ErrNotRepository)
-		}
 		return nil, err
 	}
-	top := strings.TrimSpace(out)
-	tops.Store(dir, top)
-	return &Repo{Dir: top}, nil
+	return &Repo{Dir: l.Top, layout: l}, nil
 }
+
+// Layout is where r's repository is, as Open found it.
+func (r *Repo) Layout() Layout { return r.layout }
 
 // Head is the commit HEAD points at, or "" in a repository without commits.
 func (r *Repo) Head(ctx context.Context) (string, error) {
@@ -245,7 +246,7 @@ func (r *Repo) Commit(ctx context.Context, subject, body string, trailers ...str
 
 // commit is Commit, with git's automatic maintenance after it or not.
 func (r *Repo) commit(ctx context.Context, maintain bool, subject, body string, trailers ...string) (string, error) {
-	if _, err := r.git(ctx, "add", "--all"); err != nil {
+	if _, err := r.git(ctx, r.addAll(ctx, filepath.Join(r.layout.GitDir, "index"))...); err != nil {
 		return "", err
 	}
 	var msg strings.Builder
@@ -374,19 +375,11 @@ func nameFromRemote(url string) string {
 }
 
 func (r *Repo) git(ctx context.Context, args ...string) (string, error) {
-	return run(ctx, r.Dir, args...)
+	return r.run(ctx, call{}, args...)
 }
 
 func (r *Repo) gitIn(ctx context.Context, stdin string, args ...string) (string, error) {
-	return runIn(ctx, r.Dir, stdin, args...)
-}
-
-func run(ctx context.Context, dir string, args ...string) (string, error) {
-	return runIn(ctx, dir, "", args...)
-}
-
-func runIn(ctx context.Context, dir, stdin string, args ...string) (string, error) {
-	return runWith(ctx, dir, stdin, nil, args...)
+	return r.run(ctx, call{stdin: stdin}, args...)
 }
 
 // FileAt is the content of the file name (slash-separated, from the top
@@ -406,18 +399,20 @@ func (r *Repo) HasRef(ctx context.Context, ref string) bool {
 	return err == nil
 }
 
-// Fetch fetches refspecs from remote. env adds to git's environment (a
-// credential header, say).
-func (r *Repo) Fetch(ctx context.Context, env []string, remote string, refspecs ...string) error {
-	_, err := runEnv(ctx, r.Dir, env, append([]string{"fetch", "--quiet", "--no-tags", remote}, refspecs...)...)
+// Fetch fetches refspecs from remote, with cred (nil for none) given to
+// git by the credential helper of Credential.
+func (r *Repo) Fetch(ctx context.Context, cred *Credential, remote string, refspecs ...string) error {
+	args := append([]string{"fetch", "--quiet", "--no-tags", "--no-recurse-submodules", "--upload-pack=git-upload-pack", remote}, refspecs...)
+	_, err := r.withCredential(ctx, cred, args...)
 	return err
 }
 
 // Push pushes branch to the branch of the same name on remote, never by
-// force.
-func (r *Repo) Push(ctx context.Context, env []string, remote, branch string) error {
+// force, with cred (nil for none).
+func (r *Repo) Push(ctx context.Context, cred *Credential, remote, branch string) error {
 	ref := "refs/heads/" + branch
-	_, err := runEnv(ctx, r.Dir, env, "push", "--quiet", "--porcelain", remote, ref+":"+ref)
+	_, err := r.withCredential(ctx, cred, "push", "--quiet", "--porcelain", "--no-recurse-submodules",
+		"--receive-pack=git-receive-pack", remote, ref+":"+ref)
 	return err
 }
 
@@ -469,22 +464,45 @@ func (r *Repo) Log(ctx context.Context, base, head string, n int) ([]string, err
 	return subjects, nil
 }
 
-func runEnv(ctx context.Context, dir string, env []string, args ...string) (string, error) {
-	return runWith(ctx, dir, "", env, args...)
+// call is how one git command runs: its stdin, what it adds to the
+// environment, and files it inherits as fds 3, 4, ….
+type call struct {
+	stdin string
+	env   []string
+	files []*os.File
 }
 
-func runWith(ctx context.Context, dir, stdin string, env []string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
+// run runs git with args on r, as hardening says: after r's layout is
+// checked again, with GIT_DIR, GIT_COMMON_DIR and GIT_WORK_TREE set to
+// it, an environment without the worker's secrets (gitEnv) and
+// configuration that runs nothing the repository holds. A command that
+// finds a lock file a dead git left is run again once it is removed.
+func (r *Repo) run(ctx context.Context, c call, args ...string) (string, error) {
+	out, err := r.runOnce(ctx, c, args...)
+	if err != nil {
+		if lock := r.staleLock(err.Error()); lock != "" && os.Remove(lock) == nil {
+			return r.runOnce(ctx, c, args...)
+		}
+	}
+	return out, err
+}
+
+func (r *Repo) runOnce(ctx context.Context, c call, args ...string) (string, error) {
+	if err := r.layout.Check(); err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, "git", append(slices.Clone(hardening), args...)...)
 	// A cancelled iteration stops git with SIGTERM, on which git removes
 	// its lock files (index.lock, a ref's .lock) before it exits; SIGKILL
 	// would leave them, and every later git add or commit in the
 	// workspace would fail until a person deleted them.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
-	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"), env...)
-	if stdin != "" {
-		cmd.Stdin = strings.NewReader(stdin)
+	cmd.Dir = r.Dir
+	cmd.Env = append(append(gitEnv(os.Environ(), r.layout), r.layout.env()...), c.env...)
+	cmd.ExtraFiles = c.files
+	if c.stdin != "" {
+		cmd.Stdin = strings.NewReader(c.stdin)
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout

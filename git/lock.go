@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -26,11 +25,10 @@ const lockPoll = 20 * time.Millisecond
 // ref fail rather than wait. The lock goes with the process that holds
 // it, so a killed worker leaves none.
 func (r *Repo) Lock(ctx context.Context) (unlock func(), err error) {
-	out, err := r.git(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir")
-	if err != nil {
+	if err := r.layout.Check(); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(strings.TrimSpace(out), lockFile)
+	path := filepath.Join(r.layout.CommonDir, lockFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open the clone's lock: %w", err)

@@ -4,21 +4,13 @@ import (
 	"context"
 	"errors"
 	"os"
-	"strings"
+	"path/filepath"
 )
 
 // Merging reports whether a merge is in progress: MERGE_HEAD exists (a
 // merge that stopped on conflicts, left for an agent to resolve).
 func (r *Repo) Merging(ctx context.Context) bool {
-	p, err := r.git(ctx, "rev-parse", "--git-path", "MERGE_HEAD")
-	if err != nil {
-		return false
-	}
-	p = strings.TrimSpace(p)
-	if !strings.HasPrefix(p, "/") {
-		p = r.Dir + "/" + p
-	}
-	_, err = os.Stat(p)
+	_, err := os.Stat(filepath.Join(r.layout.GitDir, "MERGE_HEAD"))
 	return err == nil
 }
 
@@ -72,9 +64,9 @@ func (r *Repo) Rebase(ctx context.Context, upstream string) (bool, error) {
 // PushWithLease pushes branch to remote by force, but only while the
 // remote's branch is still at expect (what this clone last saw there):
 // a commit someone pushed since is never overwritten.
-func (r *Repo) PushWithLease(ctx context.Context, env []string, remote, branch, expect string) error {
+func (r *Repo) PushWithLease(ctx context.Context, cred *Credential, remote, branch, expect string) error {
 	ref := "refs/heads/" + branch
-	_, err := runEnv(ctx, r.Dir, env, "push", "--quiet", "--porcelain",
+	_, err := r.withCredential(ctx, cred, "push", "--quiet", "--porcelain", "--no-recurse-submodules", "--receive-pack=git-receive-pack",
 		"--force-with-lease="+ref+":"+expect, remote, ref+":"+ref)
 	return err
 }

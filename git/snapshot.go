@@ -36,16 +36,14 @@ func (r *Repo) filesTree(ctx context.Context) (string, error) {
 	defer cleanup()
 	// Starting from a copy of the real index lets git skip hashing the
 	// files whose stat data did not change.
-	if out, err := r.git(ctx, "rev-parse", "--path-format=absolute", "--git-path", "index"); err == nil {
-		if data, err := os.ReadFile(strings.TrimSpace(out)); err == nil {
-			_ = os.WriteFile(index, data, 0o600)
-		}
+	if data, err := os.ReadFile(filepath.Join(r.layout.GitDir, "index")); err == nil {
+		_ = os.WriteFile(index, data, 0o600)
 	}
-	env := []string{"GIT_INDEX_FILE=" + index}
-	if _, err := runEnv(ctx, r.Dir, env, "add", "--all"); err != nil {
+	with := call{env: []string{"GIT_INDEX_FILE=" + index}}
+	if _, err := r.run(ctx, with, r.addAll(ctx, index)...); err != nil {
 		return "", fmt.Errorf("snapshot the work tree: %w", err)
 	}
-	out, err := runEnv(ctx, r.Dir, env, "write-tree")
+	out, err := r.run(ctx, with, "write-tree")
 	if err != nil {
 		return "", fmt.Errorf("snapshot the work tree: %w", err)
 	}
@@ -103,11 +101,11 @@ func (r *Repo) Restore(ctx context.Context, s contract.Snapshot) error {
 			return err
 		}
 		defer cleanup()
-		env := []string{"GIT_INDEX_FILE=" + index}
-		if _, err := runEnv(ctx, r.Dir, env, "read-tree", s.Tree); err != nil {
+		with := call{env: []string{"GIT_INDEX_FILE=" + index}}
+		if _, err := r.run(ctx, with, "read-tree", s.Tree); err != nil {
 			return fmt.Errorf("restore the files: %w", err)
 		}
-		if _, err := runEnv(ctx, r.Dir, env, "checkout-index", "--all", "--force"); err != nil {
+		if _, err := r.run(ctx, with, "checkout-index", "--all", "--force"); err != nil {
 			return fmt.Errorf("restore the files: %w", err)
 		}
 	}

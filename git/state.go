@@ -76,40 +76,13 @@ func appendField(paths []string, entry string, n int) []string {
 	return paths
 }
 
-// gitDirs finds the repository's git directory and common directory
-// (they differ in a linked work tree) from the work tree's .git entry,
-// without running git. ok is false where they cannot be known that way.
+// gitDirs are the repository's git directory and common directory, as
+// Open found them. ok is false where its refs are in a reftable: leave
+// them to git.
 func (r *Repo) gitDirs() (gitDir, commonDir string, ok bool) {
-	dotGit := filepath.Join(r.Dir, ".git")
-	fi, err := os.Stat(dotGit)
-	switch {
-	case err != nil:
-		return "", "", false
-	case fi.IsDir():
-		gitDir = dotGit
-	default:
-		data, err := os.ReadFile(dotGit)
-		if err != nil {
-			return "", "", false
-		}
-		line, found := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
-		if !found {
-			return "", "", false
-		}
-		gitDir = line
-		if !filepath.IsAbs(gitDir) {
-			gitDir = filepath.Join(r.Dir, gitDir)
-		}
-	}
-	commonDir = gitDir
-	if data, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-		commonDir = strings.TrimSpace(string(data))
-		if !filepath.IsAbs(commonDir) {
-			commonDir = filepath.Join(gitDir, commonDir)
-		}
-	}
+	gitDir, commonDir = r.layout.GitDir, r.layout.CommonDir
 	if _, err := os.Stat(filepath.Join(commonDir, "reftable")); err == nil {
-		return "", "", false // refs kept in a reftable: leave them to git
+		return "", "", false
 	}
 	return gitDir, commonDir, true
 }
@@ -187,30 +160,6 @@ func isObjectID(s string) bool {
 	return true
 }
 
-// tops remembers the top level of the work tree of each directory
-// opened, so that an iteration does not ask git again.
-var tops sync.Map // dir → top level
-
-// cachedTop is the remembered top level of dir's work tree, while dir
-// is still in it: the top still has its .git and no directory between
-// them has gained one.
-func cachedTop(dir string) (string, bool) {
-	v, ok := tops.Load(dir)
-	if !ok {
-		return "", false
-	}
-	top := v.(string)
-	if _, err := os.Stat(filepath.Join(top, ".git")); err != nil {
-		return "", false
-	}
-	for d := filepath.Clean(dir); d != top && len(d) > len(top); d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return "", false
-		}
-	}
-	return top, true
-}
-
 // identities remembers, per work tree, whether git's configuration gives
 // commits an author: it is asked once per worker.
 var identities sync.Map // top level → []string
@@ -267,6 +216,12 @@ func (r *Repo) writeRef(ref, commit string) (bool, error) {
 		return true, fmt.Errorf("update %s: %w", ref, err)
 	}
 	f, err := root.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil && os.IsExist(err) {
+		// A git killed with its worker left the lock.
+		if stale := r.stale(filepath.Join(commonDir, lock)); stale != "" && os.Remove(stale) == nil {
+			f, err = root.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		}
+	}
 	if err != nil {
 		return true, fmt.Errorf("update %s (another git may be running): %w", ref, err)
 	}

@@ -198,11 +198,23 @@ func TestSetRefWritesWhatGitReads(t *testing.T) {
 		require.NoError(t, err)
 		lock := filepath.Join(r.Dir, ".git", "refs", "ralph", "s-1", "last.lock")
 		write(t, r.Dir, ".git/refs/ralph/s-1/last.lock", "")
+		held, err := os.Open(lock) // as a live git holds its lock
+		require.NoError(t, err)
+		defer held.Close()
 		err = r.SetRef(ctx, ref, head)
 		require.ErrorContains(t, err, "last.lock", "the error names the lock")
 		_, statErr := os.Stat(lock)
 		require.NoError(t, statErr, "another's lock is left alone")
 		require.False(t, r.RefIs(ref, head))
+	})
+
+	t.Run("lock a dead git left", func(t *testing.T) {
+		r := newRepo(t)
+		head, err := r.Head(ctx)
+		require.NoError(t, err)
+		write(t, r.Dir, ".git/refs/ralph/s-1/last.lock", "")
+		require.NoError(t, r.SetRef(ctx, ref, head), "a lock nobody holds is removed")
+		require.True(t, r.RefIs(ref, head))
 	})
 
 	// git update-ref follows a directory of refs/ that is a symlink; an

@@ -27,6 +27,7 @@ import (
 	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/gittest"
 	"github.com/durable-ralph/ralph/internal/ralph"
+	"github.com/durable-ralph/ralph/internal/testkit"
 )
 
 // bins are the programs the tests run as real processes, built once.
@@ -39,7 +40,17 @@ var bins struct {
 }
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "ralph-bins-")
+	// The tests, and every process they start, run without the user's
+	// settings: RALPH_DEV_PORT in the shell that runs make test would
+	// move the dev servers of the tests that choose their own ports.
+	// A test that runs again as another user (asUser) gives it the
+	// binaries it built.
+	prebuilt := os.Getenv(binsEnv)
+	testkit.ClearRalphEnv()
+	dir, err := prebuilt, error(nil)
+	if dir == "" {
+		dir, err = os.MkdirTemp("", "ralph-bins-")
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -49,6 +60,9 @@ func TestMain(m *testing.M) {
 	bins.worker = filepath.Join(dir, "worker")
 	bins.starter = filepath.Join(dir, "starter")
 	bins.hostile = filepath.Join(dir, "hostile")
+	if prebuilt != "" {
+		os.Exit(m.Run())
+	}
 	for out, pkg := range map[string]string{
 		bins.claude:  "./fakeclaude",
 		bins.worker:  "../cmd/worker",
@@ -62,11 +76,6 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
-	// The fake agent's scenarios and state live under bins.dir (fakeDir),
-	// which the sandbox of every session of these tests lets the agent
-	// reach: sessions started by starter processes read it from the
-	// environment, in-process ones from input.
-	os.Setenv("RALPH_AGENT_SANDBOX_RW", dir)
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -362,12 +371,23 @@ func startProc(t *testing.T, env []string, name string, args ...string) *proc {
 	return startProcIn(t, "", env, name, args...)
 }
 
+// childEnv is the environment of a process a test starts: this
+// process's without any RALPH_* variable (the user's, or a test's own
+// t.Setenv), then the harness's settings, then env, the test's.
+func childEnv(env ...string) []string {
+	// The fake agent's scenarios and state live under bins.dir (fakeDir),
+	// which the sandbox of every session of these tests lets the agent
+	// reach: sessions started by starter processes read it from the
+	// environment, in-process ones from input.
+	return testkit.Environ(append([]string{"RALPH_AGENT_SANDBOX_RW=" + bins.dir}, env...)...)
+}
+
 // startProcIn is startProc in the working directory dir.
 func startProcIn(t *testing.T, dir string, env []string, name string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = childEnv(env...)
 	return startCmd(t, cmd, func(p *os.Process) { _ = p.Kill() })
 }
 

@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -50,10 +51,23 @@ func main() {
 	flag.Var(&connects, "connect", "host:port to connect to directly (repeatable)")
 	flag.Var(&proxied, "proxy", "host:port to reach with CONNECT through $HTTPS_PROXY (repeatable)")
 	flag.Var(&starterArgs, "starter-run", "starter arguments, space separated (repeatable)")
+	caps := flag.Bool("caps", false, "report the process's effective capabilities")
+	locked := flag.String("syscalls", "", "a path the sandbox locks read-only: try to unmount it, and the other calls root's capabilities allow")
+	gitPlan := flag.String("git", "", "what to plant for the worker's git: commondir, replace or inplace")
+	marker := flag.String("marker", "", "host file the planted program writes when it runs (outside the sandbox)")
 	flag.Parse()
 	_, _ = io.Copy(io.Discard, os.Stdin)
 
 	tries := map[string]try{"environ": scanEnviron(*envName)}
+	if *caps {
+		tries["capabilities"] = capabilities()
+	}
+	if *locked != "" {
+		maps.Copy(tries, syscalls(*locked))
+	}
+	if *gitPlan != "" {
+		maps.Copy(tries, plantGit(*gitPlan, *marker))
+	}
 	for _, p := range reads {
 		tries["read "+p] = read(p)
 	}
