@@ -99,7 +99,7 @@ func TestRetryAdoptsAFinishedAttemptThatNeverBeat(t *testing.T) {
 	forgetResult(t, ag, 1)
 	// Attempt 2 died before its first beat and before it recorded how it
 	// started, as a worker before these records did.
-	require.NoError(t, os.Remove(filepath.Join(ag.Records, "ralph-test-0001", "iteration-0001.attempt-2.start.json")))
+	require.NoError(t, os.Remove(filepath.Join(ag.Records, "sessions", "ralph-test-0001", "iteration-0001.attempt-2.start.json")))
 	first := &contract.Progress{Attempt: 1, Iteration: 1, StartHead: head, StoryID: "US-001", StoryTitle: "List widgets",
 		CostUSD: 0.02, Usage: contract.Usage{InputTokens: 7}}
 
@@ -146,14 +146,14 @@ func TestEveryDeadAttemptIsCounted(t *testing.T) {
 // it recorded its result.
 func forgetResult(t *testing.T, ag *activities.Agent, n int) {
 	t.Helper()
-	require.NoError(t, os.Remove(filepath.Join(ag.Records, "ralph-test-0001", fmt.Sprintf("iteration-%04d.json", n))))
+	require.NoError(t, os.Remove(filepath.Join(ag.Records, "sessions", "ralph-test-0001", fmt.Sprintf("iteration-%04d.json", n))))
 }
 
 // recordedStream is the worker's record of the stream of attempt of
 // iteration n.
 func recordedStream(t *testing.T, ag *activities.Agent, n, attempt int) string {
 	t.Helper()
-	p := filepath.Join(ag.Records, "ralph-test-0001", fmt.Sprintf("iteration-%04d.attempt-%d.jsonl", n, attempt))
+	p := filepath.Join(ag.Records, "sessions", "ralph-test-0001", fmt.Sprintf("iteration-%04d.attempt-%d.jsonl", n, attempt))
 	require.FileExists(t, p)
 	return p
 }

@@ -48,7 +48,7 @@ type records struct {
 }
 
 // keyDir is the directory of the session key's records.
-func (r records) keyDir(key string) string { return filepath.Join(r.dir, safeName(key)) }
+func (r records) keyDir(key string) string { return filepath.Join(r.dir, "sessions", safeName(key)) }
 
 func (r records) resultPath(key string, n int) string {
 	return filepath.Join(r.keyDir(key), fmt.Sprintf("iteration-%04d.json", n))
