@@ -600,3 +600,32 @@ func TestRetryAfterADeathBeforeTheFirstBeat(t *testing.T) {
 	second := gitRun(t, dir, "show", "--name-only", "--format=", res.Commit)
 	require.NotContains(t, second, "story-US-001.txt")
 }
+
+// TestRetriesOfAFailingIterationKeepOneInterruptedCommit: attempts that
+// die one after the other, each leaving work, leave one "(interrupted)"
+// commit of the iteration, holding all of it, not one per attempt.
+func TestRetriesOfAFailingIterationKeepOneInterruptedCommit(t *testing.T) {
+	dir := newRepo(t, map[string]string{"prd.json": prd, "progress.txt": ""})
+	head := strings.TrimSpace(gitRun(t, dir, "rev-parse", "HEAD"))
+	env, _ := scenarioEnv(t, map[string]any{"exit_code": 1, "is_error": true, "error_text": "crashed"})
+	ag := &activities.Agent{Env: env, Records: t.TempDir()}
+	in := iterationInput(dir, 1)
+	start := head
+	for attempt := 2; attempt <= 4; attempt++ {
+		// What the attempt before left when its worker died.
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("left-%d.txt", attempt)), []byte("x\n"), 0o644))
+		prev := &contract.Progress{Attempt: attempt - 1, Iteration: 1, StartHead: start, StoryID: "US-001", StoryTitle: "List widgets"}
+		res, err := ag.Iterate(context.Background(), in, attempt, prev, nil)
+		require.NoError(t, err)
+		require.NotEmpty(t, res.InterruptedCommit)
+		start = res.InterruptedCommit
+		// Its worker died before it recorded its result.
+		forgetResult(t, ag, 1)
+	}
+	log := strings.Split(strings.TrimSpace(gitRun(t, dir, "log", "--format=%s", head+"..HEAD")), "\n")
+	require.Equal(t, []string{"ralph: iteration 1 (interrupted): US-001 List widgets"}, log)
+	files := gitRun(t, dir, "show", "--name-only", "--format=", "HEAD")
+	for attempt := 2; attempt <= 4; attempt++ {
+		require.Contains(t, files, fmt.Sprintf("left-%d.txt", attempt))
+	}
+}

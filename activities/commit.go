@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -47,6 +48,9 @@ func (a *Agent) finishCommit(ctx context.Context, repo *git.Repo, in contract.It
 			if err != nil {
 				return contract.IterationResult{}, fmt.Errorf("git status: %w", err)
 			}
+			if pending, err = leaveOutMovedState(ctx, repo, pending, &res); err != nil {
+				return contract.IterationResult{}, err
+			}
 			if len(pending) > 0 {
 				commit, err = repo.CommitAll(ctx, commitSubject(in.Iteration, res), commitBody(res), in.Key(), in.Iteration,
 					git.TrailerRole+": "+in.RoleOf())
@@ -79,6 +83,56 @@ func (a *Agent) finishCommit(ctx context.Context, repo *git.Repo, in contract.It
 	}
 	return res, nil
 }
+
+// leaveOutMovedState keeps Ralph's own records out of the commit when
+// the agent moved its .ralph directory elsewhere in the work tree (where
+// .git/info/exclude no longer hides it): a directory of pending that
+// holds logs/<key>/iteration-N.prompt.md or .attempt-N.jsonl, as .ralph
+// does, is excluded in its turn and said in res's warnings. It returns
+// pending without it.
+func leaveOutMovedState(ctx context.Context, repo *git.Repo, pending []string, res *contract.IterationResult) ([]string, error) {
+	moved := map[string]bool{}
+	for _, p := range pending {
+		if d := movedStateDir(p); d != "" {
+			moved[d] = true
+		}
+	}
+	if len(moved) == 0 {
+		return pending, nil
+	}
+	for _, d := range slices.Sorted(maps.Keys(moved)) {
+		if err := repo.Exclude(ctx, "/"+d+"/"); err != nil {
+			return nil, fmt.Errorf("exclude %s from git: %w", d, err)
+		}
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the agent moved Ralph's %s directory to %s: its prompts and logs are not committed (%s/ added to .git/info/exclude)", contract.StateDir, d, d))
+	}
+	return slices.DeleteFunc(pending, func(p string) bool {
+		for d := range moved {
+			if strings.HasPrefix(p, d+"/") {
+				return true
+			}
+		}
+		return false
+	}), nil
+}
+
+// movedStateDir is the directory a path of Ralph's logs lies in when it
+// is not .ralph ("" otherwise): D for D/logs/KEY/iteration-0007.prompt.md.
+func movedStateDir(p string) string {
+	parts := strings.Split(p, "/")
+	n := len(parts)
+	if n < 4 || parts[n-3] != "logs" || !stateLogName.MatchString(parts[n-1]) {
+		return ""
+	}
+	dir := strings.Join(parts[:n-3], "/")
+	if dir == contract.StateDir || strings.HasSuffix(dir, "/"+contract.StateDir) {
+		return ""
+	}
+	return dir
+}
+
+// stateLogName is the name of a prompt or stream Ralph saves.
+var stateLogName = regexp.MustCompile(`^iteration-[0-9]{4,}\.(prompt\.md|attempt-[0-9]+\.jsonl)$`)
 
 // notCommitted is res of an iteration whose work could not be
 // committed (why): it failed, and the next iteration finds its work

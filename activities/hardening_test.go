@@ -1,6 +1,7 @@
 package activities_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -357,4 +358,35 @@ ln -s "$TARGET" $s/iteration-0002.json.tmp && ln -s "$SECRET" .ralph/checkpoint.
 	data, err := os.ReadFile(target)
 	require.NoError(t, err)
 	require.Equal(t, "# the user's own\n", string(data), "nothing was written through the planted links")
+}
+
+// TestAgentsTricksOnTheCommit: an agent that makes prd.json a symbolic
+// link out of the workspace and moves Ralph's .ralph directory into the
+// work tree gets neither committed: the task file is put back as the
+// iteration found it (the next prompt says so), Ralph's prompts and
+// logs stay out of git, and the agent's own work is committed.
+func TestAgentsTricksOnTheCommit(t *testing.T) {
+	dir := newRepo(t, map[string]string{"prd.json": prd})
+	ag := &activities.Agent{Records: t.TempDir()}
+	in := iterationInput(dir, 1)
+	in.Agent = contract.AgentSettings{Backend: "command", Timeout: time.Minute, Command: []string{"sh", "-c",
+		"cat >/dev/null; echo work > work.txt; mv prd.json prd.real; ln -s /etc/passwd prd.json; mv .ralph notes; echo done"}}
+	res, err := ag.Iterate(context.Background(), in, 1, nil, nil)
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Commit, "the agent's own work is committed")
+
+	fi, err := os.Lstat(filepath.Join(dir, "prd.json"))
+	require.NoError(t, err)
+	require.True(t, fi.Mode().IsRegular(), "prd.json is a file again")
+	data, err := os.ReadFile(filepath.Join(dir, "prd.json"))
+	require.NoError(t, err)
+	require.Equal(t, prd, string(data))
+	committed := gitRun(t, dir, "show", "--name-only", "--format=", res.Commit)
+	require.Contains(t, committed, "work.txt")
+	require.NotContains(t, committed, "prd.json")
+	require.NotContains(t, committed, "notes/")
+	require.Empty(t, gitRun(t, dir, "ls-files", "notes"), "Ralph's prompts and logs are not in git")
+	require.Contains(t, strings.Join(res.Warnings, "\n"), "made prd.json a symbolic link (to /etc/passwd)")
+	require.Contains(t, strings.Join(res.Warnings, "\n"), "moved Ralph's .ralph directory to notes")
+	require.Contains(t, strings.Join(res.Notices, "\n"), "Ralph put prd.json back")
 }

@@ -343,13 +343,23 @@ func (a *Agent) commitInterrupted(ctx context.Context, it *iteration) error {
 	}
 	body := fmt.Sprintf("The worker running attempt %d of iteration %d stopped before the iteration ended. "+
 		"This is the work that attempt left, committed before the iteration runs again.", max(prev.Attempt, 1), in.Iteration)
-	commit, err := it.repo.Commit(ctx, subject, body,
-		git.TrailerSession+": "+in.Key(), fmt.Sprintf("%s: %d", git.TrailerInterrupted, in.Iteration), git.TrailerRole+": "+in.RoleOf())
+	trailers := []string{git.TrailerSession + ": " + in.Key(), fmt.Sprintf("%s: %d", git.TrailerInterrupted, in.Iteration), git.TrailerRole + ": " + in.RoleOf()}
+	commit := it.repo.Commit
+	// An iteration that fails again and again keeps one such commit:
+	// what a later attempt left joins the one an earlier attempt made.
+	if again, err := it.repo.HeadHas(ctx, trailers[:2]...); err != nil {
+		return fmt.Errorf("look for the interrupted work of iteration %d: %w", in.Iteration, err)
+	} else if again {
+		commit = it.repo.Amend
+		body = fmt.Sprintf("The workers running attempts of iteration %d stopped before the iteration ended, the last of them attempt %d. "+
+			"This is the work they left, committed before the iteration runs again.", in.Iteration, max(prev.Attempt, 1))
+	}
+	saved, err := commit(ctx, subject, body, trailers...)
 	if err != nil {
 		return fmt.Errorf("commit the interrupted work of iteration %d: %w", in.Iteration, err)
 	}
-	it.saved = commit
-	it.progress.StartHead = commit
+	it.saved = saved
+	it.progress.StartHead = saved
 	return nil
 }
 
@@ -480,6 +490,9 @@ func (it *iteration) result(run agentRun, resumed bool) contract.IterationResult
 func (a *Agent) examine(ctx context.Context, it *iteration, run agentRun, res *contract.IterationResult) error {
 	in, repo, start := it.in, it.repo, it.progress.StartHead
 	if err := a.guardHistory(ctx, repo, in, start, res); err != nil {
+		return err
+	}
+	if err := restoreLinkedTaskFile(ctx, it, res); err != nil {
 		return err
 	}
 	var err error

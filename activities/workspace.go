@@ -12,6 +12,7 @@ import (
 
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/git"
+	"github.com/durable-ralph/ralph/internal/words"
 	"github.com/durable-ralph/ralph/tasks"
 )
 
@@ -155,6 +156,40 @@ func excludeState(ctx context.Context, repo *git.Repo, workspace string) error {
 	if err := repo.Exclude(ctx, pattern); err != nil {
 		return fmt.Errorf("exclude %s from git: %w", contract.StateDir, err)
 	}
+	return nil
+}
+
+// restoreLinkedTaskFile puts the task file back as the iteration found
+// it when the agent made it a symbolic link: Ralph reads no task file
+// out of the workspace, and commits none that leads out of it (a
+// person's checkout would open what it names). The next prompt says so.
+func restoreLinkedTaskFile(ctx context.Context, it *iteration, res *contract.IterationResult) error {
+	name := it.mode.File()
+	if name == "" || strings.HasPrefix(name, contract.StateDir+"/") {
+		return nil
+	}
+	path := filepath.Join(it.in.Workspace, filepath.FromSlash(name))
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return nil
+	}
+	target, _ := os.Readlink(path)
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("remove the task file the agent made a symbolic link: %w", err)
+	}
+	rel, err := filepath.Rel(it.repo.Dir, path)
+	if err != nil {
+		return fmt.Errorf("restore the task file: %w", err)
+	}
+	msg := fmt.Sprintf("the agent made %s a symbolic link (to %s): Ralph put it back as the iteration found it", name, words.Cut(target, 200))
+	if err := it.repo.RestoreFile(ctx, it.progress.StartHead, filepath.ToSlash(rel)); err != nil {
+		// The iteration's start had none: the link is gone, and the
+		// task file with it.
+		msg = fmt.Sprintf("the agent made %s a symbolic link (to %s): Ralph removed it", name, words.Cut(target, 200))
+	}
+	res.Warnings = append(res.Warnings, msg)
+	res.Notices = append(res.Notices, "Ralph put "+name+" back as the last iteration found it: that iteration made it a symbolic link. "+
+		"The task file must be a file of the workspace: update it in place.")
 	return nil
 }
 

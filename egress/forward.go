@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -44,8 +45,21 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Port() == "" {
 		hostport = net.JoinHostPort(r.URL.Hostname(), "80")
 	}
-	if _, err := parseDest(hostport); err != nil {
+	d, err := parseDest(hostport)
+	if err != nil {
 		http.Error(w, "egress proxy: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	// The policy decides before the exchange, whatever the agent's end
+	// of the connection does: a client that half-closed it after its
+	// request has its request's context ended, yet still reads the
+	// answer, which must be the refusal.
+	ctx, cancel := context.WithTimeout(p.ctx, dialTimeout)
+	_, err = p.gate.check(ctx, d)
+	cancel()
+	if err != nil {
+		p.record(err)
+		fail(w, err)
 		return
 	}
 	out := r.Clone(r.Context())
@@ -54,9 +68,12 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	removeHopHeaders(out.Header)
 	res, err := p.transport.RoundTrip(out)
 	if err != nil {
-		if r.Context().Err() == nil {
-			fail(w, err)
+		if r.Context().Err() != nil {
+			// No answer is owed to a client that is gone; a handler that
+			// returned without one would send an empty 200.
+			panic(http.ErrAbortHandler)
 		}
+		fail(w, err)
 		return
 	}
 	defer func() { _ = res.Body.Close() }()

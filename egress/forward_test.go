@@ -2,6 +2,8 @@ package egress
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -158,4 +161,41 @@ func TestClient(t *testing.T) {
 	_, err = client.Get(strings.Replace(other.URL, "http:", "https:", 1))
 	require.ErrorContains(t, err, "Forbidden")
 	require.Equal(t, []string{other.Listener.Addr().String()}, px.Refused())
+}
+
+// TestForwardHalfClosed: an absolute-form request whose client
+// half-closes the connection after sending it (as printf | nc does) has
+// its request's context ended at once, yet reads the answer: a refused
+// one is answered 403, and one whose name takes a while to resolve (and
+// then does not) 502, never an empty 200.
+func TestForwardHalfClosed(t *testing.T) {
+	slow := net.DefaultResolver
+	net.DefaultResolver = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		time.Sleep(300 * time.Millisecond)
+		return nil, errors.New("no name server here")
+	}}
+	t.Cleanup(func() { net.DefaultResolver = slow })
+	for _, tc := range []struct {
+		policy Policy
+		target string
+		status int
+		body   string
+	}{
+		{Policy{Internet: true}, "127.0.0.1:7233", http.StatusForbidden, "refused 127.0.0.1:7233"},
+		{Policy{Allow: []string{"api.example.com"}}, "127.0.0.1:7233", http.StatusForbidden, "refused 127.0.0.1:7233"},
+		{Policy{Internet: true}, "slow.invalid:80", http.StatusBadGateway, "resolve slow.invalid"},
+	} {
+		_, path := start(t, tc.policy)
+		c, err := net.Dial("unix", path)
+		require.NoError(t, err)
+		require.NoError(t, c.SetDeadline(time.Now().Add(ioTimeout)))
+		_, err = fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n", tc.target, tc.target)
+		require.NoError(t, err)
+		require.NoError(t, c.(*net.UnixConn).CloseWrite())
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		require.NoError(t, err)
+		require.Equal(t, tc.status, res.StatusCode, tc.target)
+		require.Contains(t, body(t, res), tc.body)
+		_ = c.Close()
+	}
 }

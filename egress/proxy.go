@@ -28,8 +28,9 @@ type Proxy struct {
 	gate      gate
 	srv       *http.Server
 	transport *http.Transport
-	// cancel ends the context of every request, and so its dial or
-	// forwarded exchange.
+	// ctx is the context of every request; cancel ends it, and so every
+	// dial and forwarded exchange.
+	ctx    context.Context
 	cancel context.CancelFunc
 	// wg counts the serve loop, the handlers and the tunnels' copies.
 	wg sync.WaitGroup
@@ -58,6 +59,7 @@ func Listen(path string, p Policy) (*Proxy, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	px := &Proxy{
 		gate:   gate{internet: p.Internet, rules: rules},
+		ctx:    ctx,
 		cancel: cancel,
 		conns:  make(map[net.Conn]struct{}),
 		seen:   make(map[string]bool),
@@ -198,6 +200,12 @@ func (p *Proxy) untrack(conns ...net.Conn) {
 // it is refused.
 func (p *Proxy) dial(ctx context.Context, d dest) (net.Conn, error) {
 	conn, err := p.gate.dial(ctx, d)
+	p.record(err)
+	return conn, err
+}
+
+// record notes the destination err refuses, if it is a refusal.
+func (p *Proxy) record(err error) {
 	var r *refusal
 	if errors.As(err, &r) {
 		p.mu.Lock()
@@ -207,7 +215,6 @@ func (p *Proxy) dial(ctx context.Context, d dest) (net.Conn, error) {
 		}
 		p.mu.Unlock()
 	}
-	return conn, err
 }
 
 // dialAddr is the dialer of the transport of plain HTTP requests.

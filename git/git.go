@@ -200,6 +200,20 @@ func (r *Repo) FindCommit(ctx context.Context, session string, iteration int) (s
 	return commitWith(out, TrailerSession+": "+session, TrailerIteration+": "+strconv.Itoa(iteration)), nil
 }
 
+// HeadHas reports whether HEAD's commit message holds every one of
+// lines (trailers, "Key: value").
+func (r *Repo) HeadHas(ctx context.Context, lines ...string) (bool, error) {
+	head, err := r.Head(ctx)
+	if err != nil || head == "" {
+		return false, err
+	}
+	out, err := r.git(ctx, "log", "-1", "--format=%H%x00%B%x00", head)
+	if err != nil {
+		return false, err
+	}
+	return commitWith(out, lines...) != "", nil
+}
+
 // commitWith is the first commit in out (hash and message, each ended by
 // NUL) whose message holds every one of lines.
 func commitWith(out string, lines ...string) string {
@@ -235,17 +249,29 @@ const MaintainEvery = 25
 // Ralph trailers for (session, iteration). It returns the new commit.
 func (r *Repo) CommitAll(ctx context.Context, subject, body, session string, iteration int, trailers ...string) (string, error) {
 	own := []string{TrailerSession + ": " + session, TrailerIteration + ": " + strconv.Itoa(iteration)}
-	return r.commit(ctx, iteration%MaintainEvery == 0, subject, body, append(own, trailers...)...)
+	return r.commit(ctx, commitHow{maintain: iteration%MaintainEvery == 0}, subject, body, append(own, trailers...)...)
 }
 
 // Commit stages every change and commits it with subject, body and
 // trailers ("Key: value"). It returns the new commit.
 func (r *Repo) Commit(ctx context.Context, subject, body string, trailers ...string) (string, error) {
-	return r.commit(ctx, true, subject, body, trailers...)
+	return r.commit(ctx, commitHow{maintain: true}, subject, body, trailers...)
 }
 
-// commit is Commit, with git's automatic maintenance after it or not.
-func (r *Repo) commit(ctx context.Context, maintain bool, subject, body string, trailers ...string) (string, error) {
+// Amend stages every change and puts it, with subject, body and
+// trailers, in place of HEAD's commit. It returns the new commit.
+func (r *Repo) Amend(ctx context.Context, subject, body string, trailers ...string) (string, error) {
+	return r.commit(ctx, commitHow{maintain: true, amend: true}, subject, body, trailers...)
+}
+
+// commitHow says how commit commits: with git's automatic maintenance
+// after it or not, amending HEAD or not.
+type commitHow struct {
+	maintain, amend bool
+}
+
+// commit stages every change and commits it as how says.
+func (r *Repo) commit(ctx context.Context, how commitHow, subject, body string, trailers ...string) (string, error) {
 	if _, err := r.git(ctx, r.addAll(ctx, filepath.Join(r.layout.GitDir, "index"))...); err != nil {
 		return "", err
 	}
@@ -260,10 +286,13 @@ func (r *Repo) commit(ctx context.Context, maintain bool, subject, body string, 
 		fmt.Fprintf(&msg, "%s\n", t)
 	}
 	args := slices.Clone(r.identity(ctx))
-	if !maintain {
+	if !how.maintain {
 		args = append(args, "-c", "maintenance.auto=false")
 	}
 	args = append(args, "commit", "--quiet", "--no-verify", "--file", "-")
+	if how.amend {
+		args = append(args, "--amend")
+	}
 	if _, err := r.gitIn(ctx, msg.String(), args...); err != nil {
 		return "", err
 	}
@@ -390,6 +419,13 @@ func (r *Repo) FileAt(ctx context.Context, rev, name string) ([]byte, error) {
 		return nil, err
 	}
 	return []byte(out), nil
+}
+
+// RestoreFile puts the file name (slash-separated, from the top of the
+// work tree) back as commit rev has it, in the work tree and the index.
+func (r *Repo) RestoreFile(ctx context.Context, rev, name string) error {
+	_, err := r.git(ctx, "checkout", rev, "--", name)
+	return err
 }
 
 // HasRef reports whether ref (a full ref name such as refs/heads/main)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/termtext"
 	"github.com/durable-ralph/ralph/internal/words"
 )
 
@@ -41,8 +42,8 @@ var eventTitles = map[contract.NotifyEvent]string{
 }
 
 // message is a notification made ready to send: every part that comes
-// from the agent or the repository redacted and clipped, the links
-// checked and made.
+// from the agent or the repository redacted, made plain text and
+// clipped, the links checked and made.
 type message struct {
 	key        string
 	event      contract.NotifyEvent
@@ -60,7 +61,10 @@ type message struct {
 
 // prepare makes note ready to send.
 func (n *Notifier) prepare(note contract.Notification) *message {
-	clip := func(s string, max int) string { return words.Clip(n.redact(s), max) }
+	// What the agent wrote loses its control characters, escape
+	// sequences and invisible format characters (a bidirectional
+	// override would make a question read other than it is).
+	clip := func(s string, max int) string { return words.Clip(termtext.String(n.redact(s)), max) }
 	m := &message{
 		key:        note.Key,
 		event:      note.Event,

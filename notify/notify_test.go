@@ -307,6 +307,41 @@ func TestSendRedacts(t *testing.T) {
 	require.Equal(t, "the key is [redacted:OPENAI_API_KEY]", w.recv.received()[0].Payload.Text)
 }
 
+// TestSendPlainText: a question the agent wrote with escape sequences,
+// a bell and a right-to-left override reaches every channel as the
+// text a person would read, without them.
+func TestSendPlainText(t *testing.T) {
+	w := newWorld(t, true)
+	n := notifier(t, w.settings, func(s string) string { return s })
+	note := question(time.Now())
+	note.Text = "Delete \x1b[31mthe\x1b[0m \x07branch \u202etxt.exe?"
+	note.Details = []string{"\x1b]0;owned\x07window title"}
+	note.Choices = []string{"yes\u202e", "no"}
+	_, err := n.Send(context.Background(), note)
+	require.NoError(t, err)
+
+	var seen []string
+	for _, m := range w.tg.messages() {
+		seen = append(seen, m.Raw)
+		for _, b := range m.Buttons {
+			seen = append(seen, b.Text)
+		}
+	}
+	for _, p := range w.slack.messages() {
+		seen = append(seen, p.Text)
+	}
+	for _, d := range w.recv.received() {
+		seen = append(seen, string(d.Body))
+	}
+	require.NotEmpty(t, seen)
+	for _, s := range seen {
+		for _, bad := range []string{"\x1b", "\x07", "\u202e", `\u001b`, `\u0007`, `\u202e`} {
+			require.NotContains(t, s, bad)
+		}
+	}
+	require.Equal(t, "Delete the branch txt.exe?", w.recv.received()[0].Payload.Text)
+}
+
 func TestSendErrorsHideTheChannelsSecrets(t *testing.T) {
 	w := newWorld(t, false)
 	// Nothing listens there: the transport errors name the URLs.

@@ -275,3 +275,34 @@ func TestDetailsShowThePendingQuestion(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"stop", "pause", "resume", "guide", "checkpoint", "agent-slot", "notify-gave-up", "respond", "set-limits", "status", "iterations"}, names)
 }
+
+// TestQuestionWithTheClaimIsAsked: an agent that claims the work
+// complete and asks a question in the same iteration has its question
+// asked; the loop goes on with the answer, and the next claim completes.
+func TestQuestionWithTheClaimIsAsked(t *testing.T) {
+	env := newEnv(t)
+	claimsAndAsks := func(in contract.IterationInput) (contract.IterationResult, error) {
+		r, _ := claims(in)
+		r.Task = contract.TaskState{Mode: "prd", File: "prd.json", Done: 3, Total: 3, Complete: true, Verifiable: true}
+		r.Checkpoint = &contract.CheckpointRequest{Type: contract.CheckpointDecision, Question: "Keep the old endpoint?", Options: []string{"yes", "no"}, Source: "file"}
+		return r, nil
+	}
+	claimsDone := func(in contract.IterationInput) (contract.IterationResult, error) {
+		r, _ := claims(in)
+		r.Task = contract.TaskState{Mode: "prd", File: "prd.json", Done: 3, Total: 3, Complete: true, Verifiable: true}
+		return r, nil
+	}
+	s := &script{results: []step{claimsAndAsks, claimsDone}}
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(s.run)
+	var waiting contract.Status
+	env.RegisterDelayedCallback(func() {
+		waiting = queryStatus(t, env)
+		sendUpdate(env, contract.UpdateRespond, contract.Answer{ID: "cp-1", Answer: "no"})
+	}, time.Hour)
+	res := runSession(t, env, baseInput())
+	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
+	require.NotNil(t, waiting.Pending, "the question was asked")
+	require.Equal(t, "Keep the old endpoint?", waiting.Pending.Question)
+	require.Equal(t, 2, res.Iterations)
+	require.Contains(t, s.inputs[1].Guidance[0], `The human answered: "no"`)
+}

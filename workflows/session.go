@@ -331,6 +331,13 @@ func (s *session) turn(ctx workflow.Context) (e *end, goOn bool) {
 		return e, true
 	}
 	d := s.record(ctx, res)
+	if d.complete && res.Checkpoint != nil && askBeforeComplete(ctx) {
+		// The agent claims the work done and asks a question in the same
+		// breath: the question is asked, and the loop goes on with its
+		// answer (the next iteration claims again if nothing changes).
+		s.logger.Info("completion claimed with a question: the question is asked first", "iteration", s.st.Iteration)
+		d.complete = false
+	}
 	if d.complete {
 		if e := s.confirmCompletion(ctx, d.msg); e != nil {
 			return e, true
@@ -493,4 +500,12 @@ func rootMessage(err error) string {
 		return appErr.Error()
 	}
 	return err.Error()
+}
+
+// askBeforeComplete reports whether a question asked in the iteration
+// that completes the work is asked before the session ends (from
+// GetVersion ask-before-complete 1 on; before, the session completed and
+// the question was dropped).
+func askBeforeComplete(ctx workflow.Context) bool {
+	return workflow.GetVersion(ctx, "ask-before-complete", workflow.DefaultVersion, 1) == 1
 }

@@ -2,8 +2,11 @@ package ralph
 
 import (
 	"context"
+	"errors"
+	"strings"
 
 	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-ralph/ralph/redact"
 )
@@ -63,7 +66,24 @@ func (a *redactInbound) Init(outbound interceptor.ActivityOutboundInterceptor) e
 
 func (a *redactInbound) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
 	res, err := a.Next.ExecuteActivity(ctx, in)
-	return a.r.Value(res), a.r.Error(err)
+	return a.r.Value(res), a.r.Error(permanent(err))
+}
+
+// permanent is err, non-retryable when it wraps an error that is: an
+// activity's "build prompt: %w" around a task file that cannot be read
+// would otherwise reach Temporal as a retryable error (its outermost),
+// and be tried again for nothing. The inner error stays its cause, with
+// its type and details.
+func permanent(err error) error {
+	var appErr *temporal.ApplicationError
+	if err == nil || !errors.As(err, &appErr) || !appErr.NonRetryable() {
+		return err
+	}
+	if top, ok := err.(*temporal.ApplicationError); ok && top == appErr {
+		return err
+	}
+	msg := strings.TrimSuffix(err.Error(), appErr.Error()) + appErr.Message()
+	return temporal.NewNonRetryableApplicationError(msg, appErr.Type(), appErr)
 }
 
 type redactOutbound struct {
