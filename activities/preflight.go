@@ -26,6 +26,11 @@ import (
 // that the starter can say how to install it.
 func (a *Agent) CheckAgents(ctx context.Context, in contract.AgentPreflightInput) (contract.AgentPreflightResult, error) {
 	res := contract.AgentPreflightResult{Host: a.Host}
+	if in.Workspace != nil {
+		if err := CheckStart(ctx, *in.Workspace); err != nil {
+			return res, a.Redact.Error(err)
+		}
+	}
 	for _, s := range in.Agents {
 		c, err := a.CheckAgent(ctx, s)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/gittest"
 	"github.com/durable-ralph/ralph/sandbox"
 )
 
@@ -170,4 +172,35 @@ func TestPreflightRunsTheBinaryContained(t *testing.T) {
 	require.Equal(t, "2.1.329 (Claude Code)", res.Agents[0].Version)
 	require.NoFileExists(t, filepath.Join(home, ".bashrc"), "the wrapper's write stayed in the sandbox")
 	require.NoFileExists(t, outside)
+}
+
+// TestPreflightChecksTheWorkspaceOnItsHost: a preflight given the
+// workspace (one the starter cannot see) checks it on the worker of its
+// host as the session's start would, and fails for good, saying why.
+func TestPreflightChecksTheWorkspaceOnItsHost(t *testing.T) {
+	dir := script(t, "claude", "echo '2.1.329 (Claude Code)'\n")
+	bad := gittest.NewRepo(t, map[string]string{"prd.json": strings.Replace(prd, "ralph/widgets", "ralph/two words", 1)})
+	tests := []struct {
+		name, workspace, errType, want string
+	}{
+		{"no task file", gittest.NewRepo(t, map[string]string{"README.md": "x"}), contract.ErrTypeInvalidTaskFile, "no task file"},
+		{"not a git repository", t.TempDir(), contract.ErrTypeInvalidWorkspace, "not a git repository"},
+		{"invalid branchName", bad, contract.ErrTypeInvalidTaskFile, `branchName "ralph/two words" is not a git branch name`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
+			var suite testsuite.WorkflowTestSuite
+			env := suite.NewTestActivityEnvironment()
+			ag := &activities.Agent{Host: "box"}
+			env.RegisterActivity(ag)
+			_, err := env.ExecuteActivity(ag.CheckAgents, contract.AgentPreflightInput{Host: "box",
+				Agents: []contract.AgentSettings{{Command: []string{"claude"}}}, Workspace: &contract.PrepareInput{Workspace: tt.workspace}})
+			appErr, ok := errorsAsApp(err)
+			require.True(t, ok, "%v", err)
+			require.Equal(t, tt.errType, appErr.Type())
+			require.True(t, appErr.NonRetryable())
+			require.Contains(t, appErr.Message(), tt.want)
+		})
+	}
 }

@@ -204,7 +204,7 @@ func (r records) write(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(path, data, 0o600)
+	return atomicfile.Replace(path, data, 0o600)
 }
 
 // cappedWriter writes up to max bytes and then notes the truncation once.

@@ -45,9 +45,26 @@ func (a *Agent) trustRepo(dir string, repo *git.Repo) error {
 // replaced or redirected its git directory); the pin is marked, so that
 // no worker trusts it again until a person looked.
 func (a *Agent) unsafeRepo(dir string, err error) error {
+	if errors.Is(err, git.ErrWorkspaceGone) || errors.Is(err, git.ErrNotRepository) {
+		// Deleted, or its .git removed, while the session ran.
+		return temporal.NewNonRetryableApplicationError(rootCause(err), contract.ErrTypeInvalidWorkspace, err)
+	}
 	if !errors.Is(err, git.ErrUnsafeRepository) {
 		return err
 	}
 	a.pins().Mark(dir, err)
 	return temporal.NewNonRetryableApplicationError(err.Error()+"; Ralph runs no git there, and the session stops", contract.ErrTypeUnsafeRepository, err)
+}
+
+// rootCause is the message of the innermost error of err's chain that
+// git made (the one that names the workspace), without the steps that
+// wrapped it.
+func rootCause(err error) string {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil || next == git.ErrWorkspaceGone || next == git.ErrNotRepository {
+			return err.Error()
+		}
+		err = next
+	}
 }

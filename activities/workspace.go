@@ -85,6 +85,25 @@ func CheckWorkspace(ctx context.Context, in contract.PrepareInput) (WorkspaceChe
 	return check, nil
 }
 
+// CheckStart is what must hold of a workspace before a session starts
+// there: CheckWorkspace, and prd.json's branchName a name git takes for
+// a branch (a session in a work tree stays on its own branch). The
+// starter runs it on a workspace of its machine, the preflight on the
+// worker of the workspace's host.
+func CheckStart(ctx context.Context, in contract.PrepareInput) error {
+	found, err := CheckWorkspace(ctx, in)
+	if err != nil {
+		return err
+	}
+	if name := found.State.BranchName; name != "" && in.Worktree == nil {
+		if err := tasks.CheckBranchName(name); err != nil {
+			return temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("%s: branchName %q is not a git branch name: %v", contract.PRDFile, name, err), contract.ErrTypeInvalidTaskFile, nil)
+		}
+	}
+	return nil
+}
+
 // PrepareWorkspace checks the workspace once at the start of a session
 // (CheckWorkspace); prd.json's branchName is checked out, and a task file
 // that is the only uncommitted change is committed, saying so. A session

@@ -28,6 +28,11 @@ type AgentPreflightInput struct {
 	// Pickup bounds the wait for a worker of Host to take the check; 0
 	// is DefaultPreflightPickup.
 	Pickup time.Duration `json:"pickup,omitempty"`
+	// Workspace, when set, is checked there first, as the session's
+	// start would (a git work tree, clean, with a readable task file and
+	// a valid branchName): for a workspace the starter cannot see, on
+	// another machine. A worker of an older version ignores it.
+	Workspace *PrepareInput `json:"workspace,omitempty"`
 }
 
 // AgentPreflightResult is what CheckAgents found: each agent, in the order of

@@ -16,6 +16,9 @@ import (
 // or redirected them. No git command runs there.
 var ErrUnsafeRepository = errors.New("the repository's git directory is not the one Ralph trusts")
 
+// ErrWorkspaceGone means a work tree Ralph opened is no longer there.
+var ErrWorkspaceGone = errors.New("is not accessible")
+
 // FileID identifies a file or directory whatever its path: its device
 // and inode.
 type FileID struct {
@@ -196,9 +199,15 @@ func includePaths(config []byte) []string {
 // from its work tree, each part the same directory or file. A
 // difference is ErrUnsafeRepository, saying what changed.
 func (l Layout) Check() error {
+	if _, err := os.Stat(l.Top); err != nil {
+		return fmt.Errorf("workspace %s %w: %v", l.Top, ErrWorkspaceGone, err)
+	}
 	fi, err := os.Lstat(filepath.Join(l.Top, ".git"))
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("workspace %s is %w: its .git is gone", l.Top, ErrNotRepository)
+	}
 	if err != nil {
-		return unsafe(l.Top, "its .git is gone: %v", err)
+		return unsafe(l.Top, "its .git cannot be read: %v", err)
 	}
 	now, err := layoutAt(l.Top, fi)
 	if err != nil {

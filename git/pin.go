@@ -113,7 +113,7 @@ func (p Pins) read(dir string) (pin, bool, error) {
 func (p Pins) write(rec pin) error {
 	data, err := json.Marshal(rec)
 	if err == nil {
-		err = atomicfile.WriteFile(p.Path(rec.Dir), data, 0o600)
+		err = atomicfile.Replace(p.Path(rec.Dir), data, 0o600)
 	}
 	if err != nil {
 		return fmt.Errorf("pin the layout of %s: %w", rec.Dir, err)

@@ -325,6 +325,9 @@ func (r *run) release() {
 		}
 	}
 	if r.grouped {
-		r.group.remove()
+		// The kernel holds an emptied group busy for a moment: the run's
+		// end does not wait for it (a worker that dies first leaves it to
+		// the next worker's findCgroups).
+		go r.group.remove()
 	}
 }

@@ -289,3 +289,24 @@ func TestAgentHangsCrashesAndPrintsGarbage(t *testing.T) {
 	}
 	replayFrom(t, se, sessionIDOf(r.Dir))
 }
+
+// TestStaleGitLocksDoNotEndTheSession: lock files a killed git left in
+// the workspace (an index.lock and the session branch's ref lock, as
+// after a kill -9 of the worker), planted while the session runs, cost
+// it nothing: the session completes, every story committed once.
+func TestStaleGitLocksDoNotEndTheSession(t *testing.T) {
+	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
+	se := newStarterEnv(t, scenario(t, map[string]any{"auto": true, "sleep_ms": 800}))
+	startDevWorker(t, se)
+	run := startProc(t, se.env, bins.starter, "run", "--dev", "--follow", r.Dir)
+	waitFor(t, time.Minute, "the first commit", func() bool { return len(r.ralphCommits()) >= 1 })
+	branch := strings.TrimSpace(r.git("symbolic-ref", "--short", "HEAD"))
+	for _, lock := range []string{".git/index.lock", ".git/refs/heads/" + branch + ".lock"} {
+		require.NoError(t, os.WriteFile(filepath.Join(r.Dir, lock), nil, 0o644))
+	}
+	require.Equal(t, 0, run.wait(t, 3*time.Minute), run.Output())
+	require.Contains(t, run.Output(), "ended: complete")
+	require.Len(t, r.ralphCommits(), 3, "each story once")
+	_, err := os.Stat(filepath.Join(r.Dir, ".git", "index.lock"))
+	require.True(t, os.IsNotExist(err), "the stale lock is gone")
+}

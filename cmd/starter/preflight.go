@@ -45,16 +45,17 @@ func agentsOf(in contract.SessionInput) []contract.AgentSettings {
 
 // preflight checks, on the worker of host (the AgentPreflight workflow,
 // whose activity runs on the host's task queue), that the agents can run
-// there, before anything starts. A host no worker polls is not checked:
+// there, and the workspace when it is given (one this machine cannot
+// see), before anything starts. A host no worker polls is not checked:
 // a session started for it waits, host_offline, until one does (the
 // caller warns). An agent the worker cannot run, or a worker that polled
 // lately but does not take the check, is an error; a check that cannot
 // be made otherwise (a worker of an older version) is a warning.
-func (cctx *commandContext) preflight(conn *connection, host string, agents []contract.AgentSettings) error {
+func (cctx *commandContext) preflight(conn *connection, host string, agents []contract.AgentSettings, workspace *contract.PrepareInput) error {
 	if seen, err := workerSeen(cctx, conn.client, conn.cfg.TaskQueue, host); err != nil || !seen {
 		return nil
 	}
-	in := contract.AgentPreflightInput{Host: host, Agents: agents, Pickup: contract.DefaultPreflightPickup}
+	in := contract.AgentPreflightInput{Host: host, Agents: agents, Pickup: contract.DefaultPreflightPickup, Workspace: workspace}
 	bound := in.Pickup + time.Duration(len(agents))*contract.PreflightVersionTimeout + preflightSlack
 	ctx, cancel := context.WithTimeout(cctx, bound+5*time.Second)
 	defer cancel()
@@ -81,12 +82,15 @@ func (cctx *commandContext) preflight(conn *connection, host string, agents []co
 }
 
 // preflightFailed is what a failed preflight of host's agents means: the
-// agent's own failure, no worker that takes the check (an error), or a
-// check that could not be made (a warning, nil).
+// agent's own failure or the workspace's (what keeps the session from
+// starting there), no worker that takes the check (an error), or a check
+// that could not be made (a warning, nil).
 func (cctx *commandContext) preflightFailed(conn *connection, host string, err error) error {
 	if ae, ok := errors.AsType[*temporal.ApplicationError](err); ok {
 		switch ae.Type() {
-		case contract.ErrTypeAgentNotFound, contract.ErrTypeAgentUnusable, contract.ErrTypeInvalidAgentConfig:
+		case contract.ErrTypeAgentNotFound, contract.ErrTypeAgentUnusable, contract.ErrTypeInvalidAgentConfig,
+			contract.ErrTypeInvalidWorkspace, contract.ErrTypeDirtyWorkspace, contract.ErrTypeInvalidTaskFile,
+			contract.ErrTypeSandboxUnavailable, contract.ErrTypeUnsafeRepository:
 			return err
 		}
 	}

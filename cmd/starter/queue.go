@@ -161,7 +161,7 @@ func (cctx *commandContext) queuePreflight(conn *connection, id string, sess con
 	if conn.started {
 		return lookAgents(agentsOf(sess))
 	}
-	return cctx.preflight(conn, sess.Host, agentsOf(sess))
+	return cctx.preflight(conn, sess.Host, agentsOf(sess), nil)
 }
 
 // needToken refuses to start a queue whose worker is this process when

@@ -216,7 +216,13 @@ func (cctx *commandContext) startSession(conn *connection, in contract.SessionIn
 		if conn.started {
 			return nil // this process is the worker: checkLocally looked its agents up
 		}
-		return cctx.preflight(conn, in.Host, agentsOf(in))
+		var remote *contract.PrepareInput
+		if !hostHere && !workspaceExists(in) && in.Worktree == nil {
+			// The workspace is on the host's machine: its worker checks it.
+			check := startCheck(in)
+			remote = &check
+		}
+		return cctx.preflight(conn, in.Host, agentsOf(in), remote)
 	}
 	switching := branchSwitch(cctx, in) // before the worker switches
 	attached, previous, err := startOrAttach(cctx, conn.client, conn.cfg.TaskQueue, id, in, opts.attachOnly, check)

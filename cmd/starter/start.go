@@ -16,7 +16,6 @@ import (
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/sandbox"
-	"github.com/durable-ralph/ralph/tasks"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
@@ -73,27 +72,24 @@ func startOrAttach(ctx context.Context, c client.Client, taskQueue, id string, i
 // work tree that is not made yet is checked in its clone, whose HEAD it
 // will start from.
 func checkLocally(ctx context.Context, in contract.SessionInput, isWorker bool) error {
-	check := contract.PrepareInput{Workspace: in.Workspace, Task: in.Task, Git: in.Git, Planning: in.Plan != nil}
+	check := startCheck(in)
 	if wt := in.Worktree; wt != nil {
 		if _, err := os.Stat(wt.Dir()); err != nil {
 			check.Workspace, check.Git.AllowDirty = wt.Clone, true
 		}
 	}
-	found, err := activities.CheckWorkspace(ctx, check)
-	if err != nil {
+	if err := activities.CheckStart(ctx, check); err != nil {
 		return err
-	}
-	// A work tree stays on its own branch, whatever branchName says.
-	if name := found.State.BranchName; name != "" && in.Worktree == nil {
-		if err := tasks.CheckBranchName(name); err != nil {
-			return temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("%s: branchName %q is not a git branch name: %v", contract.PRDFile, name, err), contract.ErrTypeInvalidTaskFile, nil)
-		}
 	}
 	if isWorker {
 		return lookAgents(agentsOf(in))
 	}
 	return nil
+}
+
+// startCheck is what the start-up check of in's workspace checks.
+func startCheck(in contract.SessionInput) contract.PrepareInput {
+	return contract.PrepareInput{Workspace: in.Workspace, Task: in.Task, Git: in.Git, Planning: in.Plan != nil, Worktree: in.Worktree}
 }
 
 // workspaceExists reports whether the workspace of in (the clone of a

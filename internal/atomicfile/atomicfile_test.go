@@ -26,3 +26,15 @@ func TestWriteFile(t *testing.T) {
 
 	require.Error(t, atomicfile.WriteFile(filepath.Join(path, "under-a-file"), nil, 0o600))
 }
+
+func TestReplace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.json")
+	require.NoError(t, atomicfile.Replace(path, []byte("a"), 0o640))
+	require.NoError(t, atomicfile.Replace(path, []byte("b"), 0o640))
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, "b", string(data))
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o640), fi.Mode().Perm())
+}

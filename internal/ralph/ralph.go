@@ -426,7 +426,7 @@ func SandboxNotice() string {
 	case box.Socat == "":
 		return fmt.Sprintf("Agents run in %s, but socat is not on PATH: sessions on agent.network internet or allow-list run uncontained (auto) or fail (required). Install socat.", box.Name())
 	}
-	return fmt.Sprintf("Agents run contained: %s, network through the worker's egress proxy (see agent.sandbox and agent.network).", box.Name())
+	return fmt.Sprintf("Agents run contained: %s, network through the worker's egress proxy (see agent.sandbox and agent.network); limits: %s.", box.Name(), box.Enforcement())
 }
 
 // LoadCodec returns the payload codec cfg configures, or nil when
