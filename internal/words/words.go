@@ -56,3 +56,27 @@ func Or(s, def string) string {
 // Dollars is an amount of US dollars as Ralph prints a cost: "$0.0125",
 // to a hundredth of a cent.
 func Dollars(v float64) string { return fmt.Sprintf("$%.4f", v) }
+
+// Distance is the Levenshtein distance of a and b: the fewest
+// insertions, deletions and substitutions of runes that make one the
+// other (what a misspelt name is from the name meant).
+func Distance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

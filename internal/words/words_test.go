@@ -50,3 +50,15 @@ func TestDollars(t *testing.T) {
 	require.Equal(t, "$0.0375", Dollars(0.037500000000000006))
 	require.Equal(t, "$0.0000", Dollars(0))
 }
+
+func TestDistance(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"folow", "follow", 1}, {"rnu", "run", 2}, {"run", "run", 0}, {"kitten", "sitting", 3}, {"ünï", "uni", 2},
+	} {
+		require.Equal(t, tt.want, Distance(tt.a, tt.b), "%q %q", tt.a, tt.b)
+		require.Equal(t, tt.want, Distance(tt.b, tt.a), "%q %q", tt.b, tt.a)
+	}
+}
