@@ -469,13 +469,27 @@ func (r *Repo) AddWorktree(ctx context.Context, dir, branch, from string, create
 	return err
 }
 
-// RemoveWorktree removes the work tree at dir, with force even when it
-// has changes, and forgets work trees whose directory is gone. Its
-// branch stays.
+// RemoveWorktree removes the work tree at dir, and forgets work trees
+// whose directory is gone. Its branch stays. Without force, a work tree
+// with uncommitted changes is refused; with it, a locked one goes too.
+// Git's own check of the changes would run git status inside the work
+// tree, with what its config.worktree and nested repositories (the
+// agent's to write) say: the check is Ralph's hardened status instead.
 func (r *Repo) RemoveWorktree(ctx context.Context, dir string, force bool) error {
-	args := []string{"worktree", "remove"}
+	if !force {
+		wt, err := Open(ctx, dir)
+		if err != nil {
+			return err
+		}
+		if pending, err := wt.Status(ctx); err != nil {
+			return err
+		} else if len(pending) > 0 {
+			return fmt.Errorf("the work tree %s has uncommitted changes (%s)", dir, strings.Join(pending[:min(len(pending), 5)], ", "))
+		}
+	}
+	args := []string{"worktree", "remove", "--force"}
 	if force {
-		args = append(args, "--force", "--force") // twice: also a locked one
+		args = append(args, "--force") // twice: also a locked one
 	}
 	if _, err := r.git(ctx, append(args, dir)...); err != nil {
 		return err

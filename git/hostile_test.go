@@ -230,3 +230,30 @@ func TestReplaceRefsDoNotFoolTheWorker(t *testing.T) {
 	_, err := r.FileAt(ctx, head, "other.txt")
 	require.Error(t, err, "the worker reads the real commit")
 }
+
+// TestRemoveWorktreeRunsNothingOfIt: removing a work tree whose nested
+// repository has a filter of the agent's runs nothing of it (git's own
+// check of the work tree's changes would run git status in there).
+func TestRemoveWorktreeRunsNothingOfIt(t *testing.T) {
+	ctx := context.Background()
+	program, ran := evil(t)
+	main := newRepo(t)
+	wtDir := filepath.Join(t.TempDir(), "wt")
+	sh(t, main.Dir, "git", "worktree", "add", "-q", "-b", "wt", wtDir)
+	sub := filepath.Join(wtDir, "sub")
+	require.NoError(t, os.MkdirAll(sub, 0o755))
+	sh(t, sub, "git", "init", "-q")
+	write(t, sub, "s.txt", "s\n")
+	write(t, sub, ".gitattributes", "*.txt filter=x\n")
+	sh(t, sub, "git", "add", ".")
+	sh(t, sub, "git", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "s")
+	sh(t, sub, "git", "config", "filter.x.clean", program)
+	sh(t, wtDir, "git", "add", "sub")
+	sh(t, wtDir, "git", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "sub")
+	write(t, sub, "s.txt", "changed\n")
+	require.NoError(t, main.RemoveWorktree(ctx, wtDir, false))
+	_, err := os.Stat(ran)
+	require.True(t, os.IsNotExist(err), "the agent's program ran: %s", readIf(ran))
+	_, err = os.Stat(wtDir)
+	require.True(t, os.IsNotExist(err), "the work tree is gone")
+}
