@@ -72,11 +72,12 @@ func (p Pins) Verify(dir string, l Layout) error {
 	case !ok:
 		return p.write(pin{Dir: dir, Layout: l})
 	case old.Changed != "":
-		return fmt.Errorf("%w: %s (found changed before: %s)", ErrUnsafeRepository, dir, old.Changed)
+		return fmt.Errorf("%w: %s was found changed before (%s): Ralph runs no git there until you have checked its .git; then remove %s",
+			ErrUnsafeRepository, dir, old.Changed, p.Path(dir))
 	}
 	if err := old.Layout.Same(l); err != nil {
 		p.Mark(dir, err)
-		return err
+		return fmt.Errorf("%w (if you replaced it yourself, remove %s)", err, p.Path(dir))
 	}
 	return nil
 }
