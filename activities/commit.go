@@ -65,11 +65,10 @@ func (a *Agent) finishCommit(ctx context.Context, repo *git.Repo, in contract.It
 			}
 		}
 		if commit != "" {
+			// The recorded result stays the one from before the commit: a
+			// retry finds the commit by its trailers (lookFirst).
 			res.Commit = commit
 			res.Head = commit
-			if err := a.records().saveResult(in.Key(), in.Iteration, res); err != nil && !slices.Contains(res.Warnings, err.Error()) {
-				res.Warnings = append(res.Warnings, err.Error())
-			}
 		}
 	}
 	if res.Head != "" {

@@ -183,10 +183,6 @@ func (a *Agent) iterate(ctx context.Context, in contract.IterationInput, attempt
 		// find the work; what the agent did and cost is reported.
 		res.Warnings = append(res.Warnings, err.Error())
 	}
-	// What the agent cost is in the attempt's last heartbeat before the
-	// commit, so that it counts however the commit ends.
-	it.progress.CostUSD, it.progress.Usage = run.summary.CostUSD, run.summary.Usage
-	it.beat(*it.progress)
 	// Only a retry, or a try after one whose host went away, can find
 	// the iteration's commit already made.
 	return a.finishCommit(ctx, it.repo, in, res, commitPlan{pending: it.pending, lookFirst: it.attempt > 1 || it.interrupted})

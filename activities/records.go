@@ -101,7 +101,17 @@ func (r records) saveStart(key string, n int, p contract.Progress) error {
 	if r.dir == "" {
 		return nil
 	}
-	if err := r.write(r.startPath(key, n, p.Attempt), p); err != nil {
+	// Written in place, without the rename of a whole-or-nothing write:
+	// it is the attempt's own file, and a torn one does not parse, or
+	// names another attempt, and is not read (lastStart).
+	data, err := json.Marshal(p)
+	if err == nil {
+		err = os.MkdirAll(r.keyDir(key), 0o700)
+	}
+	if err == nil {
+		err = os.WriteFile(r.startPath(key, n, p.Attempt), data, 0o600)
+	}
+	if err != nil {
 		return fmt.Errorf("record the attempt's start: %w", err)
 	}
 	return nil
