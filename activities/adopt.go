@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"sync"
 	"time"
@@ -36,21 +37,8 @@ func (a *Agent) adopted(ctx context.Context, it *iteration) (run agentRun, ok bo
 	if name == "" {
 		return agentRun{}, false, nil
 	}
-	data, err := os.ReadFile(name)
-	if err != nil {
-		return agentRun{}, false, nil
-	}
-	parser := it.backend.NewParser(backendOptions(it.in.Agent))
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), a.maxLine())
-	for sc.Scan() {
-		_, _ = parser.Line(sc.Bytes())
-	}
-	if sc.Err() != nil {
-		return agentRun{}, false, nil
-	}
-	v := parser.Verdict(nil, "", time.Now())
-	if v.Outcome != contract.OutcomeSuccess {
+	sum, v, ok := a.readStream(it, name)
+	if !ok || v.Outcome != contract.OutcomeSuccess {
 		return agentRun{}, false, nil
 	}
 	if attempt > prev.Attempt {
@@ -68,7 +56,64 @@ func (a *Agent) adopted(ctx context.Context, it *iteration) (run agentRun, ok bo
 	it.warnings = append(it.warnings, fmt.Sprintf(
 		"attempt %d's agent had finished when its worker stopped (its stream ends in its result): its run was recorded, not run again",
 		attempt))
-	return agentRun{summary: parser.Summary().Sane(), verdict: v, started: prev.StartedAt}, true, nil
+	return agentRun{summary: sum, verdict: v, started: prev.StartedAt}, true, nil
+}
+
+// readStream reads the saved stream at path as it's backend's parser
+// reads a live one: the run's summary and verdict. ok is false when it
+// cannot be read.
+func (a *Agent) readStream(it *iteration, path string) (agent.Summary, agent.Verdict, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return agent.Summary{}, agent.Verdict{}, false
+	}
+	parser := it.backend.NewParser(backendOptions(it.in.Agent))
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), a.maxLine())
+	for sc.Scan() {
+		_, _ = parser.Line(sc.Bytes())
+	}
+	if sc.Err() != nil {
+		return agent.Summary{}, agent.Verdict{}, false
+	}
+	return parser.Summary().Sane(), parser.Verdict(nil, "", time.Now()), true
+}
+
+// recoverUncounted counts what the last runs of the iterations in
+// in.Uncounted cost beyond what the session counted of them: each such
+// iteration failed after its retries, and its last run may have finished
+// while its worker stood still (frozen, or stopped before it could say
+// so), with no attempt left to record it. A run counts once its saved
+// stream ends in the event that reports its cost (a backend whose stream
+// says so, agent.Finisher); what the session counted of that attempt,
+// from its last heartbeat, is taken off.
+func (a *Agent) recoverUncounted(it *iteration) {
+	f, isFinisher := it.backend.(agent.Finisher)
+	if !isFinisher || !f.StreamSaysFinished() {
+		return
+	}
+	for _, u := range it.in.Uncounted {
+		path, attempt := a.records().lastStream(it.in.Key(), u.Iteration, math.MaxInt)
+		if path == "" {
+			continue
+		}
+		sum, v, ok := a.readStream(it, path)
+		if !ok || v.Outcome != contract.OutcomeSuccess && !sum.CostKnown {
+			continue // cut off before it reported what it cost
+		}
+		cost, usage := sum.CostUSD, sum.Usage
+		if u.Attempt == attempt {
+			cost, usage = max(cost-u.CostUSD, 0), usage.Less(u.Usage)
+		}
+		if cost == 0 && usage.Total() == 0 {
+			continue
+		}
+		it.recovered.CostUSD += cost
+		it.recovered.Usage = it.recovered.Usage.Add(usage)
+		it.warnings = append(it.warnings, fmt.Sprintf(
+			"iteration %d failed after its retries, but the agent of its attempt %d had finished: its cost ($%.4f, %d tokens) is counted here",
+			u.Iteration, attempt, cost, usage.Total()))
+	}
 }
 
 // carryEarlier puts in this attempt's progress what the dead attempts

@@ -205,3 +205,47 @@ func TestRetryAdoptsARunWhoseAttemptNeverBeat(t *testing.T) {
 	require.Equal(t, 1, res.AgentCommits, "the agent's commit is the iteration's")
 	require.Equal(t, "1", strings.TrimSpace(gitRun(t, dir, "rev-list", "--count", head+"..HEAD")))
 }
+
+// TestNextIterationCountsALastRunThatFinishedUnseen: iteration 1 failed
+// after its retries, its last attempt's worker frozen while its agent
+// finished (the result is in the worker's record of the stream, and the
+// session counted only what its last heartbeat said). Iteration 2's
+// result counts the rest of that run's cost, once, and a retry of
+// iteration 2 still finds the stream.
+func TestNextIterationCountsALastRunThatFinishedUnseen(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		counted contract.UncountedRun
+		extra   float64
+	}{
+		{"its last heartbeat said nothing of it", contract.UncountedRun{Iteration: 1}, 0.0125},
+		{"its last heartbeat said part of it", contract.UncountedRun{Iteration: 1, Attempt: 5, CostUSD: 0.005}, 0.0075},
+		{"its last heartbeat said all of it", contract.UncountedRun{Iteration: 1, Attempt: 5, CostUSD: 0.0125,
+			Usage: contract.Usage{InputTokens: 1 << 40, OutputTokens: 1 << 40, CacheCreationInputTokens: 1 << 40, CacheReadInputTokens: 1 << 40}}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := newRepo(t, map[string]string{"prd.json": prd, "progress.txt": ""})
+			env, _ := scenarioEnv(t, map[string]any{"auto": true})
+			ag := &activities.Agent{Env: env, Records: t.TempDir()}
+			first := iterationInput(dir, 1)
+			first.Git.AutoCommit = false
+			lost, err := ag.Iterate(context.Background(), first, 5, nil, nil)
+			require.NoError(t, err)
+			forgetResult(t, ag, 1) // its worker never recorded it
+
+			in := iterationInput(dir, 2)
+			in.Uncounted = []contract.UncountedRun{tt.counted}
+			res, err := ag.Iterate(context.Background(), in, 1, nil, nil)
+			require.NoError(t, err)
+			require.InDelta(t, lost.CostUSD+tt.extra, res.CostUSD, 1e-9, "iteration 2's own run and what iteration 1's last run cost beyond what was counted")
+			if tt.extra > 0 {
+				require.Contains(t, strings.Join(res.Warnings, "\n"), "iteration 1 failed after its retries")
+				require.Greater(t, res.Usage.Total(), lost.Usage.Total())
+			}
+			forgetResult(t, ag, 2)
+			again, err := ag.Iterate(context.Background(), in, 2, nil, nil)
+			require.NoError(t, err)
+			require.InDelta(t, res.CostUSD, again.CostUSD, 1e-9, "a retry of iteration 2 counts it too, once")
+		})
+	}
+}

@@ -102,6 +102,9 @@ type iteration struct {
 	earlier *contract.Progress
 	mode    contract.Mode
 	promise string
+	// recovered is what the last runs of in.Uncounted cost beyond what
+	// the session counted (recoverUncounted).
+	recovered contract.Progress
 	// saved is the commit of the work a dead attempt left, made before
 	// this attempt (commitInterrupted); "" when there was none.
 	saved string
@@ -134,7 +137,12 @@ func (a *Agent) iterate(ctx context.Context, in contract.IterationInput, attempt
 			return a.finishCommit(ctx, it.repo, in, res, commitPlan{lookFirst: true})
 		}
 	}
-	a.records().prune(in.Key(), in.Iteration)
+	keep := make([]int, len(in.Uncounted))
+	for i, u := range in.Uncounted {
+		keep[i] = u.Iteration
+	}
+	a.recoverUncounted(it)
+	a.records().prune(in.Key(), in.Iteration, keep...)
 	if removed := it.repo.ClearStaleLocks(); len(removed) > 0 {
 		it.warnings = append(it.warnings, "removed lock files a killed git left: "+strings.Join(removed, ", "))
 	}
@@ -472,6 +480,8 @@ func (it *iteration) result(run agentRun, resumed bool) contract.IterationResult
 		res.CostUSD += it.prev.CostUSD
 		res.Usage = res.Usage.Add(it.prev.Usage)
 	}
+	res.CostUSD += it.recovered.CostUSD
+	res.Usage = res.Usage.Add(it.recovered.Usage)
 	if e := it.earlier; e != nil {
 		// An attempt before the adopted one, counted from its last beat,
 		// and those before it.

@@ -106,7 +106,6 @@ func (a *Agent) CheckAgent(ctx context.Context, s contract.AgentSettings) (contr
 		Env:        c.cmd.Env,
 		Guarded:    c.cmd.Guarded,
 		ExtraFiles: c.cmd.Files,
-		Setup:      c.cmd.Setup,
 		Stdin:      strings.NewReader(""),
 		MaxLine:    4 << 10,
 		OnLine:     func(line []byte, _ bool) { lineOnce(&stdout, line) },

@@ -82,7 +82,6 @@ func (a *Agent) runAgent(ctx context.Context, in contract.IterationInput, backen
 		Env:        c.cmd.Env,
 		Guarded:    c.cmd.Guarded,
 		ExtraFiles: c.cmd.Files,
-		Setup:      c.cmd.Setup,
 		Stdin:      strings.NewReader(prompt),
 		MaxLine:    a.maxLine(),
 		OnLine:     st.line,

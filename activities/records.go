@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -185,10 +186,11 @@ func (r records) createStream(key string, n, attempt int) (*os.File, error) {
 	return f, nil
 }
 
-// prune removes the records of key's iterations before n: the
-// workflow runs its iterations in order, so none of theirs is read
-// again.
-func (r records) prune(key string, n int) {
+// prune removes the records of key's iterations before n, but those of
+// keep: the workflow runs its iterations in order, so none of theirs is
+// read again, but the last run of an iteration that failed after its
+// retries (keep), which the next iteration's result counts.
+func (r records) prune(key string, n int, keep ...int) {
 	if r.dir == "" {
 		return
 	}
@@ -202,7 +204,7 @@ func (r records) prune(key string, n int) {
 			continue
 		}
 		num, _, _ := strings.Cut(rest, ".")
-		if k, err := strconv.Atoi(num); err == nil && k < n {
+		if k, err := strconv.Atoi(num); err == nil && k < n && !slices.Contains(keep, k) {
 			_ = os.Remove(filepath.Join(r.keyDir(key), e.Name()))
 		}
 	}

@@ -24,6 +24,16 @@ func (u Usage) Add(o Usage) Usage {
 	}
 }
 
+// Less is u less o, no count below 0.
+func (u Usage) Less(o Usage) Usage {
+	return Usage{
+		InputTokens:              max(u.InputTokens-o.InputTokens, 0),
+		OutputTokens:             max(u.OutputTokens-o.OutputTokens, 0),
+		CacheCreationInputTokens: max(u.CacheCreationInputTokens-o.CacheCreationInputTokens, 0),
+		CacheReadInputTokens:     max(u.CacheReadInputTokens-o.CacheReadInputTokens, 0),
+	}
+}
+
 // NonNegative is u with every negative count made 0: an agent's stream
 // is the agent's to write, and a count below zero would lower a total.
 func (u Usage) NonNegative() Usage {

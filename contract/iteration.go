@@ -217,6 +217,10 @@ type IterationInput struct {
 	// Notices are what Ralph found after the last iteration (a branch put
 	// back), for this iteration's prompt.
 	Notices []string `json:"notices,omitempty"`
+	// Uncounted are earlier iterations whose last run may have finished
+	// unseen: the worker counts, in this iteration's result, what such a
+	// run's saved stream reports beyond what the session counted.
+	Uncounted []UncountedRun `json:"uncounted,omitempty"`
 	// Role is what the iteration's agent does: RoleExecutor (also when
 	// empty), RoleReviewer or RolePlanner. Agent is that role's agent.
 	Role string `json:"role,omitempty"`
@@ -244,6 +248,20 @@ func (in IterationInput) Key() string {
 		return in.ExecutionKey
 	}
 	return in.SessionID
+}
+
+// UncountedRun is an iteration that failed after its retries (its last
+// attempt's worker stopped, its heartbeat timed out): its last agent
+// run may have finished, its result written in the stream, with no
+// attempt left to record it. Counted is what the session counted of that
+// attempt's run from its last heartbeat (Attempt, CostUSD, Usage: the
+// heartbeat's own), nothing of it when the last heartbeat was another
+// attempt's.
+type UncountedRun struct {
+	Iteration int     `json:"iteration"`
+	Attempt   int     `json:"attempt,omitempty"`
+	CostUSD   float64 `json:"cost_usd,omitempty"`
+	Usage     Usage   `json:"usage,omitzero"`
 }
 
 // IterationResult is what one iteration did. Agent-level failures are

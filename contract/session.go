@@ -353,6 +353,10 @@ type CarryOver struct {
 	ExecutionKey string `json:"execution_key,omitempty"`
 	// Notices wait for the next iteration's prompt.
 	Notices []string `json:"notices,omitempty"`
+	// Uncounted are the iterations that failed after their retries whose
+	// last run may have finished unseen; the next iteration's result
+	// counts what they cost (IterationInput.Uncounted).
+	Uncounted []UncountedRun `json:"uncounted,omitempty"`
 	// TaskFileBroken counts iterations in a row that ended with an
 	// unreadable task file.
 	TaskFileBroken int `json:"task_file_broken,omitempty"`

@@ -73,8 +73,13 @@ func gitEnv(environ []string, l Layout) []string {
 		}
 		out = append(out, kv)
 	}
-	return append(out, "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "GIT_NO_REPLACE_OBJECTS=1", "GIT_GRAFT_FILE="+os.DevNull)
+	return append(out, "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "GIT_NO_REPLACE_OBJECTS=1", "GIT_GRAFT_FILE="+noGrafts)
 }
+
+// noGrafts is a grafts file that cannot exist (/dev/null is no
+// directory): git then reads no grafts, the agent's info/grafts neither,
+// and prints no hint about them.
+const noGrafts = "/dev/null/no-grafts"
 
 // safePath is path without the directories an agent could write.
 func safePath(path string, l Layout) string {

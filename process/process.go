@@ -57,9 +57,6 @@ type Spec struct {
 	// ExtraFiles are inherited by a Guarded process as its fds 3, 4, …;
 	// Run closes them once the process has its own copies.
 	ExtraFiles []*os.File
-	// Setup, when set, runs once the process has started, with its PID;
-	// an error ends the process group and is Run's.
-	Setup func(pid int) error
 }
 
 // Result is how a process ended.
@@ -120,13 +117,6 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	pgid := cmd.Process.Pid
 	window.first = pgid
-	if spec.Setup != nil {
-		if err := spec.Setup(pgid); err != nil {
-			EndGroup(pgid)
-			_ = cmd.Wait()
-			return Result{}, err
-		}
-	}
 	if spec.OnStart != nil {
 		spec.OnStart(pgid)
 	}

@@ -47,7 +47,7 @@ func BenchmarkStart(b *testing.B) {
 				// As an iteration runs it: through process.Run, which
 				// also ends what the run left behind.
 				res, err := process.Run(context.Background(), process.Spec{Path: c.Path, Args: c.Args, Env: c.Env, Guarded: c.Guarded,
-					ExtraFiles: c.Files, Setup: c.Setup})
+					ExtraFiles: c.Files})
 				c.Release()
 				require.NoError(b, err)
 				require.NoError(b, res.Err, res.Stderr)

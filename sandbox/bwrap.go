@@ -24,7 +24,10 @@ var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "
 // loopback to the egress proxy.
 type Bubblewrap struct {
 	Bwrap, Socat string
-	version      string
+	// Prlimit is util-linux's prlimit, which sets a run's limits inside
+	// its user namespace; "" where the machine has none.
+	Prlimit string
+	version string
 	// nestedUserns says this bwrap takes --disable-userns (0.8.0 and
 	// later): the run cannot make user namespaces of its own.
 	nestedUserns bool
@@ -60,6 +63,7 @@ func probe() (*Bubblewrap, error) {
 	}
 	b := &Bubblewrap{Bwrap: bw, nestedUserns: true}
 	b.Socat, _ = exec.LookPath("socat")
+	b.Prlimit, _ = exec.LookPath("prlimit")
 	out, err := exec.Command(bw, "--version").Output()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s --version: %v", ErrUnavailable, bw, err)
@@ -96,6 +100,9 @@ func (b *Bubblewrap) Enforcement() string {
 	if b.cgroups.usable() {
 		return "processes and memory: a control group per run; " + tmp
 	}
+	if b.Prlimit == "" {
+		return "processes and memory: NOT limited (no control group, and no prlimit: install util-linux); " + tmp
+	}
 	why := ""
 	if b.cgroupErr != nil {
 		why = " (" + b.cgroupErr.Error() + ")"
@@ -125,10 +132,9 @@ func (b *Bubblewrap) namespaces(network string) []string {
 // proxySocket is where the egress proxy's socket is bound inside.
 const proxySocket = "/run/ralph/egress.sock"
 
-// Wrap returns bwrap's command line running cmd as spec says. The
-// command it returns has files to inherit (the seccomp filter, and the
-// pipes through which the runner applies spec.Limits to the sandbox
-// before it runs anything: Setup) and a Release for after it ended.
+// Wrap returns bwrap's command line running cmd as spec says, within
+// spec.Limits. The command it returns has a file to inherit (the seccomp
+// filter, fd 3) and a Release for after it ended.
 func (b *Bubblewrap) Wrap(spec Spec, cmd Command) (Command, error) {
 	network := spec.Network
 	if network == "" {
@@ -160,15 +166,16 @@ func (b *Bubblewrap) Wrap(spec Spec, cmd Command) (Command, error) {
 	if err != nil {
 		return Command{}, err
 	}
-	args = append(args, "--add-seccomp-fd", "3", "--info-fd", "4", "--block-fd", "5", "--chdir", spec.Workspace, "--")
+	args = append(args, "--add-seccomp-fd", "3", "--chdir", spec.Workspace, "--")
+	contents := append([]string{cmd.Path}, cmd.Args...)
 	if Proxied(network) {
-		// sh is the sandbox's first process: it starts the bridge to
-		// the proxy, waits until it listens, and becomes the agent.
-		args = append(args, "/bin/sh", "-c", bridgeScript, "ralph-sandbox", b.Socat)
+		// sh starts the bridge to the proxy, waits until it listens,
+		// and becomes the agent.
+		contents = append([]string{"/bin/sh", "-c", bridgeScript, "ralph-sandbox", b.Socat}, contents...)
 	}
-	args = append(append(args, cmd.Path), cmd.Args...)
-	return Command{Path: b.Bwrap, Args: args, Env: env, Guarded: true,
-		Files: run.files(), Setup: run.setup, Release: run.release}, nil
+	line := run.outside(append(append([]string{b.Bwrap}, args...), run.inside(b.Prlimit, contents)...))
+	return Command{Path: line[0], Args: line[1:], Env: env, Guarded: true,
+		Files: []*os.File{run.filter}, Release: run.release}, nil
 }
 
 // bridgeScript runs socat ($1) to bridge the sandbox's 127.0.0.1:3128 to

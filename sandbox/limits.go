@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -219,16 +218,6 @@ func (c cgroups) make(l Limits) (group, error) {
 	return g, nil
 }
 
-// join moves the process pid into the group.
-func (g group) join(pid int) error {
-	for _, d := range g.dirs {
-		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
-			return fmt.Errorf("control group of the agent run: %w", err)
-		}
-	}
-	return nil
-}
-
 // remove removes the group once its processes are gone; the kernel may
 // hold an emptied group busy for a moment.
 func (g group) remove() {
@@ -242,87 +231,72 @@ func (g group) remove() {
 	}
 }
 
-// run is what applies one run's limits: the files bwrap inherits (the
-// filter, its info pipe's write end, its block pipe's read end), the
-// worker's ends of those pipes, and the run's control group.
+// run is what applies one run's limits: the seccomp filter bwrap reads
+// (fd 3), and the run's control group where the machine gives one.
 type run struct {
-	filter, infoW, blockR *os.File
-	infoR, blockW         *os.File
-	limits                Limits
-	group                 group
-	grouped               bool
+	filter  *os.File
+	limits  Limits
+	group   group
+	grouped bool
 }
 
-// newRun prepares the limits of one run, bounded by l: its pipes, and
-// its control group where the machine gives one.
+// newRun prepares the limits of one run, bounded by l.
 func (b *Bubblewrap) newRun(l Limits) (*run, error) {
 	r := &run{limits: l}
 	var err error
 	if r.filter, err = filterFile(); err != nil {
 		return nil, err
 	}
-	if r.infoR, r.infoW, err = os.Pipe(); err == nil {
-		r.blockR, r.blockW, err = os.Pipe()
-	}
-	if err == nil && b.cgroups.usable() {
-		r.group, err = b.cgroups.make(l)
-		r.grouped = err == nil
-	}
-	if err != nil {
-		r.release()
-		return nil, fmt.Errorf("sandbox: %w", err)
+	if b.cgroups.usable() {
+		if r.group, err = b.cgroups.make(l); err != nil {
+			r.release()
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		r.grouped = true
 	}
 	return r, nil
 }
 
-// files are what bwrap inherits as fds 3, 4 and 5.
-func (r *run) files() []*os.File { return []*os.File{r.filter, r.infoW, r.blockR} }
-
-// setup applies the limits once bwrap has started (pid): bwrap tells the
-// PID of the sandbox's first process on its info pipe, and waits on its
-// block pipe until the limits hold. The process limit is an
-// RLIMIT_NPROC of that process, counted in the sandbox's user namespace
-// alone; the memory limit a control group, or RLIMIT_DATA of each
-// process where there is none. A bwrap that ends before it tells is
-// left to say why by its exit.
-func (r *run) setup(int) error {
-	_ = r.infoR.SetReadDeadline(time.Now().Add(30 * time.Second))
-	var info struct {
-		ChildPID int `json:"child-pid"`
+// inside is the command line that starts the sandbox's contents within
+// the limits when the run has no control group: prlimit, as the
+// sandbox's first process, sets RLIMIT_NPROC (counted in the sandbox's
+// own user namespace, for the run alone: set outside, it would count
+// every process of the user) and RLIMIT_DATA, then runs cmd. A run in a
+// control group, or on a machine without prlimit, runs cmd as it is.
+func (r *run) inside(prlimit string, cmd []string) []string {
+	if r.grouped || prlimit == "" {
+		return cmd
 	}
-	if err := json.NewDecoder(r.infoR).Decode(&info); err != nil || info.ChildPID <= 0 {
-		return nil
-	}
-	pid := info.ChildPID
-	nproc := uint64(r.limits.Processes)
-	if err := unix.Prlimit(pid, unix.RLIMIT_NPROC, &unix.Rlimit{Cur: nproc, Max: nproc}, nil); err != nil {
-		return fmt.Errorf("sandbox: limit the processes of the agent run: %w", err)
-	}
-	if r.grouped {
-		if err := r.group.join(pid); err != nil {
-			return err
-		}
-	} else {
-		mem := uint64(r.limits.Memory)
-		if err := unix.Prlimit(pid, unix.RLIMIT_DATA, &unix.Rlimit{Cur: mem, Max: mem}, nil); err != nil {
-			return fmt.Errorf("sandbox: limit the memory of the agent run: %w", err)
-		}
-	}
-	_, err := r.blockW.Write([]byte{1})
-	r.blockW.Close()
-	if err != nil && !errors.Is(err, unix.EPIPE) {
-		return fmt.Errorf("sandbox: start the agent run: %w", err)
-	}
-	return nil
+	return append([]string{prlimit,
+		fmt.Sprintf("--nproc=%d:%d", r.limits.Processes, r.limits.Processes),
+		fmt.Sprintf("--data=%d:%d", r.limits.Memory, r.limits.Memory), "--"}, cmd...)
 }
+
+// outside is the command line that starts bwrap (cmd) in the run's
+// control group: a shell that moves itself into the group, then becomes
+// bwrap, so that nothing of the run starts outside it. Without a group,
+// cmd.
+func (r *run) outside(cmd []string) []string {
+	if !r.grouped {
+		return cmd
+	}
+	args := []string{"/bin/sh", "-c", joinScript, "ralph-sandbox"}
+	for _, d := range r.group.dirs {
+		args = append(args, filepath.Join(d, "cgroup.procs"))
+	}
+	return append(append(args, "--"), cmd...)
+}
+
+// joinScript writes its own PID into each file before "--", then runs
+// what follows.
+const joinScript = `while [ "$1" != -- ]; do echo $$ > "$1" || { echo "ralph-sandbox: cannot join the control group $1" >&2; exit 125; }; shift; done
+shift; exec "$@"`
 
 // release closes what is left of the run's files and removes its
 // control group; it runs once the run has ended.
 func (r *run) release() {
-	for _, f := range []*os.File{r.filter, r.infoW, r.blockR, r.infoR, r.blockW} {
-		if f != nil {
-			f.Close()
-		}
+	if r.filter != nil {
+		r.filter.Close()
 	}
 	if r.grouped {
 		// The kernel holds an emptied group busy for a moment: the run's

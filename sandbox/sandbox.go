@@ -100,32 +100,20 @@ type Command struct {
 	// Files are inherited by the command as its fds 3, 4, …; the runner
 	// closes its copies once the command has started.
 	Files []*os.File
-	// Setup, when set, is run by the runner once the command has
-	// started, with its PID, before the command runs what it contains;
-	// an error ends the command. Release, when set, is run once it has
-	// ended.
-	Setup   func(pid int) error
+	// Release, when set, is run once the command has ended.
 	Release func()
 }
 
 // Start starts cmd, made of c's Path, Args and Env, as c must be
-// started: with c's Files, which it then closes, and c's Setup, which
-// kills cmd when it fails. The caller waits for cmd, then runs Release.
+// started: with c's Files, which it then closes. The caller waits for
+// cmd, then runs Release.
 func (c Command) Start(cmd *exec.Cmd) error {
 	cmd.ExtraFiles = c.Files
 	err := cmd.Start()
 	for _, f := range c.Files {
 		f.Close()
 	}
-	if err != nil || c.Setup == nil {
-		return err
-	}
-	if err := c.Setup(cmd.Process.Pid); err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return err
-	}
-	return nil
+	return err
 }
 
 // Box runs commands contained.

@@ -93,3 +93,28 @@ func TestIterationThatFailsAfterRetriesCountsItsLastBeat(t *testing.T) {
 	require.InDelta(t, 0.75, res.Totals.CostUSD, 1e-9, "the last attempt's and those it carried")
 	require.Equal(t, int64(50), res.Totals.Usage.Total())
 }
+
+// TestNextIterationGetsTheUncountedRun: an iteration that failed after
+// its retries is handed to the next iteration's input (Uncounted), with
+// what the session counted of its last attempt, so that the next
+// iteration's worker counts what that attempt's run cost beyond it; once
+// an iteration returned a result, it is handed on no more.
+func TestNextIterationGetsTheUncountedRun(t *testing.T) {
+	env := newEnv(t)
+	in := baseInput()
+	in.Limits.MaxIterations, in.Limits.MaxConsecutiveFailures = 3, 5
+	beat := contract.Progress{Attempt: 5, Iteration: 1, CostUSD: 0.25, Usage: contract.Usage{InputTokens: 40}, EarlierCostUSD: 0.5}
+	var inputs []contract.IterationInput
+	env.OnActivity(a.RunIteration, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.IterationInput) (contract.IterationResult, error) {
+		inputs = append(inputs, in)
+		if in.Iteration == 1 { // every attempt of it
+			return contract.IterationResult{}, temporal.NewHeartbeatTimeoutError(beat)
+		}
+		return progressed(in.Iteration, 1), nil
+	})
+	runSession(t, env, in)
+	require.Len(t, inputs, 5+2, "iteration 1's five attempts, then two")
+	require.Empty(t, inputs[4].Uncounted)
+	require.Equal(t, []contract.UncountedRun{{Iteration: 1, Attempt: 5, CostUSD: 0.25, Usage: contract.Usage{InputTokens: 40}}}, inputs[5].Uncounted)
+	require.Empty(t, inputs[6].Uncounted, "counted by iteration 2's result")
+}

@@ -73,6 +73,8 @@ func (s *session) runIteration(ctx workflow.Context, role string, plan *contract
 	if err == nil {
 		s.st.Guidance = s.st.Guidance[consumed:]
 		s.st.Notices = res.Notices
+		// The result counted what the iterations waiting for it cost.
+		s.st.Uncounted = nil
 	}
 	return res, false, err
 }
@@ -91,6 +93,7 @@ func (s *session) iterationInput(role string, plan *contract.PlanRequest) contra
 		Guidance:      s.st.Guidance,
 		Branch:        s.st.Prepared.Branch,
 		Notices:       s.st.Notices,
+		Uncounted:     s.st.Uncounted,
 	}
 	if role != contract.RoleExecutor {
 		in.Role, in.Plan = role, plan

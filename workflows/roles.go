@@ -195,7 +195,17 @@ func (s *session) iterationFailed(ctx workflow.Context, role string, res *contra
 			Outcome:   contract.OutcomeAgentError,
 			Reason:    "iteration failed after retries: " + rootMessage(err),
 		}
-		s.lastBeatCost(ctx, err, res)
+		p := s.lastBeatCost(ctx, err, res)
+		if workflow.GetVersion(ctx, "recover-uncounted", workflow.DefaultVersion, 1) == 1 && len(s.st.Uncounted) < uncountedLimit {
+			// Its last run may have finished while its worker stood still:
+			// the next iteration counts what its saved stream says it cost
+			// beyond this (p: the last heartbeat's own).
+			u := contract.UncountedRun{Iteration: s.st.Iteration}
+			if p != nil {
+				u.Attempt, u.CostUSD, u.Usage = p.Attempt, p.CostUSD, p.Usage
+			}
+			s.st.Uncounted = append(s.st.Uncounted, u)
+		}
 	}
 	if timedOut {
 		return endWith(contract.ReasonMaxRuntime, fmt.Sprintf("max runtime %s reached during iteration %d", s.st.Limits.MaxRuntime, s.st.Iteration))
@@ -206,21 +216,26 @@ func (s *session) iterationFailed(ctx workflow.Context, role string, res *contra
 // lastBeatCost counts in res what the last attempt of an iteration that
 // failed after retries reported in its last heartbeat, when its heartbeat
 // timed out (from GetVersion failed-cost 1 on; before, nothing was
-// counted).
-func (s *session) lastBeatCost(ctx workflow.Context, err error, res *contract.IterationResult) {
+// counted), and returns that heartbeat (nil when it counted nothing).
+func (s *session) lastBeatCost(ctx workflow.Context, err error, res *contract.IterationResult) *contract.Progress {
 	var te *temporal.TimeoutError
 	if !errors.As(err, &te) || !te.HasLastHeartbeatDetails() {
-		return
+		return nil
 	}
 	var p contract.Progress
 	if te.LastHeartbeatDetails(&p) != nil || p.CostUSD+p.EarlierCostUSD == 0 && p.Usage.Add(p.EarlierUsage).Total() == 0 {
-		return
+		return nil
 	}
 	if workflow.GetVersion(ctx, "failed-cost", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return
+		return nil
 	}
 	res.CostUSD, res.Usage = p.CostUSD+p.EarlierCostUSD, p.Usage.Add(p.EarlierUsage)
+	return &p
 }
+
+// uncountedLimit bounds the iterations waiting to have their last run
+// counted: more in a row than this failed for good.
+const uncountedLimit = 8
 
 // recordPlan folds a planner's result into the session.
 func (s *session) recordPlan(res contract.IterationResult, sum *contract.IterationSummary) decision {
