@@ -229,6 +229,18 @@ func TestReplaceRefsDoNotFoolTheWorker(t *testing.T) {
 	require.Equal(t, "x\n", sh(t, r.Dir, "git", "show", "HEAD:other.txt"), "plain git is fooled")
 	_, err := r.FileAt(ctx, head, "other.txt")
 	require.Error(t, err, "the worker reads the real commit")
+
+	// A grafts file that hides a commit's parent: the worker still walks
+	// to it.
+	sh(t, r.Dir, "git", "replace", "-d", head)
+	write(t, r.Dir, "b.txt", "b\n")
+	sh(t, r.Dir, "git", "add", "b.txt")
+	sh(t, r.Dir, "git", "commit", "-qm", "b")
+	top := strings.TrimSpace(sh(t, r.Dir, "git", "rev-parse", "HEAD"))
+	write(t, r.Dir, ".git/info/grafts", top+"\n")
+	n, err := r.CountCommits(ctx, "")
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "the grafts are not the worker's")
 }
 
 // TestRemoveWorktreeRunsNothingOfIt: removing a work tree whose nested
