@@ -628,4 +628,13 @@ func TestRetriesOfAFailingIterationKeepOneInterruptedCommit(t *testing.T) {
 	for attempt := 2; attempt <= 4; attempt++ {
 		require.Contains(t, files, fmt.Sprintf("left-%d.txt", attempt))
 	}
+
+	// An attempt that had gone on to the next story leaves a commit of
+	// its own: each story keeps its commit.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "left-5.txt"), []byte("x\n"), 0o644))
+	prev := &contract.Progress{Attempt: 4, Iteration: 1, StartHead: start, StoryID: "US-002", StoryTitle: "Add a widget"}
+	_, err := ag.Iterate(context.Background(), in, 5, prev, nil)
+	require.NoError(t, err)
+	log = strings.Split(strings.TrimSpace(gitRun(t, dir, "log", "--format=%s", head+"..HEAD")), "\n")
+	require.Equal(t, []string{"ralph: iteration 1 (interrupted): US-002 Add a widget", "ralph: iteration 1 (interrupted): US-001 List widgets"}, log)
 }

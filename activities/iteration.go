@@ -349,9 +349,10 @@ func (a *Agent) commitInterrupted(ctx context.Context, it *iteration) error {
 		"This is the work that attempt left, committed before the iteration runs again.", max(prev.Attempt, 1), in.Iteration)
 	trailers := []string{git.TrailerSession + ": " + in.Key(), fmt.Sprintf("%s: %d", git.TrailerInterrupted, in.Iteration), git.TrailerRole + ": " + in.RoleOf()}
 	commit := it.repo.Commit
-	// An iteration that fails again and again keeps one such commit:
-	// what a later attempt left joins the one an earlier attempt made.
-	if again, err := it.repo.HeadHas(ctx, trailers[:2]...); err != nil {
+	// An iteration that fails again and again on one story keeps one
+	// such commit: what a later attempt left joins the one an earlier
+	// attempt made of the same story (another story gets its own).
+	if again, err := it.repo.HeadHas(ctx, subject, trailers[0], trailers[1]); err != nil {
 		return fmt.Errorf("look for the interrupted work of iteration %d: %w", in.Iteration, err)
 	} else if again {
 		commit = it.repo.Amend
