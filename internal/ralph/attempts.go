@@ -15,6 +15,7 @@ import (
 
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/attempts"
+	"github.com/durable-ralph/ralph/process"
 )
 
 // AttemptsDir is where the workers of host record their running
@@ -52,13 +53,20 @@ func attemptsIn(dir string) *attempts.Dir {
 // this host left when it died: their retries are scheduled now instead of
 // after the heartbeat timeout, and resume the agent's session as any
 // retry does (the last heartbeat's details stay with the activity). An
-// agent still running from such an attempt is killed first. What the
-// server no longer knows (the attempt timed out meanwhile) is dropped.
+// agent still running from such an attempt is killed first, and so is
+// every process of a run whose worker is gone (process.EndOrphans). What
+// the server no longer knows (the attempt timed out meanwhile) is
+// dropped.
 func (w *Worker) failOrphans(ctx context.Context) {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	// What a dead worker's agent runs left running (a sandbox it was
+	// killed starting, whose bubblewrap outlived it) ends first.
+	if n := process.EndOrphans(); n > 0 {
+		log.Info("ended the processes of agent runs whose worker is gone", "processes", n)
+	}
 	if w.attempts == nil {
 		return
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	orphans, err := w.attempts.Orphans()
 	if err != nil {
 		log.Warn("attempts of an earlier worker not read", "error", err)
