@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/api/workflowservice/v1"
@@ -17,6 +21,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
@@ -198,4 +203,37 @@ func replayPreflight(t *testing.T, c client.Client, id, label string) {
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(preflightHistories, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(preflightHistories, t.Name()+"-"+label+".json"), data, 0o644))
+}
+
+// TestPreflightWaitsForAStoppedWorker: the host's worker is stopped
+// (SIGSTOP, as a suspended laptop is) when a session starts, for longer
+// than the preflight waits for it (15 s to take the check, 10 s to run
+// --version, 10 s of slack): the starter waits as long again, says so,
+// and the session starts once the worker goes on.
+func TestPreflightWaitsForAStoppedWorker(t *testing.T) {
+	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
+	se := newStarterEnv(t, scenario(t, map[string]any{"auto": true}))
+	w := startDevWorker(t, se)
+	// Stopped once it has polled its host's queue: the starter checks
+	// only a host whose worker polled lately.
+	c := se.dial(t)
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		seen, err := ralph.HasWorker(t.Context(), c, contract.HostTaskQueue("ralph", host), enumspb.TASK_QUEUE_TYPE_ACTIVITY, false)
+		return err == nil && seen
+	}, time.Minute, 200*time.Millisecond)
+	require.NoError(t, w.cmd.Process.Signal(syscall.SIGSTOP))
+	cont := time.AfterFunc(45*time.Second, func() { _ = w.cmd.Process.Signal(syscall.SIGCONT) })
+	defer func() {
+		cont.Stop()
+		_ = w.cmd.Process.Signal(syscall.SIGCONT)
+	}()
+	// Not --dev: the starter is never the worker, as on a cluster.
+	env := append(slices.Clone(se.env), "TEMPORAL_ADDRESS=127.0.0.1:"+strconv.Itoa(se.port))
+	code, out := runStarter(t, env, "run", r.Dir)
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "has not answered the check in time (busy, or stopped a moment): waiting as long again")
+	require.Contains(t, out, "Started session")
+	require.NotContains(t, out, "no worker is running")
 }

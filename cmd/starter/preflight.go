@@ -56,6 +56,27 @@ func (cctx *commandContext) preflight(conn *connection, host string, agents []co
 		return nil
 	}
 	in := contract.AgentPreflightInput{Host: host, Agents: agents, Pickup: contract.DefaultPreflightPickup, Workspace: workspace}
+	err := cctx.checkOnHost(conn, in)
+	var timeout *temporal.TimeoutError
+	if errors.As(err, &timeout) && cctx.Err() == nil {
+		// A worker that polled lately may be busy, or stopped for a
+		// moment (a suspended laptop, SIGSTOP): it gets as long again.
+		fmt.Fprintf(cctx.stderr, "The worker of host %s has not answered the check in time (busy, or stopped a moment): waiting as long again\n", host)
+		err = cctx.checkOnHost(conn, in)
+	}
+	if err == nil {
+		return nil
+	}
+	if cctx.Err() != nil {
+		return cctx.Err()
+	}
+	return cctx.preflightFailed(conn, host, err)
+}
+
+// checkOnHost runs the AgentPreflight workflow of in once and returns
+// its error; one it could not start is a warning, nil.
+func (cctx *commandContext) checkOnHost(conn *connection, in contract.AgentPreflightInput) error {
+	host, agents := in.Host, in.Agents
 	bound := in.Pickup + time.Duration(len(agents))*contract.PreflightVersionTimeout + preflightSlack
 	ctx, cancel := context.WithTimeout(cctx, bound+5*time.Second)
 	defer cancel()
@@ -71,14 +92,7 @@ func (cctx *commandContext) preflight(conn *connection, host string, agents []co
 		return nil
 	}
 	var res contract.AgentPreflightResult
-	err = run.Get(ctx, &res)
-	if err == nil {
-		return nil
-	}
-	if cctx.Err() != nil {
-		return cctx.Err()
-	}
-	return cctx.preflightFailed(conn, host, err)
+	return run.Get(ctx, &res)
 }
 
 // preflightFailed is what a failed preflight of host's agents means: the

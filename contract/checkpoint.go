@@ -1,0 +1,112 @@
+package contract
+
+import "time"
+
+// What happens when nobody answers a checkpoint in time.
+const (
+	// OnTimeoutContinue carries on without the human: an agent's question
+	// is answered "no answer, use your judgement", a gate counts as
+	// approved.
+	OnTimeoutContinue = "continue"
+	// OnTimeoutStop ends the session as checkpoint_timeout.
+	OnTimeoutStop = "stop"
+)
+
+// CheckpointSettings configures human checkpoints.
+type CheckpointSettings struct {
+	// Every asks a human to review after every Every iterations; 0 is off.
+	Every int `json:"every,omitempty"`
+	// BeforeComplete makes a human confirm before the session ends complete.
+	BeforeComplete bool `json:"before_complete,omitempty"`
+	// Timeout bounds the wait for an answer; 0 waits as long as it takes.
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// OnTimeout is OnTimeoutContinue (the default) or OnTimeoutStop.
+	OnTimeout string `json:"on_timeout,omitempty"`
+}
+
+// Checkpoint kinds: who asked.
+const (
+	KindAgent      = "agent"      // the agent asked a question
+	KindReview     = "review"     // the every-N-iterations gate
+	KindCompletion = "completion" // the before-complete gate
+	KindPlan       = "plan"       // the plan of starter plan, before work starts
+)
+
+// Checkpoint is a question to a human that the session waits on.
+type Checkpoint struct {
+	// ID names the checkpoint in answers, so a late answer cannot answer
+	// the next question.
+	ID        string `json:"id"`
+	Iteration int    `json:"iteration"`
+	Kind      string `json:"kind"`
+	// Type is human-verify, decision or human-action.
+	Type     string    `json:"type"`
+	Question string    `json:"question"`
+	Options  []string  `json:"options,omitempty"`
+	Context  string    `json:"context,omitempty"`
+	AskedAt  time.Time `json:"asked_at"`
+	// Deadline is when the checkpoint times out; zero means never.
+	Deadline time.Time `json:"deadline,omitempty"`
+}
+
+// Answer is the payload of the checkpoint signal and the respond update.
+// Exactly one of Approve, Reject or a non-empty Answer is expected;
+// Reason goes with Reject (and may go with Approve).
+type Answer struct {
+	ID      string `json:"id"`
+	Approve bool   `json:"approve,omitempty"`
+	Reject  bool   `json:"reject,omitempty"`
+	Answer  string `json:"answer,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	// By and Via say who answered and through what ("starter respond"),
+	// for the people who follow the session; empty for an answer that
+	// does not say (a signal sent by hand from the Temporal UI).
+	By  string `json:"by,omitempty"`
+	Via string `json:"via,omitempty"`
+}
+
+// Said is how a person reads what a answered: "approved", "rejected: …",
+// "answered: …".
+func (a Answer) Said() string {
+	switch {
+	case a.Approve:
+		if a.Reason != "" {
+			return "approved: " + a.Reason
+		}
+		return "approved"
+	case a.Reject:
+		if a.Reason != "" {
+			return "rejected: " + a.Reason
+		}
+		return "rejected"
+	}
+	return "answered: " + a.Answer
+}
+
+// Who is who answered and through what, as far as a says: "by alice
+// through starter respond", or "through a signal" when it says nothing.
+func (a Answer) Who() string {
+	via := a.Via
+	if via == "" {
+		via = "a " + SignalCheckpoint + " signal"
+	}
+	if a.By == "" {
+		return "through " + via
+	}
+	return "by " + a.By + " through " + via
+}
+
+// AnsweredCheckpoint is a checkpoint with what became of it.
+type AnsweredCheckpoint struct {
+	Checkpoint Checkpoint `json:"checkpoint"`
+	Answer     Answer     `json:"answer"`
+	TimedOut   bool       `json:"timed_out,omitempty"`
+	AnsweredAt time.Time  `json:"answered_at"`
+}
+
+// RespondResult is what the respond update returns.
+type RespondResult struct {
+	ID        string `json:"id"`
+	Iteration int    `json:"iteration"`
+	Message   string `json:"message"`
+}
