@@ -81,14 +81,7 @@ func TestHostileRepositoryRunsNothing(t *testing.T) {
 			write(t, r.Dir, ".gitattributes", "* filter=x\n")
 		}, true},
 		{"nested repository with a filter", func(t *testing.T, r *git.Repo, program string) {
-			sub := filepath.Join(r.Dir, "sub")
-			require.NoError(t, os.MkdirAll(sub, 0o755))
-			sh(t, sub, "git", "init", "-q")
-			write(t, sub, "s.txt", "s\n")
-			write(t, sub, ".gitattributes", "*.txt filter=x\n")
-			sh(t, sub, "git", "add", ".")
-			sh(t, sub, "git", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "s")
-			sh(t, sub, "git", "config", "filter.x.clean", program)
+			sub := nestedWithFilter(t, r.Dir, program)
 			sh(t, sub, "git", "config", "core.fsmonitor", program)
 			sh(t, r.Dir, "git", "add", "sub")
 			write(t, sub, "s.txt", "changed\n")
@@ -252,14 +245,7 @@ func TestRemoveWorktreeRunsNothingOfIt(t *testing.T) {
 	main := newRepo(t)
 	wtDir := filepath.Join(t.TempDir(), "wt")
 	sh(t, main.Dir, "git", "worktree", "add", "-q", "-b", "wt", wtDir)
-	sub := filepath.Join(wtDir, "sub")
-	require.NoError(t, os.MkdirAll(sub, 0o755))
-	sh(t, sub, "git", "init", "-q")
-	write(t, sub, "s.txt", "s\n")
-	write(t, sub, ".gitattributes", "*.txt filter=x\n")
-	sh(t, sub, "git", "add", ".")
-	sh(t, sub, "git", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "s")
-	sh(t, sub, "git", "config", "filter.x.clean", program)
+	sub := nestedWithFilter(t, wtDir, program)
 	sh(t, wtDir, "git", "add", "sub")
 	sh(t, wtDir, "git", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "sub")
 	write(t, sub, "s.txt", "changed\n")
@@ -268,4 +254,19 @@ func TestRemoveWorktreeRunsNothingOfIt(t *testing.T) {
 	require.True(t, os.IsNotExist(err), "the agent's program ran: %s", readIf(ran))
 	_, err = os.Stat(wtDir)
 	require.True(t, os.IsNotExist(err), "the work tree is gone")
+}
+
+// nestedWithFilter makes dir/sub a repository of one commit whose .txt
+// files go through the clean filter program, and returns its path.
+func nestedWithFilter(t *testing.T, dir, program string) string {
+	t.Helper()
+	sub := filepath.Join(dir, "sub")
+	require.NoError(t, os.MkdirAll(sub, 0o755))
+	sh(t, sub, "git", "init", "-q")
+	write(t, sub, "s.txt", "s\n")
+	write(t, sub, ".gitattributes", "*.txt filter=x\n")
+	sh(t, sub, "git", "add", ".")
+	sh(t, sub, "git", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "s")
+	sh(t, sub, "git", "config", "filter.x.clean", program)
+	return sub
 }
