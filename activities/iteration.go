@@ -278,8 +278,13 @@ func (a *Agent) start(ctx context.Context, it *iteration) error {
 	if it.interrupted {
 		it.progress.StartHead = prev.StartHead
 		it.carryEarlier()
-	} else if it.progress.StartHead, err = repo.Head(ctx); err != nil {
-		return err
+	} else {
+		if err := a.commitFailedWork(ctx, it); err != nil {
+			return err
+		}
+		if it.progress.StartHead, err = repo.Head(ctx); err != nil {
+			return err
+		}
 	}
 	if it.mode, it.promise, err = resolveTask(in.Workspace, in.Task); in.RoleOf() == contract.RolePlanner {
 		// The planner writes the task file: there may be none yet.
@@ -318,53 +323,6 @@ func (a *Agent) start(ctx context.Context, it *iteration) error {
 		}
 		it.in.Guidance = append([]string{note}, in.Guidance...)
 	}
-	return nil
-}
-
-// commitInterrupted commits what a dead attempt of an executor's
-// iteration left uncommitted as a commit of its own, named for the story
-// that attempt worked on and marked interrupted (TrailerInterrupted).
-// The retry, which may go on to finish another story, then gets a commit
-// of its own: each story keeps its commit. The iteration starts again
-// from that commit. Without auto-commit the work stays as it is.
-func (a *Agent) commitInterrupted(ctx context.Context, it *iteration) error {
-	in, prev := it.in, it.prev
-	if !in.Git.AutoCommit || in.RoleOf() != contract.RoleExecutor {
-		return nil
-	}
-	pending, err := it.repo.Status(ctx)
-	if err != nil {
-		return fmt.Errorf("git status: %w", err)
-	}
-	if len(pending) == 0 || len(git.Protected(in.Git.Protected(), pending)) > 0 {
-		// Work on a protected path is never committed: it stays for the
-		// iteration's end, which sets it aside (guardProtected).
-		return nil
-	}
-	subject := fmt.Sprintf("ralph: iteration %d (interrupted)", in.Iteration)
-	if story := strings.TrimSpace(prev.StoryID + " " + prev.StoryTitle); story != "" {
-		subject += ": " + story
-	}
-	body := fmt.Sprintf("The worker running attempt %d of iteration %d stopped before the iteration ended. "+
-		"This is the work that attempt left, committed before the iteration runs again.", max(prev.Attempt, 1), in.Iteration)
-	trailers := []string{git.TrailerSession + ": " + in.Key(), fmt.Sprintf("%s: %d", git.TrailerInterrupted, in.Iteration), git.TrailerRole + ": " + in.RoleOf()}
-	commit := it.repo.Commit
-	// An iteration that fails again and again on one story keeps one
-	// such commit: what a later attempt left joins the one an earlier
-	// attempt made of the same story (another story gets its own).
-	if again, err := it.repo.HeadHas(ctx, subject, trailers[0], trailers[1]); err != nil {
-		return fmt.Errorf("look for the interrupted work of iteration %d: %w", in.Iteration, err)
-	} else if again {
-		commit = it.repo.Amend
-		body = fmt.Sprintf("The workers running attempts of iteration %d stopped before the iteration ended, the last of them attempt %d. "+
-			"This is the work they left, committed before the iteration runs again.", in.Iteration, max(prev.Attempt, 1))
-	}
-	saved, err := commit(ctx, subject, body, trailers...)
-	if err != nil {
-		return fmt.Errorf("commit the interrupted work of iteration %d: %w", in.Iteration, err)
-	}
-	it.saved = saved
-	it.progress.StartHead = saved
 	return nil
 }
 
