@@ -14,8 +14,11 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Grace periods of the end of a process.
@@ -23,11 +26,14 @@ const (
 	// KillGrace is how long a process group has between SIGTERM and
 	// SIGKILL.
 	KillGrace = 3 * time.Second
-	// drainGrace is how long the output of a finished process is read
-	// after its process group was ended. Only a process that left the
-	// group (setsid) can still hold the pipe then; reading stops
-	// without it.
+	// drainGrace is how long the output of a finished process may stay
+	// empty and unread once its process group was ended, before reading
+	// stops: only a process that escaped the run (left its group and
+	// dropped its mark) can still hold the pipe then. Output that is in
+	// the pipe is read however long a loaded machine takes to get to
+	// it, for at most drainLimit in all.
 	drainGrace = time.Second
+	drainLimit = 30 * time.Second
 )
 
 // Spec is a process to run.
@@ -122,21 +128,22 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 
 	stderr := &Tail{Max: spec.StderrTail}
+	stderrR, stdoutR := &countingReader{f: p.stderrR}, &countingReader{f: p.stdoutR}
 	stderrDone := make(chan error, 1)
 	go func() {
-		_, _ = io.Copy(stderr, p.stderrR)
+		_, _ = io.Copy(stderr, stderrR)
 		stderrDone <- nil
 	}()
 	readDone := make(chan error, 1)
-	go func() { readDone <- readLines(p.stdoutR, spec.MaxLine, spec.OnLine) }()
+	go func() { readDone <- readLines(stdoutR, spec.MaxLine, spec.OnLine) }()
 
 	waitErr := cmd.Wait()
 	// The process is gone; so must be everything it left in its group,
 	// and what it started in sessions of their own.
 	EndGroup(pgid)
 	endMarked(mark, window)
-	readErr := drain(readDone, p.stdoutR)
-	_ = drain(stderrDone, p.stderrR)
+	readErr := drain(readDone, stdoutR)
+	_ = drain(stderrDone, stderrR)
 	if readErr != nil && waitErr == nil {
 		waitErr = readErr
 	}
@@ -174,17 +181,60 @@ func (p *pipes) close() {
 	p.stderrR.Close()
 }
 
-// drain waits for a reader of a finished process's output to reach the
-// end, for at most drainGrace; then it closes the pipe, which ends the
-// reader.
-func drain(done <-chan error, r *os.File) error {
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(drainGrace):
-		r.Close()
-		return <-done
+// drain waits for the reader of a finished process's output to reach
+// the end. Every writer the run knew of is gone by then, so the end
+// comes once the reader has read what is left in the pipe, which on a
+// loaded machine can take seconds. Only a writer that escaped the run
+// can keep the pipe open: the pipe is closed, which ends the reader,
+// once it has stayed empty with nothing read for drainGrace, or after
+// drainLimit in all.
+func drain(done <-chan error, r *countingReader) error {
+	limit := time.After(drainLimit)
+	tick := time.NewTicker(drainGrace)
+	defer tick.Stop()
+	seen := r.read.Load()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-limit:
+			r.f.Close()
+			return <-done
+		case <-tick.C:
+			n := r.read.Load()
+			if n == seen && r.pending() == 0 {
+				r.f.Close()
+				return <-done
+			}
+			seen = n
+		}
 	}
+}
+
+// countingReader reads a pipe and counts what it read.
+type countingReader struct {
+	f    *os.File
+	read atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.f.Read(p)
+	c.read.Add(int64(n))
+	return n, err
+}
+
+// pending is how many bytes wait in the pipe (0 when that cannot be
+// told). It leaves the file non-blocking, as File.Fd would not.
+func (c *countingReader) pending() int {
+	raw, err := c.f.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	_ = raw.Control(func(fd uintptr) {
+		n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) // FIONREAD
+	})
+	return n
 }
 
 // groupGuard runs the process ("$@") as the child of a shell that leads

@@ -127,3 +127,30 @@ func TestRunBadDir(t *testing.T) {
 	_, err := Run(context.Background(), Spec{Path: "/bin/true", Dir: "/nonexistent/dir", OnLine: func([]byte, bool) {}})
 	require.Error(t, err)
 }
+
+// TestRunReadsWhatIsLeftInThePipe: output the process left in the pipe
+// when it exited is read in full however long the reader takes to get
+// to it (a loaded machine), longer than drainGrace.
+func TestRunReadsWhatIsLeftInThePipe(t *testing.T) {
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "go")
+	// The rest is written only once the reader has taken the first
+	// line, so it waits in the pipe, not in the reader's buffer.
+	script := `echo first; while [ ! -e ` + gate + ` ]; do sleep 0.01; done; seq 1 5000`
+	var lines []string
+	res, err := Run(context.Background(), Spec{
+		Path: "/bin/sh", Args: []string{"-c", script}, Dir: dir, Env: os.Environ(),
+		MaxLine: 1 << 10, StderrTail: 16,
+		OnLine: func(line []byte, tooLong bool) {
+			if len(lines) == 0 {
+				require.NoError(t, os.WriteFile(gate, nil, 0o644))
+				time.Sleep(drainGrace + time.Second)
+			}
+			lines = append(lines, string(line))
+		},
+	})
+	require.NoError(t, err)
+	require.NoError(t, res.Err)
+	require.Len(t, lines, 5001)
+	require.Equal(t, "5000", lines[len(lines)-1])
+}
