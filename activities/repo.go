@@ -34,6 +34,21 @@ func (a *Agent) openRepo(ctx context.Context, dir string) (*git.Repo, error) {
 	return repo, nil
 }
 
+// lockClone opens the clone dir (openRepo) and takes its lock
+// (git.Repo.Lock), held while Ralph changes what all its work trees
+// share; the caller defers unlock. Errors are openRepo's and Lock's as
+// they are: both name what failed.
+func (a *Agent) lockClone(ctx context.Context, dir string) (repo *git.Repo, unlock func(), err error) {
+	repo, err = a.openRepo(ctx, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if unlock, err = repo.Lock(ctx); err != nil {
+		return nil, nil, err
+	}
+	return repo, unlock, nil
+}
+
 // trustRepo pins the layout of repo, the repository of the workspace
 // dir, as a session starts there.
 func (a *Agent) trustRepo(dir string, repo *git.Repo) error {

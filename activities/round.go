@@ -20,11 +20,7 @@ import (
 // merge. Running it again finds what the first run did.
 func (a *Agent) PrepareRound(ctx context.Context, in contract.RoundInput) (contract.RoundPrepared, error) {
 	defer HeartbeatWhile(ctx, gitHeartbeatInterval)()
-	clone, err := a.openRepo(ctx, in.Clone)
-	if err != nil {
-		return contract.RoundPrepared{}, err
-	}
-	unlock, err := clone.Lock(ctx)
+	clone, unlock, err := a.lockClone(ctx, in.Clone)
 	if err != nil {
 		return contract.RoundPrepared{}, err
 	}

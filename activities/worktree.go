@@ -24,11 +24,7 @@ import (
 // Running it again finds what the first run made.
 func (a *Agent) PrepareIssueWorktree(ctx context.Context, in contract.WorktreeInput) (contract.WorktreeResult, error) {
 	defer HeartbeatWhile(ctx, gitHeartbeatInterval)()
-	repo, err := a.openRepo(ctx, in.Clone)
-	if err != nil {
-		return contract.WorktreeResult{}, err
-	}
-	unlock, err := repo.Lock(ctx)
+	repo, unlock, err := a.lockClone(ctx, in.Clone)
 	if err != nil {
 		return contract.WorktreeResult{}, err
 	}
@@ -128,11 +124,7 @@ func (a *Agent) prepareWorktree(ctx context.Context, w contract.SessionWorktree,
 		err := fmt.Errorf("the workspace %s is not the work tree %s", workspace, w.Dir())
 		return temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrTypeInvalidWorkspace, err)
 	}
-	repo, err := a.openRepo(ctx, w.Clone)
-	if err != nil {
-		return err
-	}
-	unlock, err := repo.Lock(ctx)
+	repo, unlock, err := a.lockClone(ctx, w.Clone)
 	if err != nil {
 		return err
 	}
@@ -159,11 +151,7 @@ func sameDir(a, b string) bool {
 // secret refuses the push.
 func (a *Agent) PushBranch(ctx context.Context, in contract.PushInput) (contract.PushResult, error) {
 	defer HeartbeatWhile(ctx, gitHeartbeatInterval)()
-	repo, err := a.openRepo(ctx, in.Clone)
-	if err != nil {
-		return contract.PushResult{}, err
-	}
-	unlock, err := repo.Lock(ctx)
+	repo, unlock, err := a.lockClone(ctx, in.Clone)
 	if err != nil {
 		return contract.PushResult{}, err
 	}

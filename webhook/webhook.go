@@ -440,23 +440,10 @@ func issueOfBranch(ref string) (int, bool) {
 }
 
 // repositoryOf is the repository of a parsed event; nil when it has none.
+// Every event a Handler uses names it with a GetRepo method; an event
+// without one (or whose GetRepo returns another type) has none.
 func repositoryOf(event any) *gh.Repository {
-	switch e := event.(type) {
-	case *gh.IssuesEvent:
-		return e.GetRepo()
-	case *gh.IssueCommentEvent:
-		return e.GetRepo()
-	case *gh.PullRequestEvent:
-		return e.GetRepo()
-	case *gh.PullRequestReviewEvent:
-		return e.GetRepo()
-	case *gh.PullRequestReviewCommentEvent:
-		return e.GetRepo()
-	case *gh.CheckRunEvent:
-		return e.GetRepo()
-	case *gh.CheckSuiteEvent:
-		return e.GetRepo()
-	case *gh.StatusEvent:
+	if e, ok := event.(interface{ GetRepo() *gh.Repository }); ok {
 		return e.GetRepo()
 	}
 	return nil

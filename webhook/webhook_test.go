@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	gh "github.com/google/go-github/v62/github"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/serviceerror"
 
@@ -394,4 +395,21 @@ func TestIssueOfBranch(t *testing.T) {
 		require.Equal(t, tt.isOK, ok, tt.ref)
 		require.Equal(t, tt.n, n, tt.ref)
 	}
+}
+
+func TestRepositoryOf(t *testing.T) {
+	payload := []byte(`{"repository": {"name": "r", "owner": {"login": "o"}}}`)
+	for _, event := range usedEvents {
+		parsed, err := gh.ParseWebHook(event, payload)
+		require.NoError(t, err, event)
+		repo := repositoryOf(parsed)
+		require.Equal(t, "o/r", repo.GetOwner().GetLogin()+"/"+repo.GetName(), event)
+	}
+	// A push names its repository with another type: not one a Handler
+	// uses.
+	push, err := gh.ParseWebHook("push", payload)
+	require.NoError(t, err)
+	require.Nil(t, repositoryOf(push))
+	require.Nil(t, repositoryOf(nil))
+	require.Nil(t, repositoryOf("not an event"))
 }

@@ -2,11 +2,8 @@ package github
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
-
-	gh "github.com/google/go-github/v62/github"
 
 	"github.com/durable-ralph/ralph/contract"
 )
@@ -23,13 +20,9 @@ func (a *Activities) ReadAnswer(ctx context.Context, in contract.AnswerInput) (c
 	if err != nil {
 		return contract.IssueAnswer{}, err
 	}
-	comments, err := pages(func(opts gh.ListOptions) ([]*gh.IssueComment, *gh.Response, error) {
-		return c.Issues.ListComments(ctx, in.Repo.Owner, in.Repo.Name, in.Number, &gh.IssueListCommentsOptions{
-			Sort: gh.String("created"), Direction: gh.String("asc"), ListOptions: opts,
-		})
-	})
+	comments, err := c.issueComments(ctx, in.Number)
 	if err != nil {
-		return contract.IssueAnswer{}, c.fail(fmt.Sprintf("list the comments of #%d", in.Number), err)
+		return contract.IssueAnswer{}, err
 	}
 	var out contract.IssueAnswer
 	perms := permissions{c: c, known: map[string]string{}}

@@ -108,13 +108,9 @@ func (a *Activities) PullState(ctx context.Context, in contract.PullStateInput) 
 	if err != nil {
 		return contract.PullState{}, err
 	}
-	comments, err := pages(func(opts gh.ListOptions) ([]*gh.IssueComment, *gh.Response, error) {
-		return c.Issues.ListComments(ctx, in.Repo.Owner, in.Repo.Name, in.Number, &gh.IssueListCommentsOptions{
-			Sort: gh.String("created"), Direction: gh.String("asc"), ListOptions: opts,
-		})
-	})
+	comments, err := c.issueComments(ctx, in.Number)
 	if err != nil {
-		return contract.PullState{}, c.fail(fmt.Sprintf("list the comments of #%d", in.Number), err)
+		return contract.PullState{}, err
 	}
 	out.Feedback, out.Ignored, err = sift(ctx, perms, in, said(reviews, inline, comments))
 	if err != nil {
@@ -122,6 +118,20 @@ func (a *Activities) PullState(ctx context.Context, in contract.PullStateInput) 
 	}
 	out.Requests = c.requests()
 	return out, nil
+}
+
+// issueComments lists the comments of issue (or pull request) number,
+// oldest first: its conversation, not the inline review comments.
+func (c *client) issueComments(ctx context.Context, number int) ([]*gh.IssueComment, error) {
+	all, err := pages(func(opts gh.ListOptions) ([]*gh.IssueComment, *gh.Response, error) {
+		return c.Issues.ListComments(ctx, c.repo.Owner, c.repo.Name, number, &gh.IssueListCommentsOptions{
+			Sort: gh.String("created"), Direction: gh.String("asc"), ListOptions: opts,
+		})
+	})
+	if err != nil {
+		return nil, c.fail(fmt.Sprintf("list the comments of #%d", number), err)
+	}
+	return all, nil
 }
 
 // reviewComments lists the inline review comments of pull request

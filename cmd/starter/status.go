@@ -80,35 +80,43 @@ func (s *statusCommand) sessionStatus(cctx *commandContext, conn *connection, id
 // queueStatus prints what a queue's status query knows, or the result of
 // a queue that has ended.
 func (s *statusCommand) queueStatus(cctx *commandContext, conn *connection, id string) error {
-	desc, err := conn.client.DescribeWorkflowExecution(cctx, id, "")
-	if err != nil {
-		return fmt.Errorf("queue %s: %w", id, err)
-	}
-	doc := queueStatusDoc{workflowDoc: newWorkflowDoc(desc.GetWorkflowExecutionInfo()), UIURL: conn.lastingURL(id)}
-	out := cctx.stdout
-	return show(cctx, conn, s.output, &doc, desc, func(st contract.QueueStatus) {
-		printQueueStatus(out, st, doc.ExecutionStatus, doc.UIURL)
-	}, func(res contract.QueueResult) {
-		fmt.Fprintf(out, "Reason     %s (%s)\nTotals     %d done, %d failed, %d skipped, %s\n",
-			res.Reason, res.Message, res.Totals.Done, res.Totals.Failed, res.Totals.Skipped, words.Dollars(res.Totals.CostUSD))
-	})
+	return workflowStatus(cctx, conn, s.output, "queue", id, new(queueStatusDoc), printQueueStatus, printQueueResult)
 }
 
 // pullStatus prints what the follower of an issue's pull request knows,
 // or how it ended.
 func (s *statusCommand) pullStatus(cctx *commandContext, conn *connection, id string) error {
+	return workflowStatus(cctx, conn, s.output, "pull request follower", id, new(pullStatusDoc), printPullStatus, printPullResult)
+}
+
+// workflowStatus describes the workflow id (a kind, as its errors name
+// it), fills doc and shows it as format asks: as text, a status by full,
+// the result of one that has ended by result.
+func workflowStatus[S, R any](cctx *commandContext, conn *connection, format outputFormat, kind, id string, doc *statusDoc[S, R],
+	full func(out io.Writer, st S, execStatus, url string), result func(out io.Writer, res R)) error {
 	desc, err := conn.client.DescribeWorkflowExecution(cctx, id, "")
 	if err != nil {
-		return fmt.Errorf("pull request follower %s: %w", id, err)
+		return fmt.Errorf("%s %s: %w", kind, id, err)
 	}
-	doc := pullStatusDoc{workflowDoc: newWorkflowDoc(desc.GetWorkflowExecutionInfo()), UIURL: conn.lastingURL(id)}
+	doc.workflowDoc, doc.UIURL = newWorkflowDoc(desc.GetWorkflowExecutionInfo()), conn.lastingURL(id)
 	out := cctx.stdout
-	return show(cctx, conn, s.output, &doc, desc, func(st contract.FollowStatus) {
-		printPullStatus(out, st, doc.ExecutionStatus, doc.UIURL)
-	}, func(res contract.FollowResult) {
-		fmt.Fprintf(out, "Reason     %s (%s)\nRounds     %d fix, %d review, %d update; %s, %s\n",
-			res.Reason, res.Message, res.FixRounds, res.ReviewRounds, res.UpdateRounds, words.Count(res.Iterations, "iteration"), words.Dollars(res.CostUSD))
+	return show(cctx, conn, format, doc, desc, func(st S) {
+		full(out, st, doc.ExecutionStatus, doc.UIURL)
+	}, func(res R) {
+		result(out, res)
 	})
+}
+
+// printQueueResult prints how a queue ended.
+func printQueueResult(out io.Writer, res contract.QueueResult) {
+	fmt.Fprintf(out, "Reason     %s (%s)\nTotals     %d done, %d failed, %d skipped, %s\n",
+		res.Reason, res.Message, res.Totals.Done, res.Totals.Failed, res.Totals.Skipped, words.Dollars(res.Totals.CostUSD))
+}
+
+// printPullResult prints how the follower of a pull request ended.
+func printPullResult(out io.Writer, res contract.FollowResult) {
+	fmt.Fprintf(out, "Reason     %s (%s)\nRounds     %d fix, %d review, %d update; %s, %s\n",
+		res.Reason, res.Message, res.FixRounds, res.ReviewRounds, res.UpdateRounds, words.Count(res.Iterations, "iteration"), words.Dollars(res.CostUSD))
 }
 
 // isPullID reports whether id is the follower of an issue's pull request.
@@ -139,17 +147,23 @@ func printPullStatus(out io.Writer, st contract.FollowStatus, execStatus, url st
 		row("UI", "%s", url)
 	}
 	tw.Flush()
-	if len(st.Ignored) > 0 {
-		fmt.Fprintln(out, "\nIgnored comments (they reach no prompt):")
-		for _, ig := range st.Ignored {
-			fmt.Fprintf(out, "  %s %d by @%s: %s\n", contract.FeedbackNoun(ig.Kind), ig.ID, ig.Author, ig.Why)
-		}
-	}
+	printIgnored(out, "Ignored comments (they reach no prompt):", st.Ignored)
 	if len(st.Events) > 0 {
 		fmt.Fprintln(out, "\nStory:")
 		for _, e := range st.Events {
 			fmt.Fprintf(out, "  %s %s\n", e.At.Local().Format(time.DateTime), e.Text)
 		}
+	}
+}
+
+// printIgnored prints the ignored comments, if any, under title.
+func printIgnored(out io.Writer, title string, ignored []contract.Ignored) {
+	if len(ignored) == 0 {
+		return
+	}
+	fmt.Fprintln(out, "\n"+title)
+	for _, ig := range ignored {
+		fmt.Fprintf(out, "  %s %d by @%s: %s\n", contract.FeedbackNoun(ig.Kind), ig.ID, ig.Author, ig.Why)
 	}
 }
 
@@ -234,12 +248,7 @@ func printStatus(out io.Writer, conn *connection, st contract.Status, execStatus
 	if cp := st.Pending; cp != nil {
 		printPending(out, conn, st.SessionID, cp)
 	}
-	if len(st.Ignored) > 0 {
-		fmt.Fprintln(out, "\nComments on the issue that cannot answer (no write access):")
-		for _, ig := range st.Ignored {
-			fmt.Fprintf(out, "  %s %d by @%s: %s\n", contract.FeedbackNoun(ig.Kind), ig.ID, ig.Author, ig.Why)
-		}
-	}
+	printIgnored(out, "Comments on the issue that cannot answer (no write access):", st.Ignored)
 	printHistory(out, st)
 }
 
