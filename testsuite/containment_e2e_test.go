@@ -39,9 +39,9 @@ func requireSandbox(t *testing.T) {
 }
 
 // TestHostileAgentIsContained runs an agent that tries every escape the
-// README's threat model names, once with agent.sandbox off (each escape
-// works: the test can see them) and contained on the networks internet
-// and allow-list (none works).
+// threat model of docs/security.md names, once with agent.sandbox off
+// (each escape works: the test can see them) and contained on the
+// networks internet and allow-list (none works).
 func TestHostileAgentIsContained(t *testing.T) {
 	requireSandbox(t)
 	for _, tc := range []struct {

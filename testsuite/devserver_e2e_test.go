@@ -102,11 +102,11 @@ func withoutEnv(env []string, names ...string) []string {
 	return out
 }
 
-// TestDevServerOutlivesTheStarterThatStartedIt is the README's example of
-// parallel sessions in work trees: two starters 3 s apart on one clone,
-// each with --dev. The first starts the dev server in the background and
-// ends first; the second goes on on the same server. Both end complete,
-// and one dev server process serves them throughout.
+// TestDevServerOutlivesTheStarterThatStartedIt is docs/sessions.md's
+// example of parallel sessions in work trees: two starters 3 s apart on
+// one clone, each with --dev. The first starts the dev server in the
+// background and ends first; the second goes on on the same server.
+// Both end complete, and one dev server process serves them throughout.
 func TestDevServerOutlivesTheStarterThatStartedIt(t *testing.T) {
 	r := newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
 	se := newStarterEnv(t, scenario(t, map[string]any{"auto": true, "sleep_ms": 1500}))

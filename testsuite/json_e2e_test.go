@@ -17,7 +17,7 @@ import (
 	"github.com/durable-ralph/ralph/testsuite/fakegithub"
 )
 
-// jsonDoc is what `starter status -o json` prints, as the README
+// jsonDoc is what `starter status -o json` prints, as docs/operations.md
 // documents it, with the fields these tests read.
 type jsonDoc struct {
 	Kind             string          `json:"kind"`

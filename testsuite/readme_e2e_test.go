@@ -17,7 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// readmeMarker marks a shell block of README.md that TestREADME runs:
+// readmeMarker marks a shell block of README.md or docs/ that TestREADME
+// runs:
 //
 //	<!-- ralph:run [background] [wait="TEXT"] [join] [expect="TEXT"]... -->
 //	```sh
@@ -37,9 +38,10 @@ var readmeMarker = regexp.MustCompile(`^<!-- ralph:run((?:\s+\w+(?:="[^"]*")?)*)
 // readmeAttr is one attribute of a marker.
 var readmeAttr = regexp.MustCompile(`(\w+)(?:="([^"]*)")?`)
 
-// readmeBlock is a shell block of README.md marked to run.
+// readmeBlock is a shell block of README.md or docs/ marked to run.
 type readmeBlock struct {
-	line       int // of the block's opening fence in README.md
+	file       string // the file the block is in
+	line       int    // of the block's opening fence in file
 	script     string
 	background bool
 	join       bool
@@ -47,8 +49,8 @@ type readmeBlock struct {
 	expect     []string
 }
 
-// readmeBlocks reads the blocks of the README at path marked to run, in
-// order.
+// readmeBlocks reads the blocks of the Markdown file at path marked to
+// run, in order.
 func readmeBlocks(t *testing.T, path string) []readmeBlock {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -60,7 +62,7 @@ func readmeBlocks(t *testing.T, path string) []readmeBlock {
 		if m == nil {
 			continue
 		}
-		b := readmeBlock{}
+		b := readmeBlock{file: path}
 		for _, a := range readmeAttr.FindAllStringSubmatch(m[1], -1) {
 			switch a[1] {
 			case "background":
@@ -72,43 +74,54 @@ func readmeBlocks(t *testing.T, path string) []readmeBlock {
 			case "expect":
 				b.expect = append(b.expect, a[2])
 			default:
-				t.Fatalf("README.md:%d: unknown ralph:run attribute %q", i+1, a[1])
+				t.Fatalf("%s:%d: unknown ralph:run attribute %q", path, i+1, a[1])
 			}
 		}
-		require.Less(t, i+1, len(lines), "README.md:%d: a marker with no block", i+1)
-		require.Contains(t, []string{"```sh", "```bash"}, lines[i+1], "README.md:%d: a ralph:run marker must be right above a ```sh block", i+1)
+		require.Less(t, i+1, len(lines), "%s:%d: a marker with no block", path, i+1)
+		require.Contains(t, []string{"```sh", "```bash"}, lines[i+1], "%s:%d: a ralph:run marker must be right above a ```sh block", path, i+1)
 		b.line = i + 2
 		var body []string
 		for i += 2; i < len(lines) && lines[i] != "```"; i++ {
 			body = append(body, lines[i])
 		}
-		require.Less(t, i, len(lines), "README.md:%d: the block does not end", b.line)
+		require.Less(t, i, len(lines), "%s:%d: the block does not end", path, b.line)
 		b.script = strings.Join(body, "\n")
 		blocks = append(blocks, b)
 	}
 	return blocks
 }
 
-// TestREADME runs the shell blocks of README.md marked to run (the quick
-// start, the tour of the fake agent: plan, checkpoint, status), in
-// order, on what a fresh machine has: a HOME without git identity or
-// state, a new git repository where the README says "a git repository",
-// the built starter and worker on PATH and the fake agent as claude. It
-// fails on a block that exits non-zero or lacks an expected output.
+// readmeFiles are the files whose marked blocks TestREADME runs, in the
+// order a newcomer reads them: the README's quick start, the tour of the
+// fake agent in docs/sessions.md and the check of the sandbox in
+// docs/security.md.
+var readmeFiles = []string{"../README.md", "../docs/sessions.md", "../docs/security.md"}
+
+// TestREADME runs the shell blocks of readmeFiles marked to run (the quick
+// start, the tour of the fake agent: plan, checkpoint, status; the
+// sandbox seen from inside), in order, on what a fresh machine has: a
+// HOME without git identity or state, a new git repository where the
+// README says "a git repository", the built starter and worker on PATH
+// and the fake agent as claude. It fails on a block that exits non-zero
+// or lacks an expected output.
 func TestREADME(t *testing.T) {
-	blocks := readmeBlocks(t, "../README.md")
-	require.GreaterOrEqual(t, len(blocks), 3, "README.md has no blocks marked <!-- ralph:run -->")
+	var blocks []readmeBlock
+	for _, f := range readmeFiles {
+		fb := readmeBlocks(t, f)
+		require.NotEmpty(t, fb, "%s has no block marked <!-- ralph:run -->", f)
+		blocks = append(blocks, fb...)
+	}
 
 	rr := newReadmeRun(t)
 	var bg *readmeProc
 	for _, b := range blocks {
-		t.Logf("README.md:%d:\n%s", b.line, b.script)
+		t.Logf("%s:%d:\n%s", b.file, b.line, b.script)
 		if b.wait != "" && !b.background {
-			require.NotNil(t, bg, "README.md:%d: wait without a background block before it", b.line)
+			require.NotNil(t, bg, "%s:%d: wait without a background block before it", b.file, b.line)
 			bg.waitFor(t, b.wait)
 		}
 		if b.background {
-			require.Nil(t, bg, "README.md:%d: a second background block before the first was joined", b.line)
+			require.Nil(t, bg, "%s:%d: a second background block before the first was joined", b.file, b.line)
 			bg = rr.start(t, b)
 			if b.wait != "" {
 				bg.waitFor(t, b.wait)
@@ -116,21 +129,21 @@ func TestREADME(t *testing.T) {
 			continue
 		}
 		out, err := rr.run(t, b)
-		require.NoError(t, err, "README.md:%d exited with an error; output:\n%s", b.line, out)
+		require.NoError(t, err, "%s:%d exited with an error; output:\n%s", b.file, b.line, out)
 		for _, e := range b.expect {
-			require.Contains(t, out, e, "README.md:%d: output", b.line)
+			require.Contains(t, out, e, "%s:%d: output", b.file, b.line)
 		}
 		if b.join {
-			require.NotNil(t, bg, "README.md:%d: join without a background block", b.line)
+			require.NotNil(t, bg, "%s:%d: join without a background block", b.file, b.line)
 			bg.join(t)
 			bg = nil
 		}
 	}
-	require.Nil(t, bg, "the background block of README.md:%d was never joined", func() int {
+	require.Nil(t, bg, "the background block of %s was never joined", func() string {
 		if bg == nil {
-			return 0
+			return ""
 		}
-		return bg.block.line
+		return fmt.Sprintf("%s:%d", bg.block.file, bg.block.line)
 	}())
 }
 
@@ -173,7 +186,7 @@ func newReadmeRun(t *testing.T) *readmeRun {
 
 	// The built starter, worker and fake agent (as claude) on PATH, with
 	// go and the system's tools; the Go caches of this machine, so that
-	// the README's go build takes seconds; the dev server on free ports
+	// docs/sessions.md's go build takes seconds; the dev server on free ports
 	// instead of 7233 and 8233, which other tests may hold.
 	goBin, err := exec.LookPath("go")
 	require.NoError(t, err)
@@ -227,7 +240,7 @@ func (rr *readmeRun) run(t *testing.T, b readmeBlock) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	out, err := rr.command(ctx, b).CombinedOutput()
-	t.Logf("README.md:%d output:\n%s", b.line, out)
+	t.Logf("%s:%d output:\n%s", b.file, b.line, out)
 	return string(out), err
 }
 
@@ -254,11 +267,11 @@ func (bp *readmeProc) waitFor(t *testing.T, text string) {
 			if strings.Contains(bp.p.Output(), text) {
 				return
 			}
-			t.Fatalf("README.md:%d ended (%v) before printing %q; output:\n%s", bp.block.line, bp.p.err, text, bp.p.Output())
+			t.Fatalf("%s:%d ended (%v) before printing %q; output:\n%s", bp.block.file, bp.block.line, bp.p.err, text, bp.p.Output())
 		case <-time.After(200 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("README.md:%d did not print %q; output:\n%s", bp.block.line, text, bp.p.Output())
+			t.Fatalf("%s:%d did not print %q; output:\n%s", bp.block.file, bp.block.line, text, bp.p.Output())
 		}
 	}
 }
@@ -269,10 +282,10 @@ func (bp *readmeProc) join(t *testing.T) {
 	t.Helper()
 	code := bp.p.wait(t, 4*time.Minute)
 	out := bp.p.Output()
-	t.Logf("README.md:%d (background) output:\n%s", bp.block.line, out)
-	require.Equal(t, 0, code, "README.md:%d exited %d; output:\n%s", bp.block.line, code, out)
+	t.Logf("%s:%d (background) output:\n%s", bp.block.file, bp.block.line, out)
+	require.Equal(t, 0, code, "%s:%d exited %d; output:\n%s", bp.block.file, bp.block.line, code, out)
 	for _, e := range bp.block.expect {
-		require.Contains(t, out, e, "README.md:%d: output", bp.block.line)
+		require.Contains(t, out, e, "%s:%d: output", bp.block.file, bp.block.line)
 	}
 }
 
@@ -313,9 +326,9 @@ func TestREADMEMarkers(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "README.md")
 	require.NoError(t, os.WriteFile(path, []byte(readmeSample), 0o644))
 	require.Equal(t, []readmeBlock{
-		{line: 4, script: "echo one"},
-		{line: 13, script: "sleep 1\necho two", background: true, wait: "a b", expect: []string{"c", "d e"}},
-		{line: 19, script: "echo three", join: true},
+		{file: path, line: 4, script: "echo one"},
+		{file: path, line: 13, script: "sleep 1\necho two", background: true, wait: "a b", expect: []string{"c", "d e"}},
+		{file: path, line: 19, script: "echo three", join: true},
 	}, readmeBlocks(t, path))
 }
 

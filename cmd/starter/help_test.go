@@ -95,12 +95,12 @@ func leaves(root *cobra.Command) map[string]*cobra.Command {
 	return out
 }
 
-// TestReadmeConfigTableFlags walks the README's configuration table: each
-// flag is taken by the starter's commands the table names (worker's
-// are cmd/worker's test), "every command" being every command that
-// talks to Temporal; and the table has every setting.
+// TestReadmeConfigTableFlags walks the configuration table of
+// docs/configuration.md: each flag is taken by the starter's commands the
+// table names (worker's are cmd/worker's test), "every command" being
+// every command that talks to Temporal; and the table has every setting.
 func TestReadmeConfigTableFlags(t *testing.T) {
-	rows, err := testkit.ConfigTable("../../README.md")
+	rows, err := testkit.ConfigTable("../../docs/configuration.md")
 	require.NoError(t, err)
 	var keys []string
 	for _, k := range config.Keys() {
@@ -110,7 +110,7 @@ func TestReadmeConfigTableFlags(t *testing.T) {
 	for _, r := range rows {
 		listed = append(listed, r.Key)
 	}
-	require.ElementsMatch(t, keys, listed, "the README's table lists every setting once")
+	require.ElementsMatch(t, keys, listed, "docs/configuration.md's table lists every setting once")
 
 	cmds := leaves(newRootCmd(&commandContext{Context: context.Background(), stdout: io.Discard, stderr: io.Discard}))
 	offline := []string{"init", "trust", "help", "completion", "completion bash", "completion fish", "completion powershell", "completion zsh"}
@@ -129,8 +129,8 @@ func TestReadmeConfigTableFlags(t *testing.T) {
 				continue
 			}
 			c, ok := cmds[name]
-			require.True(t, ok, "the README names the command %q for %s", name, r.Key)
-			require.NotNil(t, c.Flags().Lookup(r.Flag), "starter %s takes --%s (%s), as the README's table says", name, r.Flag, r.Key)
+			require.True(t, ok, "docs/configuration.md names the command %q for %s", name, r.Key)
+			require.NotNil(t, c.Flags().Lookup(r.Flag), "starter %s takes --%s (%s), as the table of docs/configuration.md says", name, r.Flag, r.Key)
 		}
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-// ConfigRow is a row of the README's configuration table: a key, its
-// flag and the commands that take the flag.
+// ConfigRow is a row of the configuration table of docs/configuration.md:
+// a key, its flag and the commands that take the flag.
 type ConfigRow struct {
 	Key, Flag string
 	// Commands are the commands the row names; nil for "every command".
@@ -18,13 +18,14 @@ type ConfigRow struct {
 	Every bool
 }
 
-// configHeader is the header of the README's configuration table.
+// configHeader is the header of the configuration table.
 const configHeader = "| key (`ralph.yaml`) | flag | commands | environment | default |"
 
 // configCell is the `…` of a cell: a key or a flag.
 var configCell = regexp.MustCompile("`([^`]+)`")
 
-// ConfigTable reads the configuration table of the README at path.
+// ConfigTable reads the configuration table of the Markdown file at path
+// (docs/configuration.md).
 func ConfigTable(path string) ([]ConfigRow, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
