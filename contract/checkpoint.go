@@ -1,6 +1,9 @@
 package contract
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // What happens when nobody answers a checkpoint in time.
 const (
@@ -109,4 +112,30 @@ type RespondResult struct {
 	ID        string `json:"id"`
 	Iteration int    `json:"iteration"`
 	Message   string `json:"message"`
+}
+
+// AnswerFrom reads a person's reply (a comment or a chat message) as
+// the answer to cp: "approve" (or "lgtm",
+// "yes") approves and "reject" (or "no"), followed by a reason, rejects a
+// question with those options; anything else is the answer's text.
+func (cp Checkpoint) AnswerFrom(text string) Answer {
+	ans := Answer{ID: cp.ID}
+	word, rest, _ := strings.Cut(strings.TrimSpace(text), " ")
+	if w, r, ok := strings.Cut(word, ":"); ok {
+		word, rest = w, strings.TrimSpace(r+" "+rest)
+	}
+	verdict := strings.ToLower(strings.Trim(word, ".,!:;*_`"))
+	gate := cp.Type == CheckpointHumanVerify || len(cp.Options) == 0
+	for _, o := range cp.Options {
+		gate = gate || strings.EqualFold(o, "approve")
+	}
+	switch {
+	case gate && (verdict == "approve" || verdict == "approved" || verdict == "lgtm" || verdict == "yes"):
+		ans.Approve, ans.Reason = true, strings.TrimSpace(rest)
+	case gate && (verdict == "reject" || verdict == "rejected" || verdict == "no"):
+		ans.Reject, ans.Reason = true, strings.TrimSpace(strings.TrimLeft(rest, ":- "))
+	default:
+		ans.Answer = strings.TrimSpace(text)
+	}
+	return ans
 }

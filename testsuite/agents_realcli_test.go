@@ -23,7 +23,7 @@ import (
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/sandbox"
-	"github.com/durable-ralph/ralph/workflows"
+	"github.com/durable-ralph/ralph/workflows/session"
 )
 
 // cliAgent is a real agent CLI as a session runs it.
@@ -116,7 +116,7 @@ func startWorkerSession(t *testing.T, env []string, in func(workspace string) co
 	ws.ctx, cancel = context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	var err error
-	ws.run, err = ws.c.ExecuteWorkflow(ws.ctx, client.StartWorkflowOptions{ID: sessionIDOf(ws.r.Dir), TaskQueue: contract.TaskQueue}, workflows.Session, in(ws.r.Dir))
+	ws.run, err = ws.c.ExecuteWorkflow(ws.ctx, client.StartWorkflowOptions{ID: sessionIDOf(ws.r.Dir), TaskQueue: contract.TaskQueue}, session.Session, in(ws.r.Dir))
 	require.NoError(t, err)
 	return ws
 }

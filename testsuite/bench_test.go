@@ -17,7 +17,7 @@ import (
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/sandbox"
-	"github.com/durable-ralph/ralph/workflows"
+	"github.com/durable-ralph/ralph/workflows/session"
 )
 
 // benchIterations is the length of each measured session; the issue asks
@@ -226,7 +226,7 @@ func benchSessionIn(b *testing.B, dir, mode string) runFigures {
 	start := time.Now()
 	run, err := cl.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: sessionIDOf(dir), TaskQueue: contract.TaskQueue,
-	}, workflows.Session, in)
+	}, session.Session, in)
 	require.NoError(b, err)
 	started := time.Since(start)
 	var res contract.SessionResult

@@ -17,7 +17,7 @@ import (
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/sandbox"
-	"github.com/durable-ralph/ralph/workflows"
+	"github.com/durable-ralph/ralph/workflows/session"
 )
 
 // BenchmarkRepositorySize runs the same sessions on two generated
@@ -119,7 +119,7 @@ func BenchmarkLongSession(b *testing.B) {
 		in := benchInput(dir)
 		in.Agent.Sandbox.Mode = sandbox.ModeOff
 		ctx := context.Background()
-		run, err := cl.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: sessionIDOf(dir), TaskQueue: contract.TaskQueue}, workflows.Session, in)
+		run, err := cl.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: sessionIDOf(dir), TaskQueue: contract.TaskQueue}, session.Session, in)
 		require.NoError(b, err)
 		var res contract.SessionResult
 		require.NoError(b, run.Get(ctx, &res))

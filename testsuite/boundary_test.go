@@ -14,7 +14,7 @@ import (
 
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/ralph"
-	"github.com/durable-ralph/ralph/workflows"
+	"github.com/durable-ralph/ralph/workflows/session"
 )
 
 // TestSignalsInTheTaskOfTheLastResultBeforeContinueAsNew delivers stop,
@@ -89,7 +89,7 @@ func TestSignalsInTheTaskOfTheLastResultBeforeContinueAsNew(t *testing.T) {
 			in.Limits.MaxIterations = 3
 			run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
 				ID: "boundary-" + tc.name, TaskQueue: queue,
-			}, workflows.Session, in)
+			}, session.Session, in)
 			require.NoError(t, err)
 			fake.id = run.GetID()
 			defer func() {

@@ -17,6 +17,7 @@ import (
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/workflows"
+	"github.com/durable-ralph/ralph/workflows/session"
 )
 
 // runSession starts a session on the cluster and waits for its result.
@@ -25,7 +26,7 @@ func runSession(t *testing.T, cl *cluster, in contract.SessionInput) (contract.S
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	id := sessionIDOf(in.Workspace)
-	run, err := cl.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: contract.TaskQueue}, workflows.Session, in)
+	run, err := cl.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: contract.TaskQueue}, session.Session, in)
 	require.NoError(t, err)
 	var res contract.SessionResult
 	err = run.Get(ctx, &res)
@@ -40,16 +41,10 @@ func replay(t *testing.T, c client.Client, id string) {
 	replayAs(t, c, id, "")
 }
 
-// newReplayer is a workflow replayer of the workflows of a session and of
-// an issue queue.
+// newReplayer is a workflow replayer of every workflow.
 func newReplayer() worker.WorkflowReplayer {
 	replayer := worker.NewWorkflowReplayer()
-	replayer.RegisterWorkflow(workflows.Session)
-	replayer.RegisterWorkflow(workflows.IssueQueue)
-	replayer.RegisterWorkflow(workflows.IssueWork)
-	replayer.RegisterWorkflow(workflows.Notification)
-	replayer.RegisterWorkflow(workflows.ChatInbox)
-	replayer.RegisterWorkflow(workflows.PullRequest)
+	workflows.Register(replayer)
 	return replayer
 }
 

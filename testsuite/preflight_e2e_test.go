@@ -15,21 +15,12 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/ralph"
-	"github.com/durable-ralph/ralph/workflows"
 )
-
-// preflightHistories holds recorded histories of the AgentPreflight
-// workflow. They live apart from historiesDir, whose replay knows only
-// the workflows that sessions and queues run, and are replayed by
-// TestPreflightReplayRecordedHistories.
-const preflightHistories = "testdata/histories/preflight"
 
 // TestPreflightRefusesAMissingAgent: `run --backend codex` against a
 // worker that has no codex on its PATH starts nothing: the preflight on
@@ -149,21 +140,6 @@ func TestLivenessSaysNoWorkerRuns(t *testing.T) {
 	require.Equal(t, want, line["liveness_note"])
 }
 
-// TestPreflightReplayRecordedHistories replays every recorded history of
-// the AgentPreflight workflow against the current code.
-func TestPreflightReplayRecordedHistories(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(preflightHistories, "*.json"))
-	require.NoError(t, err)
-	require.NotEmpty(t, files, "recorded histories in %s", preflightHistories)
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			replayer := worker.NewWorkflowReplayer()
-			replayer.RegisterWorkflow(workflows.AgentPreflight)
-			require.NoError(t, replayer.ReplayWorkflowHistoryFromJSONFile(nil, f))
-		})
-	}
-}
-
 // preflights are the IDs of the preflight workflows the server knows,
 // oldest first.
 func preflights(t *testing.T, c client.Client) []string {
@@ -187,22 +163,13 @@ func preflights(t *testing.T, c client.Client) []string {
 }
 
 // replayPreflight replays the history of the preflight id against the
-// current code and, with RALPH_RECORD_HISTORIES set, records it under
-// preflightHistories as label.
+// current code and, with RALPH_RECORD_HISTORIES set, records it as label.
 func replayPreflight(t *testing.T, c client.Client, id, label string) {
 	t.Helper()
 	h, err := collectHistory(c.GetWorkflowHistory(context.Background(), id, "", false, 0))
 	require.NoError(t, err)
-	replayer := worker.NewWorkflowReplayer()
-	replayer.RegisterWorkflow(workflows.AgentPreflight)
-	require.NoError(t, replayer.ReplayWorkflowHistory(nil, h), "replay of %s", id)
-	if os.Getenv("RALPH_RECORD_HISTORIES") == "" {
-		return
-	}
-	data, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(h)
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(preflightHistories, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(preflightHistories, t.Name()+"-"+label+".json"), data, 0o644))
+	require.NoError(t, newReplayer().ReplayWorkflowHistory(nil, h), "replay of %s", id)
+	recordHistory(t, h, label, 1)
 }
 
 // TestPreflightWaitsForAStoppedWorker: the host's worker is stopped

@@ -17,7 +17,7 @@ import (
 
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/testsuite/fakegithub"
-	"github.com/durable-ralph/ralph/workflows"
+	"github.com/durable-ralph/ralph/workflows/session"
 )
 
 const (
@@ -383,7 +383,7 @@ func TestIssueQueueAttachesToARunningSession(t *testing.T) {
 	c := qr.client(t)
 	id := contract.IssueSessionID(testHost, "acme", "app", n)
 	_, err := c.SignalWithStartWorkflow(context.Background(), id, contract.SignalPause, nil,
-		client.StartWorkflowOptions{ID: id, TaskQueue: contract.TaskQueue}, workflows.Session, in)
+		client.StartWorkflowOptions{ID: id, TaskQueue: contract.TaskQueue}, session.Session, in)
 	require.NoError(t, err)
 
 	follow := qr.starter(t, "queue", "--follow", "--poll-interval", "1h", qr.clone.Dir)

@@ -3,44 +3,46 @@ package testsuite_test
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/temporalproto"
+
+	"github.com/durable-ralph/ralph/workflows"
+	"github.com/durable-ralph/ralph/workflows/workflowtest"
 )
 
-// historiesDir holds histories recorded from end-to-end runs. Replaying
-// them on every test run makes a workflow change that would break running
-// sessions fail here, before it reaches a worker.
-const historiesDir = "testdata/histories"
-
-// minHistories guards against a replay test that passes because it found
-// nothing to replay.
-const minHistories = 5
-
-// TestReplayRecordedHistories replays every recorded history of a session
-// or an issue queue against the current workflow code.
-func TestReplayRecordedHistories(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(historiesDir, "*.json"))
-	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(files), minHistories, "recorded histories in %s", historiesDir)
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			require.NoError(t, newReplayer().ReplayWorkflowHistoryFromJSONFile(nil, f))
-		})
+// historiesDir is where the package of workflow type name keeps its
+// recorded histories (workflowtest.HistoriesDir, replayed by that
+// package's TestReplay).
+func historiesDir(t *testing.T, name string) string {
+	t.Helper()
+	for _, fn := range workflows.All {
+		full := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name() // .../workflows/session.Session
+		pkg, typ, _ := strings.Cut(path.Base(full), ".")
+		if typ == name {
+			return filepath.Join("..", "workflows", pkg, workflowtest.HistoriesDir)
+		}
 	}
+	t.Fatalf("no workflow of type %q in workflows.All", name)
+	return ""
 }
 
 var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
-// recordHistory writes h under testdata/histories when
+// recordHistory writes h beside the other histories of its workflow
+// (historiesDir) when
 // RALPH_RECORD_HISTORIES is set, in the JSON format of
 // `temporal workflow show --output json`. Run
 //
-//	RALPH_RECORD_HISTORIES=<change-id> go test ./testsuite/
+//	RALPH_RECORD_HISTORIES=<change-id> go test ./testsuite/ -run <test>
 //
 // after a deliberate, versioned workflow change to add histories of the new
 // code beside the old ones (1 instead of a change ID overwrites them).
@@ -53,7 +55,8 @@ func recordHistory(t *testing.T, h *historypb.History, label string, run int) {
 	}
 	data, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(h)
 	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(historiesDir, 0o755))
+	dir := historiesDir(t, h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetWorkflowType().GetName())
+	require.NoError(t, os.MkdirAll(dir, 0o755))
 	base := unsafeFileChars.ReplaceAllString(t.Name(), "_")
 	if label != "" {
 		base += "-" + unsafeFileChars.ReplaceAllString(label, "_")
@@ -64,5 +67,5 @@ func recordHistory(t *testing.T, h *historypb.History, label string, run int) {
 		base += "-" + unsafeFileChars.ReplaceAllString(tag, "_")
 	}
 	name := fmt.Sprintf("%s-run%d.json", base, run)
-	require.NoError(t, os.WriteFile(filepath.Join(historiesDir, name), data, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o644))
 }

@@ -24,7 +24,7 @@ import (
 	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/sandbox"
-	"github.com/durable-ralph/ralph/workflows"
+	"github.com/durable-ralph/ralph/workflows/session"
 )
 
 // BenchmarkScale runs N sessions at once on one worker with the embedded
@@ -320,7 +320,7 @@ func (sc *scaleBench) sessions(b *testing.B, n int) scaleRun {
 		wg.Go(func() {
 			r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 				ID: sessionIDOf(dir), TaskQueue: contract.TaskQueue,
-			}, workflows.Session, sc.input(dir))
+			}, session.Session, sc.input(dir))
 			if err == nil {
 				err = r.Get(ctx, &results[i])
 			}

@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-ralph/ralph/contract"
-	"github.com/durable-ralph/ralph/workflows"
+	"github.com/durable-ralph/ralph/workflows/preflight"
 )
 
 // preflightSlack is how long a preflight may take beyond its own bounds
@@ -86,7 +86,7 @@ func (cctx *commandContext) checkOnHost(conn *connection, in contract.AgentPrefl
 		WorkflowExecutionTimeout: bound,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		StaticSummary:            "Ralph preflight of a session's agents" + onHost(host),
-	}, workflows.AgentPreflight, in)
+	}, preflight.AgentPreflight, in)
 	if err != nil {
 		fmt.Fprintf(cctx.stderr, "warning: could not check the agents on the worker of host %s: %v\n", host, err)
 		return nil

@@ -20,7 +20,7 @@ import (
 	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/internal/words"
 	"github.com/durable-ralph/ralph/sandbox"
-	"github.com/durable-ralph/ralph/workflows"
+	"github.com/durable-ralph/ralph/workflows/queue"
 )
 
 // queueCommand is `starter queue`: it starts the issue queue of a clone,
@@ -123,7 +123,7 @@ func (cctx *commandContext) runQueue(cfg config.Config, in contract.QueueInput, 
 		StaticDetails:            fmt.Sprintf("Clone: `%s`; label `%s`", s.Clone, s.Label),
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			temporal.NewSearchAttributeKeyKeyword(contract.SearchRalphRepo).ValueSet(s.Repo.FullName()), temporal.NewSearchAttributeKeyKeyword(contract.SearchRalphHost).ValueSet(cfg.Worker.HostID)),
-	}, workflows.IssueQueue, in)
+	}, queue.IssueQueue, in)
 	if err != nil {
 		return fmt.Errorf("start queue %s: %w", id, err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/sandbox"
-	"github.com/durable-ralph/ralph/workflows"
+	"github.com/durable-ralph/ralph/workflows/session"
 )
 
 // startOrAttach starts the session unless one is already running with id.
@@ -58,7 +58,7 @@ func startOrAttach(ctx context.Context, c client.Client, taskQueue, id string, i
 		StaticSummary:            "Ralph session on " + workspaceName(in),
 		StaticDetails:            "Workspace: `" + in.Workspace + "`" + onHost(in.Host),
 		TypedSearchAttributes:    sessionAttributes(in),
-	}, workflows.Session, in)
+	}, session.Session, in)
 	if err != nil {
 		return false, previous, fmt.Errorf("start session %s: %w", id, err)
 	}

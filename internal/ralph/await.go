@@ -28,7 +28,7 @@ type sessionWaiter struct {
 // heartbeats while it waits, so a dead worker is noticed and the next
 // attempt waits again. A session that failed, was terminated or is gone
 // ends the wait with a non-retryable error of type
-// workflows.ErrTypeSessionEnded.
+// contract.ErrTypeSessionEnded.
 func (w *sessionWaiter) AwaitSession(ctx context.Context, id string) (contract.SessionResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

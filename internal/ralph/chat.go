@@ -15,7 +15,7 @@ import (
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/notify"
 	"github.com/durable-ralph/ralph/redact"
-	"github.com/durable-ralph/ralph/workflows"
+	"github.com/durable-ralph/ralph/workflows/inbox"
 )
 
 // NewChat returns the chat activities cfg configures (notify.*): the
@@ -56,7 +56,7 @@ func StartChatInbox(ctx context.Context, c client.Client, taskQueue string, a *c
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		StaticSummary:            "Ralph's Telegram inbox: answers and commands from the chats",
-	}, workflows.ChatInbox, contract.InboxState{})
+	}, inbox.ChatInbox, contract.InboxState{})
 	if err != nil {
 		return fmt.Errorf("start the chat inbox: %w", err)
 	}

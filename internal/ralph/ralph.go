@@ -153,7 +153,7 @@ type WorkerOptions struct {
 	// TaskQueue is the shared task queue (task-queue).
 	TaskQueue string
 	// HostID is the machine's ID (worker.host-id): the worker also serves
-	// workflows.HostTaskQueue(TaskQueue, HostID).
+	// contract.HostTaskQueue(TaskQueue, HostID).
 	HostID string
 	// MaxAgents caps the agents running at once (worker.max-agents).
 	MaxAgents int
@@ -228,18 +228,12 @@ func NewWorker(c client.Client, opts WorkerOptions, agent *activities.Agent, gh 
 		Identity:                     opts.Identity,
 	}
 	shared := worker.New(c, opts.TaskQueue, base)
-	shared.RegisterWorkflow(workflows.Session)
-	shared.RegisterWorkflow(workflows.IssueQueue)
-	shared.RegisterWorkflow(workflows.IssueWork)
-	shared.RegisterWorkflow(workflows.PullRequest)
-	shared.RegisterWorkflow(workflows.AgentPreflight)
+	workflows.Register(shared)
 	shared.RegisterActivity(agent)
 	shared.RegisterActivity(gh)
 	waiter := &sessionWaiter{c: c}
 	shared.RegisterActivityWithOptions(waiter.AwaitSession, activity.RegisterOptions{Name: contract.ActivityAwaitSession})
 	shared.RegisterActivityWithOptions(waiter.StillRunning, activity.RegisterOptions{Name: contract.ActivityStillRunning})
-	shared.RegisterWorkflow(workflows.Notification)
-	shared.RegisterWorkflow(workflows.ChatInbox)
 	ch := opts.Chat
 	if ch == nil {
 		ch = &chat.Activities{}
@@ -435,16 +429,14 @@ func LoadCodec(cfg config.Config) (*codec.Codec, error) {
 	return codec.Load(cfg.Codec.KeyFile, cfg.Codec.KeyEnv)
 }
 
-// NewWorkflowWorker creates a worker that runs session workflow code but
+// NewWorkflowWorker creates a worker that runs the workflows' code but
 // no activities: it answers queries and advances workflows, and leaves
 // iterations to workers that can run agents.
 func NewWorkflowWorker(c client.Client, taskQueue string) worker.Worker {
 	// Without LocalActivityWorkerOnly it would poll for iterations too and
 	// fail each one it took as an unregistered activity.
 	w := worker.New(c, taskQueue, worker.Options{LocalActivityWorkerOnly: true})
-	w.RegisterWorkflow(workflows.Session)
-	w.RegisterWorkflow(workflows.IssueQueue)
-	w.RegisterWorkflow(workflows.PullRequest)
+	workflows.Register(w)
 	return w
 }
 

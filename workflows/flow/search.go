@@ -1,0 +1,17 @@
+package flow
+
+import (
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/durable-ralph/ralph/contract"
+)
+
+// The typed keys of the search attributes named in the contract.
+var (
+	SearchStatus    = temporal.NewSearchAttributeKeyKeyword(contract.SearchRalphStatus)
+	SearchIteration = temporal.NewSearchAttributeKeyInt64(contract.SearchRalphIteration)
+	SearchCostUSD   = temporal.NewSearchAttributeKeyFloat64(contract.SearchRalphCostUSD)
+	SearchRepo      = temporal.NewSearchAttributeKeyKeyword(contract.SearchRalphRepo)
+	SearchHost      = temporal.NewSearchAttributeKeyKeyword(contract.SearchRalphHost)
+	SearchIssue     = temporal.NewSearchAttributeKeyInt64(contract.SearchRalphIssue)
+)
