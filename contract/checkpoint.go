@@ -1,6 +1,8 @@
 package contract
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -138,4 +140,46 @@ func (cp Checkpoint) AnswerFrom(text string) Answer {
 		ans.Answer = strings.TrimSpace(text)
 	}
 	return ans
+}
+
+// AnswerText is how ans to cp reaches the next iteration's prompt;
+// timedOut says nobody answered within timeout.
+func (cp Checkpoint) AnswerText(ans Answer, timedOut bool, timeout string) string {
+	q := fmt.Sprintf("Your checkpoint %s (%s) asked: %q.", cp.ID, cp.Type, cp.Question)
+	switch {
+	case timedOut:
+		return q + " Nobody answered within " + timeout + ": proceed with your best judgement and record the assumption you made."
+	case ans.Approve:
+		q += " The human approved."
+	case ans.Reject:
+		q += " The human rejected."
+	}
+	if ans.Answer != "" {
+		q += fmt.Sprintf(" The human answered: %q.", ans.Answer)
+	}
+	if ans.Reason != "" {
+		q += fmt.Sprintf(" Reason: %q.", ans.Reason)
+	}
+	return q
+}
+
+// Validate accepts ans only for the pending checkpoint cp (nil when none
+// is) that is not answered yet, so an answer that arrives late can never
+// answer the next question.
+func (ans Answer) Validate(cp *Checkpoint, answered bool) error {
+	switch {
+	case cp == nil:
+		return errors.New("no checkpoint is pending")
+	case answered:
+		return fmt.Errorf("checkpoint %s is already answered", cp.ID)
+	case ans.ID != cp.ID:
+		return fmt.Errorf("checkpoint %q is not pending; the pending checkpoint is %s", ans.ID, cp.ID)
+	case ans.Approve && ans.Reject:
+		return errors.New("an answer cannot both approve and reject")
+	case !ans.Approve && !ans.Reject && strings.TrimSpace(ans.Answer) == "":
+		return errors.New("an answer must approve, reject or give an answer text")
+	case len(ans.Answer)+len(ans.Reason) > MessageLimit:
+		return fmt.Errorf("the answer and its reason are %d bytes; at most %d (16 KiB) are taken: put the rest in a file of the workspace and point to it", len(ans.Answer)+len(ans.Reason), MessageLimit)
+	}
+	return nil
 }

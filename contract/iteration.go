@@ -1,6 +1,8 @@
 package contract
 
 import (
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -479,4 +481,25 @@ type Snapshot struct {
 	Index string
 	// Tree is the tree of the work tree's files.
 	Tree string
+}
+
+// FileName names the task file for a person.
+func (t TaskState) FileName() string {
+	if t.File != "" {
+		return t.File
+	}
+	return "the task file"
+}
+
+// PlanText is the plan for a person: one line per story, its criteria
+// under it.
+func PlanText(stories []StoryBrief) string {
+	var b strings.Builder
+	for _, st := range stories {
+		b.WriteString(fmt.Sprintf("%d. %s %s\n", st.Priority, st.ID, st.Title))
+		for _, c := range st.Criteria {
+			b.WriteString("   - " + c + "\n")
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
 }

@@ -3,6 +3,8 @@ package contract
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -489,4 +491,56 @@ func (in SessionInput) AgentOf(role string) RoleAgent {
 		return RoleAgent{Agent: in.Agent}
 	}
 	return *ra
+}
+
+// Validate checks a session's input: what a Session refuses to start
+// with, and what a queue refuses as the template of its issues' sessions.
+func (in SessionInput) Validate() error {
+	var problems []string
+	if in.Workspace == "" || !filepath.IsAbs(in.Workspace) {
+		problems = append(problems, fmt.Sprintf("workspace %q must be an absolute path", in.Workspace))
+	}
+	if len(in.Agent.Command) == 0 || in.Agent.Command[0] == "" {
+		problems = append(problems, "agent command is empty")
+	}
+	l := in.Limits
+	if l.MaxIterations < 1 {
+		problems = append(problems, "max iterations must be at least 1")
+	}
+	if l.MaxRuntime < 0 || l.MaxCostUSD < 0 {
+		problems = append(problems, "max runtime and max cost must not be negative")
+	}
+	if l.IterationTimeout <= 0 || l.HeartbeatTimeout <= 0 {
+		problems = append(problems, "iteration and heartbeat timeouts must be positive")
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("invalid session input: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// Validate checks a change of limits against what the session used: its
+// iterations, its cost and its working time; a limit below what is used
+// is refused.
+func (req SetLimitsRequest) Validate(iterations int, cost float64, used time.Duration) error {
+	var problems []string
+	if req.MaxIterations < 0 || req.MaxRuntime < 0 || req.MaxCostUSD < 0 {
+		problems = append(problems, "limits must not be negative")
+	}
+	if req == (SetLimitsRequest{}) {
+		problems = append(problems, "no limit given")
+	}
+	if req.MaxIterations > 0 && req.MaxIterations < iterations {
+		problems = append(problems, fmt.Sprintf("max iterations %d is below the %d iterations already run", req.MaxIterations, iterations))
+	}
+	if req.MaxCostUSD > 0 && req.MaxCostUSD < cost {
+		problems = append(problems, fmt.Sprintf("max cost $%.2f is below the $%.4f already spent", req.MaxCostUSD, cost))
+	}
+	if req.MaxRuntime > 0 && req.MaxRuntime < used {
+		problems = append(problems, fmt.Sprintf("max runtime %s is below the %s already used", req.MaxRuntime, used.Round(time.Second)))
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
 }

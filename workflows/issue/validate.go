@@ -10,7 +10,6 @@ import (
 
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/workflows/flow"
-	"github.com/durable-ralph/ralph/workflows/session"
 )
 
 // Validate checks a queue's settings and its template of the issues'
@@ -33,7 +32,7 @@ func Validate(s contract.QueueSettings, tmpl contract.SessionInput) error {
 		problems = append(problems, "max issues and max cost must not be negative")
 	}
 	tmpl.Workspace = s.Clone
-	if err := session.ValidateInput(tmpl); err != nil {
+	if err := tmpl.Validate(); err != nil {
 		problems = append(problems, "session template: "+err.Error())
 	}
 	if len(problems) > 0 {

@@ -1,14 +1,14 @@
 package session
 
 import (
-	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/workflows/flow"
+	"github.com/durable-ralph/ralph/workflows/session/question"
 )
 
 // answeredLimit bounds the answered checkpoints kept in the status.
@@ -28,7 +28,7 @@ func (s *session) registerUpdates(ctx workflow.Context) error {
 		}, nil
 	},
 		workflow.UpdateHandlerOptions{
-			Validator:   s.validateAnswer,
+			Validator:   func(ans contract.Answer) error { return ans.Validate(s.status.Pending, s.answer != nil) },
 			Description: "Answer the pending checkpoint (approve, reject with a reason, or a free-text answer); rejected unless the ID is the pending one",
 		})
 	if err != nil {
@@ -50,56 +50,12 @@ func (s *session) registerUpdates(ctx workflow.Context) error {
 	},
 		workflow.UpdateHandlerOptions{
 			Validator: func(ctx workflow.Context, req contract.SetLimitsRequest) error {
-				return s.validateLimits(ctx, req)
+				return req.Validate(s.st.Iteration, s.st.Totals.CostUSD, s.workingTime(ctx))
 			},
 			Description: "Change max iterations, runtime or cost; a limit below what the session already used is rejected",
 		})
 	if err != nil {
 		return fmt.Errorf("register %s update: %w", contract.UpdateSetLimits, err)
-	}
-	return nil
-}
-
-// validateAnswer accepts an answer only for the pending checkpoint, so an
-// answer that arrives late can never answer the next question.
-func (s *session) validateAnswer(ans contract.Answer) error {
-	cp := s.status.Pending
-	switch {
-	case cp == nil:
-		return errors.New("no checkpoint is pending")
-	case s.answer != nil:
-		return fmt.Errorf("checkpoint %s is already answered", cp.ID)
-	case ans.ID != cp.ID:
-		return fmt.Errorf("checkpoint %q is not pending; the pending checkpoint is %s", ans.ID, cp.ID)
-	case ans.Approve && ans.Reject:
-		return errors.New("an answer cannot both approve and reject")
-	case !ans.Approve && !ans.Reject && strings.TrimSpace(ans.Answer) == "":
-		return errors.New("an answer must approve, reject or give an answer text")
-	case len(ans.Answer)+len(ans.Reason) > contract.MessageLimit:
-		return fmt.Errorf("the answer and its reason are %d bytes; at most %d (16 KiB) are taken: put the rest in a file of the workspace and point to it", len(ans.Answer)+len(ans.Reason), contract.MessageLimit)
-	}
-	return nil
-}
-
-func (s *session) validateLimits(ctx workflow.Context, req contract.SetLimitsRequest) error {
-	var problems []string
-	if req.MaxIterations < 0 || req.MaxRuntime < 0 || req.MaxCostUSD < 0 {
-		problems = append(problems, "limits must not be negative")
-	}
-	if req == (contract.SetLimitsRequest{}) {
-		problems = append(problems, "no limit given")
-	}
-	if req.MaxIterations > 0 && req.MaxIterations < s.st.Iteration {
-		problems = append(problems, fmt.Sprintf("max iterations %d is below the %d iterations already run", req.MaxIterations, s.st.Iteration))
-	}
-	if req.MaxCostUSD > 0 && req.MaxCostUSD < s.st.Totals.CostUSD {
-		problems = append(problems, fmt.Sprintf("max cost $%.2f is below the $%.4f already spent", req.MaxCostUSD, s.st.Totals.CostUSD))
-	}
-	if used := s.workingTime(ctx); req.MaxRuntime > 0 && req.MaxRuntime < used {
-		problems = append(problems, fmt.Sprintf("max runtime %s is below the %s already used", req.MaxRuntime, used.Round(time.Second)))
-	}
-	if len(problems) > 0 {
-		return errors.New(strings.Join(problems, "; "))
 	}
 	return nil
 }
@@ -133,7 +89,8 @@ func (s *session) ask(ctx workflow.Context, cp contract.Checkpoint) (ans contrac
 	ok := true
 	switch {
 	case s.in.Issue != nil:
-		ok, err = s.awaitOnIssue(ctx, cp, timeout, answered)
+		q := question.Question{Link: *s.in.Issue, Checkpoint: cp, SoFar: s.soFar(), Logger: s.logger}
+		ok, err = q.Await(ctx, issueWaiter{s}, timeout)
 	case timeout > 0:
 		ok, err = workflow.AwaitWithTimeout(ctx, timeout, answered)
 	default:
@@ -214,7 +171,7 @@ func (s *session) confirmCompletion(ctx workflow.Context, msg string) *end {
 		Iteration: it,
 		Kind:      contract.KindCompletion,
 		Type:      contract.CheckpointHumanVerify,
-		Question:  fmt.Sprintf("The agent claims the work is complete and %s agrees (%d of %d done). Approve to end the session as complete, or reject with a reason to send the loop on.", taskFileName(s.st.Prepared.Task), s.st.Prepared.Task.Done, s.st.Prepared.Task.Total),
+		Question:  fmt.Sprintf("The agent claims the work is complete and %s agrees (%d of %d done). Approve to end the session as complete, or reject with a reason to send the loop on.", s.st.Prepared.Task.FileName(), s.st.Prepared.Task.Done, s.st.Prepared.Task.Total),
 		Options:   []string{"approve", "reject"},
 		Context:   msg,
 	}, fmt.Sprintf("nobody confirmed completion within %s", s.in.Checkpoints.Timeout))
@@ -258,7 +215,7 @@ func (s *session) checkpoints(ctx workflow.Context, res contract.IterationResult
 			return endWith(contract.ReasonCheckpointTimeout, fmt.Sprintf("checkpoint %s was not answered within %s", cp.ID, s.in.Checkpoints.Timeout))
 		}
 		if timedOut || ans != (contract.Answer{}) {
-			s.addGuidance(answerText(cp, ans, timedOut, s.in.Checkpoints.Timeout.String()))
+			s.addGuidance(cp.AnswerText(ans, timedOut, s.in.Checkpoints.Timeout.String()))
 		}
 	}
 	if every := s.in.Checkpoints.Every; every > 0 && it%every == 0 && s.stopReason == "" {
@@ -267,7 +224,7 @@ func (s *session) checkpoints(ctx workflow.Context, res contract.IterationResult
 			Iteration: it,
 			Kind:      contract.KindReview,
 			Type:      contract.CheckpointHumanVerify,
-			Question:  fmt.Sprintf("%d iterations done (%d of %d tasks in %s). Review the work, then approve to continue, or reject with what to change.", it, s.st.Prepared.Task.Done, s.st.Prepared.Task.Total, taskFileName(s.st.Prepared.Task)),
+			Question:  fmt.Sprintf("%d iterations done (%d of %d tasks in %s). Review the work, then approve to continue, or reject with what to change.", it, s.st.Prepared.Task.Done, s.st.Prepared.Task.Total, s.st.Prepared.Task.FileName()),
 			Options:   []string{"approve", "reject"},
 		}
 		ans, timedOut, err := s.ask(ctx, cp)
@@ -284,22 +241,26 @@ func (s *session) checkpoints(ctx workflow.Context, res contract.IterationResult
 	return nil
 }
 
-// answerText is how an answer reaches the next iteration's prompt.
-func answerText(cp contract.Checkpoint, ans contract.Answer, timedOut bool, timeout string) string {
-	q := fmt.Sprintf("Your checkpoint %s (%s) asked: %q.", cp.ID, cp.Type, cp.Question)
-	switch {
-	case timedOut:
-		return q + " Nobody answered within " + timeout + ": proceed with your best judgement and record the assumption you made."
-	case ans.Approve:
-		q += " The human approved."
-	case ans.Reject:
-		q += " The human rejected."
+// ignoredLimit bounds the ignored comments a session's status lists.
+const ignoredLimit = 20
+
+// issueWaiter is the session as it waits for the answer to a question
+// asked on its issue.
+type issueWaiter struct{ s *session }
+
+func (w issueWaiter) Answered() bool           { return w.s.answer != nil || w.s.stopReason != "" }
+func (w issueWaiter) Answer() *contract.Answer { return w.s.answer }
+func (w issueWaiter) Take(ans contract.Answer) { w.s.answer = &ans }
+func (w issueWaiter) Ignore(c contract.Ignored) {
+	w.s.status.Ignored = flow.AppendBounded(w.s.status.Ignored, c, ignoredLimit)
+}
+
+// soFar says what the session did so far, for a question on its issue.
+func (s *session) soFar() string {
+	t := s.st.Totals
+	text := fmt.Sprintf("So far: %d iterations, %d commits, %.4f USD.", s.st.Iteration, t.Commits, t.CostUSD)
+	if n := len(s.st.Recent); n > 0 {
+		text += " Last: " + s.st.Recent[n-1].Line() + "."
 	}
-	if ans.Answer != "" {
-		q += fmt.Sprintf(" The human answered: %q.", ans.Answer)
-	}
-	if ans.Reason != "" {
-		q += fmt.Sprintf(" Reason: %q.", ans.Reason)
-	}
-	return q
+	return text
 }

@@ -222,7 +222,7 @@ func (s *session) iterationSummary(role string) string {
 	}
 	switch role {
 	case contract.RoleReviewer:
-		return sum + ": review " + taskFileName(s.st.Prepared.Task)
+		return sum + ": review " + s.st.Prepared.Task.FileName()
 	case contract.RolePlanner:
 		return sum + ": plan " + contract.PRDFile
 	}
@@ -275,7 +275,7 @@ func (s *session) record(ctx workflow.Context, res contract.IterationResult) dec
 		// The repair made the file readable by dropping some of it.
 		s.st.Notices = append(s.st.Notices, fmt.Sprintf(
 			"The last iteration repaired %s, but it now has %d stories or tasks where it had %d before it broke. Restore the missing ones, with their state, from the git history of the file.",
-			taskFileName(s.st.Prepared.Task), res.Task.Total, s.st.Prepared.Task.Total))
+			s.st.Prepared.Task.FileName(), res.Task.Total, s.st.Prepared.Task.Total))
 	}
 	if res.Task.Mode != "" {
 		s.st.Prepared.Task = res.Task
@@ -363,7 +363,7 @@ func (s *session) keep(ctx workflow.Context, sum contract.IterationSummary) {
 	// The search attributes follow when the loop next blocks (the next
 	// iteration, a wait or the end), so an iteration costs one upsert,
 	// not two.
-	workflow.SetCurrentDetails(ctx, s.details())
+	workflow.SetCurrentDetails(ctx, s.statusNow().Details(s.hostTimeout()))
 	s.notifyParent(ctx, sum)
 }
 
@@ -404,16 +404,16 @@ func (s *session) judgeClaim(res contract.IterationResult, sum *contract.Iterati
 		return decision{}, true
 	case res.Task.Complete || !res.Task.Verifiable:
 		sum.Verified = true
-		by := taskFileName(res.Task)
+		by := res.Task.FileName()
 		if check != nil {
 			by = fmt.Sprintf("the check `%s`", check.Command)
 			if res.Task.Verifiable {
-				by = taskFileName(res.Task) + " and " + by
+				by = res.Task.FileName() + " and " + by
 			}
 		}
 		return decision{complete: true, reason: contract.ReasonComplete, msg: fmt.Sprintf("completion claimed in iteration %d and confirmed by %s", s.st.Iteration, by)}, true
 	default:
-		sum.Reason = fmt.Sprintf("completion claimed but %s has %d of %d done", taskFileName(res.Task), res.Task.Done, res.Task.Total)
+		sum.Reason = fmt.Sprintf("completion claimed but %s has %d of %d done", res.Task.FileName(), res.Task.Done, res.Task.Total)
 		s.logger.Warn("completion claim contradicted by task file", "iteration", s.st.Iteration, "done", res.Task.Done, "total", res.Task.Total)
 	}
 	return decision{}, false
@@ -460,11 +460,4 @@ func (s *session) maxRepairs() int {
 		return s.st.Limits.MaxTaskFileRepairs
 	}
 	return contract.DefaultMaxTaskFileRepairs
-}
-
-func taskFileName(t contract.TaskState) string {
-	if t.File != "" {
-		return t.File
-	}
-	return "the task file"
 }

@@ -2,7 +2,6 @@ package session
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -48,7 +47,7 @@ func (s *session) publish(ctx workflow.Context) {
 		s.published = &st
 		s.publishedAt = workflow.Now(ctx)
 	}
-	workflow.SetCurrentDetails(ctx, s.details())
+	workflow.SetCurrentDetails(ctx, s.statusNow().Details(s.hostTimeout()))
 }
 
 // throttled reports whether a push of the iteration and cost alone
@@ -60,52 +59,6 @@ func (s *session) throttled(ctx workflow.Context) bool {
 		s.publishThrottle = &on
 	}
 	return *s.publishThrottle && workflow.Now(ctx).Sub(s.publishedAt) < publishEvery
-}
-
-func (s *session) details() string {
-	st := s.statusNow()
-	var b strings.Builder
-	b.WriteString(fmt.Sprintf("**Ralph session** `%s`: **%s**", st.SessionID, st.State))
-	if st.Reason != "" {
-		b.WriteString(fmt.Sprintf(" (%s)", st.Reason))
-	}
-	// The UI renders text between dollar signs as math: write USD.
-	b.WriteString(fmt.Sprintf("\n\nIteration %d of %d, cost %.4f USD", st.Iteration, st.Limits.MaxIterations, st.Totals.CostUSD))
-	if st.Limits.MaxCostUSD > 0 {
-		b.WriteString(fmt.Sprintf(" of %.2f", st.Limits.MaxCostUSD))
-	}
-	b.WriteString(fmt.Sprintf(", %d tokens, %d commits", st.Totals.Usage.Total(), st.Totals.Commits))
-	if st.Task.Total > 0 {
-		b.WriteString(fmt.Sprintf("\n\nTasks (%s): %d of %d done", taskFileName(st.Task), st.Task.Done, st.Task.Total))
-		if st.Task.CurrentID != "" || st.Task.CurrentTitle != "" {
-			b.WriteString(fmt.Sprintf("; next: %s", strings.TrimSpace(st.Task.CurrentID+" "+st.Task.CurrentTitle)))
-		}
-	}
-	if cp := st.Pending; cp != nil {
-		b.WriteString(fmt.Sprintf("\n\n**Waiting for a human** (checkpoint `%s`, %s): %s", cp.ID, cp.Type, cp.Question))
-		if len(cp.Options) > 0 {
-			b.WriteString("\n\nOptions: " + strings.Join(cp.Options, " / "))
-		}
-		if cp.Context != "" {
-			// On a paragraph of its own: a plan's lines are a list.
-			b.WriteString("\n\nContext:\n\n" + cp.Context)
-		}
-		b.WriteString(fmt.Sprintf("\n\nAnswer with the `%s` signal, input `{\"id\": \"%s\", \"approve\": true}`, `{\"id\": \"%s\", \"reject\": true, \"reason\": \"…\"}` or `{\"id\": \"%s\", \"answer\": \"…\"}`; or run `starter respond %s --checkpoint %s --approve` (or `--reject --reason …`, `--answer …`) on a machine that reaches this server: the starter finds the dev server of its state directory itself, else set `TEMPORAL_ADDRESS`.", contract.SignalCheckpoint, cp.ID, cp.ID, cp.ID, st.SessionID, cp.ID))
-		if !cp.Deadline.IsZero() {
-			b.WriteString(fmt.Sprintf(" Times out at %s.", cp.Deadline.UTC().Format(time.RFC3339)))
-		}
-	}
-	switch st.State {
-	case contract.StateHostOffline:
-		b.WriteString(fmt.Sprintf("\n\n**Host offline**: no worker of host `%s` has taken this session's work for %s. The session waits for it and loses nothing: start the worker on %s again (`worker --host-id %s`).",
-			st.Host, s.hostTimeout(), st.Host, st.Host))
-	case contract.StateWaitingForAgentSlot:
-		b.WriteString(fmt.Sprintf("\n\nWaiting for an agent slot: the worker on `%s` already runs as many agents as its `worker.max-agents` allows.", st.Host))
-	}
-	if st.State == contract.StatePaused {
-		b.WriteString(fmt.Sprintf("\n\nPaused: send the `%s` signal, or run `starter resume %s`, to continue.", contract.SignalResume, st.SessionID))
-	}
-	return b.String()
 }
 
 // hostTimeout is the session's host timeout.

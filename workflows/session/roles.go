@@ -72,7 +72,7 @@ func (s *session) recordReview(res contract.IterationResult, sum *contract.Itera
 	}
 	sum.Verified = true
 	return decision{complete: true, reason: contract.ReasonComplete, msg: fmt.Sprintf(
-		"completion claimed, confirmed by %s and passed by the reviewer in iteration %d", taskFileName(res.Task), s.st.Iteration)}
+		"completion claimed, confirmed by %s and passed by the reviewer in iteration %d", res.Task.FileName(), s.st.Iteration)}
 }
 
 // plan runs planner iterations until prd.json holds a plan Ralph can run
@@ -156,7 +156,7 @@ func (s *session) approvePlan(ctx workflow.Context, plan *contract.PlanResult, r
 		Type:      contract.CheckpointHumanVerify,
 		Question:  fmt.Sprintf("The planner wrote %d stories into %s. Approve the plan to start working on it, or reject it with a reason for the planner to revise it.", len(plan.Stories), contract.PRDFile),
 		Options:   []string{"approve", "reject"},
-		Context:   planText(plan.Stories),
+		Context:   contract.PlanText(plan.Stories),
 	}, fmt.Sprintf("nobody approved the plan within %s", s.in.Checkpoints.Timeout))
 	s.status.Plan = nil
 	switch {
@@ -252,19 +252,6 @@ func (s *session) recordPlan(res contract.IterationResult, sum *contract.Iterati
 		sum.Reason = "the plan is not valid: " + p.Error
 	}
 	return decision{}
-}
-
-// planText is the plan for a person: one line per story, its criteria
-// under it.
-func planText(stories []contract.StoryBrief) string {
-	var b strings.Builder
-	for _, st := range stories {
-		b.WriteString(fmt.Sprintf("%d. %s %s\n", st.Priority, st.ID, st.Title))
-		for _, c := range st.Criteria {
-			b.WriteString("   - " + c + "\n")
-		}
-	}
-	return strings.TrimRight(b.String(), "\n")
 }
 
 func firstLine(s string) string {

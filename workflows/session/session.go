@@ -11,8 +11,6 @@ package session
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/log"
@@ -103,7 +101,7 @@ const versionLimitedState = "limited-state"
 const versionCompleteAtPrepare = "complete-at-prepare"
 
 func newSession(ctx workflow.Context, in contract.SessionInput) (*session, error) {
-	if err := ValidateInput(in); err != nil {
+	if err := in.Validate(); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrTypeInvalidInput, nil)
 	}
 	s := &session{in: in, st: initialState(ctx, in)}
@@ -196,32 +194,6 @@ func (s *session) statusNow() contract.Status {
 	st.Limits, st.HumanWait, st.Guidance, st.ExecutionKey = c.Limits, c.HumanWait, c.Guidance, c.ExecutionKey
 	st.Mode, st.Branch, st.Task = c.Prepared.Mode, c.Prepared.Branch, c.Prepared.Task
 	return st
-}
-
-// ValidateInput checks a session's input: what a Session refuses to start
-// with, and what a queue refuses as the template of its issues' sessions.
-func ValidateInput(in contract.SessionInput) error {
-	var problems []string
-	if in.Workspace == "" || !filepath.IsAbs(in.Workspace) {
-		problems = append(problems, fmt.Sprintf("workspace %q must be an absolute path", in.Workspace))
-	}
-	if len(in.Agent.Command) == 0 || in.Agent.Command[0] == "" {
-		problems = append(problems, "agent command is empty")
-	}
-	l := in.Limits
-	if l.MaxIterations < 1 {
-		problems = append(problems, "max iterations must be at least 1")
-	}
-	if l.MaxRuntime < 0 || l.MaxCostUSD < 0 {
-		problems = append(problems, "max runtime and max cost must not be negative")
-	}
-	if l.IterationTimeout <= 0 || l.HeartbeatTimeout <= 0 {
-		problems = append(problems, "iteration and heartbeat timeouts must be positive")
-	}
-	if len(problems) > 0 {
-		return fmt.Errorf("invalid session input: %s", strings.Join(problems, "; "))
-	}
-	return nil
 }
 
 // end is how a session ends: a reason and a message, or an error that

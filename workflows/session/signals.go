@@ -165,7 +165,7 @@ func (s *session) onGuide(text string) {
 }
 
 func (s *session) onCheckpoint(ans contract.Answer) {
-	if err := s.validateAnswer(ans); err != nil {
+	if err := ans.Validate(s.status.Pending, s.answer != nil); err != nil {
 		// A signal cannot be refused; a stale or malformed one is
 		// dropped and counted, never applied to another question.
 		s.st.IgnoredAnswers++

@@ -1,10 +1,15 @@
-package session
+// Package question asks a session's checkpoint on its GitHub issue and
+// takes the first reply there of a person with write access as the
+// answer: the way a person answers an issue's session where they already
+// are, beside the CLI, the UI and the chats.
+package question
 
 import (
 	"fmt"
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-ralph/ralph/contract"
@@ -12,22 +17,43 @@ import (
 	"github.com/durable-ralph/ralph/workflows/flow"
 )
 
-// ignoredLimit bounds the ignored comments a session's status lists.
-const ignoredLimit = 20
+// Waiter is the session that waits for the answer to a question.
+type Waiter interface {
+	// Answered reports whether the wait is over: the checkpoint has its
+	// answer (from the issue or elsewhere: the CLI, the UI, a chat), or
+	// a stop was requested.
+	Answered() bool
+	// Answer is the checkpoint's answer, nil until it has one.
+	Answer() *contract.Answer
+	// Take takes a reply on the issue as the answer.
+	Take(contract.Answer)
+	// Ignore notes a comment on the issue that could not answer.
+	Ignore(contract.Ignored)
+}
 
-// awaitOnIssue asks cp on the session's issue (a comment with its
-// marker, the question label) and waits for answered, reading the issue
-// for an answer every poll interval or when poked (a webhook): the first
+// Question is a checkpoint asked on a session's GitHub issue.
+type Question struct {
+	Link       contract.IssueLink
+	Checkpoint contract.Checkpoint
+	// SoFar says what the session did so far, for the question.
+	SoFar  string
+	Logger log.Logger
+}
+
+// Await asks q on the issue (a comment with its marker, the question
+// label) and waits until w has its answer, reading the issue for an
+// answer every poll interval or when poked (a webhook): the first
 // comment after the question by a person with write access answers it.
-// An answer through the CLI or the UI ends the wait too. Afterwards the
-// question comment says who answered and the label goes. ok is false
-// when timeout (if any) passed first.
-func (s *session) awaitOnIssue(ctx workflow.Context, cp contract.Checkpoint, timeout time.Duration, answered func() bool) (ok bool, err error) {
-	link := s.in.Issue
-	marker := contract.QuestionMarker(workflow.GetInfo(ctx).WorkflowExecution.ID, cp.ID)
-	question := s.questionBody(workflow.GetInfo(ctx).WorkflowExecution.ID, cp)
-	s.issueComment(ctx, marker, question)
-	s.issueLabels(ctx, []string{contract.LabelQuestion}, nil)
+// Afterwards the question comment says who answered and the label goes.
+// ok is false when timeout (if any) passed first.
+func (q Question) Await(ctx workflow.Context, w Waiter, timeout time.Duration) (ok bool, err error) {
+	link, cp := q.Link, q.Checkpoint
+	id := workflow.GetInfo(ctx).WorkflowExecution.ID
+	marker := contract.QuestionMarker(id, cp.ID)
+	question := q.body(id)
+	q.comment(ctx, marker, question)
+	q.labels(ctx, []string{contract.LabelQuestion}, nil)
+	answered := w.Answered
 	poke := workflow.GetSignalChannel(ctx, contract.SignalGitHubPoke)
 	var ignored []int64
 	for !answered() {
@@ -50,30 +76,30 @@ func (s *session) awaitOnIssue(ctx workflow.Context, cp contract.Checkpoint, tim
 		var got contract.IssueAnswer
 		if err := workflow.ExecuteActivity(flow.GitHubOptions(ctx, fmt.Sprintf("read the answer on #%d", link.Number)), contract.ActivityReadAnswer,
 			contract.AnswerInput{Repo: link.Repo, Number: link.Number, Marker: marker, Self: link.Self, Ignored: ignored}).Get(ctx, &got); err != nil {
-			s.logger.Warn("read the answer on the issue", "error", err)
+			q.Logger.Warn("read the answer on the issue", "error", err)
 			continue
 		}
 		for _, ig := range got.Ignored {
 			ignored = append(ignored, ig.ID)
-			s.status.Ignored = flow.AppendBounded(s.status.Ignored, ig, ignoredLimit)
+			w.Ignore(ig)
 		}
 		if got.Found && !answered() {
 			// An answer the CLI or the UI gave while the issue was read
 			// came first: it stands.
 			ans := cp.AnswerFrom(got.Body)
 			ans.By, ans.Via = got.Author, fmt.Sprintf("a comment on #%d", link.Number)
-			s.answer = &ans
+			w.Take(ans)
 		}
 	}
 	ok = answered()
-	s.issueComment(ctx, marker, question+"\n\n---\n"+s.answeredText(ok))
-	s.issueLabels(ctx, nil, []string{contract.LabelQuestion})
+	q.comment(ctx, marker, question+"\n\n---\n"+answeredText(w.Answer(), ok))
+	q.labels(ctx, nil, []string{contract.LabelQuestion})
 	return ok, nil
 }
 
-// questionBody is the comment that asks cp on the issue.
-func (s *session) questionBody(id string, cp contract.Checkpoint) string {
-	link := s.in.Issue
+// body is the comment that asks q on the issue of session id.
+func (q Question) body(id string) string {
+	link, cp := q.Link, q.Checkpoint
 	var b strings.Builder
 	if link.LabeledBy != "" {
 		b.WriteString("@" + link.LabeledBy + " ")
@@ -86,11 +112,7 @@ func (s *session) questionBody(id string, cp contract.Checkpoint) string {
 	if c := strings.TrimSpace(cp.Context); c != "" {
 		b.WriteString("\nContext:\n\n" + flow.Quote(words.Cut(c, 2000)) + "\n")
 	}
-	t := s.st.Totals
-	b.WriteString(fmt.Sprintf("\nSo far: %d iterations, %d commits, %.4f USD.", s.st.Iteration, t.Commits, t.CostUSD))
-	if n := len(s.st.Recent); n > 0 {
-		b.WriteString(" Last: " + s.st.Recent[n-1].Line() + ".")
-	}
+	b.WriteString("\n" + q.SoFar)
 	b.WriteString("\n\n**How to answer:** a comment on this issue by someone with write access answers it: `approve`, `reject: <why>`, or your answer in words. ")
 	b.WriteString(fmt.Sprintf("Or `starter respond %s --checkpoint %s --approve | --reject --reason \"…\" | --answer \"…\"`, or the Temporal UI. The first answer wins.", id, cp.ID))
 	if !cp.Deadline.IsZero() {
@@ -99,11 +121,12 @@ func (s *session) questionBody(id string, cp contract.Checkpoint) string {
 	return b.String()
 }
 
-// answeredText says how the question ended: answered by whom, or not.
-func (s *session) answeredText(ok bool) string {
+// answeredText says how the question ended: answered (ans) by whom, or
+// not in time (ok false), or stopped.
+func answeredText(ans *contract.Answer, ok bool) string {
 	switch {
-	case s.answer != nil:
-		a := *s.answer
+	case ans != nil:
+		a := *ans
 		by := "someone"
 		if a.By != "" {
 			by = "@" + strings.TrimPrefix(a.By, "@")
@@ -130,23 +153,23 @@ func (s *session) answeredText(ok bool) string {
 	return "**The session stopped** before an answer came."
 }
 
-// issueComment writes the issue's comment that carries marker (once,
-// edited after).
-func (s *session) issueComment(ctx workflow.Context, marker, body string) {
-	link := s.in.Issue
+// comment writes the issue's comment that carries marker (once, edited
+// after).
+func (q Question) comment(ctx workflow.Context, marker, body string) {
+	link := q.Link
 	err := workflow.ExecuteActivity(flow.GitHubOptions(ctx, fmt.Sprintf("question on #%d", link.Number)), contract.ActivityComment,
 		contract.CommentInput{Repo: link.Repo, Number: link.Number, Body: body, Marker: marker}).Get(ctx, nil)
 	if err != nil {
-		s.logger.Warn("comment on the issue", "error", err)
+		q.Logger.Warn("comment on the issue", "error", err)
 	}
 }
 
-// issueLabels adds and removes labels of the session's issue.
-func (s *session) issueLabels(ctx workflow.Context, add, remove []string) {
-	link := s.in.Issue
+// labels adds and removes labels of the session's issue.
+func (q Question) labels(ctx workflow.Context, add, remove []string) {
+	link := q.Link
 	err := workflow.ExecuteActivity(flow.GitHubOptions(ctx, fmt.Sprintf("labels of #%d", link.Number)), contract.ActivitySetLabels,
 		contract.LabelsInput{Repo: link.Repo, Number: link.Number, Add: add, Remove: remove}).Get(ctx, nil)
 	if err != nil {
-		s.logger.Warn("label the issue", "error", err)
+		q.Logger.Warn("label the issue", "error", err)
 	}
 }
