@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/durable-ralph/ralph/contract"
 )
 
 // root is the repository, seen from this package's directory.
@@ -198,5 +200,17 @@ func TestLayoutNamesEveryFolder(t *testing.T) {
 		if !strings.Contains(layout, "| `"+e.Name()+"/` |") {
 			t.Errorf("the Layout of docs/development.md has no row | `%s/` | for the folder %s", e.Name(), e.Name())
 		}
+	}
+}
+
+// TestSessionDiagram: the diagram of the session's states in
+// docs/sessions.md is contract.SessionMoves, drawn by SessionDiagram.
+func TestSessionDiagram(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root, "docs", "sessions.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "```mermaid\n" + contract.SessionDiagram() + "```\n"; !strings.Contains(string(data), want) {
+		t.Fatalf("docs/sessions.md lacks the diagram of contract.SessionMoves; put this in its section \"The session's states\":\n%s", want)
 	}
 }

@@ -11,12 +11,24 @@ import (
 	"github.com/durable-ralph/ralph/workflows/flow"
 )
 
-// setState is the one place that sets the session's state label; it
-// publishes the status.
+// setState is the one place that moves the session's state: to st, if
+// contract.SessionMoves allows the move (a move it lacks is refused and
+// logged, or panics under test); it publishes the status.
 func (s *session) setState(ctx workflow.Context, st contract.State) {
+	if from := s.status.State; !contract.CanMove(from, st) {
+		if strictMoves {
+			panic(fmt.Sprintf("session state %s -> %s is not in contract.SessionMoves", from, st))
+		}
+		s.logger.Error("refused a move of the session's state that contract.SessionMoves lacks", "from", from, "to", st)
+		st = from
+	}
 	s.status.State = st
 	s.publish(ctx)
 }
+
+// strictMoves makes a refused move of the state panic: the tests set it,
+// so that a move the table lacks fails them.
+var strictMoves bool
 
 // publishEvery is the least time between two pushes of search
 // attributes that only move the iteration and the cost (from
