@@ -12,7 +12,7 @@ WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 test: deps lint unit race e2e bench
 
 # The two commands, starter and worker, into `go env GOBIN` (or
-# $GOPATH/bin), as the README's first section says. Both embed a Temporal
+# $GOPATH/bin), as the README says. Both embed a Temporal
 # server, so the first build downloads its modules and compiles it: several
 # minutes during which go prints nothing but "go: downloading" lines.
 install:
@@ -105,7 +105,7 @@ soak:
 # The cost of an iteration (a bare bash loop, Ralph's plain loop, a
 # session, a contained one), the sandbox's start, repository size, a
 # 600-iteration session and N sessions on one worker: each prints its
-# figures (README, "The cost of an iteration" and "Scale on one worker").
+# figures (docs/durability.md, "The cost of an iteration" and "Scale on one worker").
 bench:
 	go test -count=1 -run '^$$' -bench . -benchtime 20x ./sandbox/
 	go test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 20m ./testsuite/

@@ -81,7 +81,7 @@ type Agent struct {
 	// Attempts, when set, records each running iteration attempt (its
 	// task token and agent process) in the worker's state directory, so
 	// that a worker starting again after this one died fails them at
-	// once (internal/ralph) rather than after their heartbeat timeout.
+	// once (app) rather than after their heartbeat timeout.
 	Attempts *attempts.Dir
 	// Records is the directory, out of every agent's reach (the worker's
 	// state directory), where the worker keeps what it reads back of its

@@ -354,6 +354,6 @@
 //	  every: 10
 //	  timeout: 1h
 //
-// [Keys] returns the same table for --help and the README. Package config is
+// [Keys] returns the same table for --help and docs/configuration.md. Package config is
 // the only user of viper in the project.
 package config

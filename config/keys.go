@@ -11,7 +11,7 @@ import (
 	"github.com/durable-ralph/ralph/sandbox"
 )
 
-// Key documents one configuration setting, for the README and --help.
+// Key documents one configuration setting, for docs/configuration.md and --help.
 type Key struct {
 	// Key is the dotted key used in ralph.yaml, e.g. "limits.max-iterations".
 	Key string

@@ -14,10 +14,11 @@
 // given a new meaning. A field that histories recorded before it existed
 // lack decodes to its zero value, and the zero value is defined to mean
 // what the code did before the field existed. Where no zero value can do
-// that, the workflow branches with workflow.GetVersion. The table is kept
-// current with each such field or branch:
+// that, the workflow branches with workflow.GetVersion: each such branch
+// is a Change of Changes (changes.go), with the day it shipped and what
+// each of its versions does. The table is kept current with each field:
 //
-//	field or change                          zero value / branch means
+//	field                                    zero value means
 //	---------------------------------------  ----------------------------------------------
 //	AgentSettings.Backend                    "" is Claude Code
 //	AgentSettings.Sandbox (Mode, Network)    "" is auto and internet: sessions started
@@ -41,25 +42,12 @@
 //	GitSettings.ProtectedPaths               nil is DefaultProtectedPaths; empty ([])
 //	                                         protects nothing (Protected)
 //	IterationResult.NotCommitted             "": the iteration's work was not set aside
-//	GetVersion "drain-signals"               DefaultVersion: signals taken by a selector
-//	                                         listener, no wait for handlers before the end
-//	GetVersion "limited-state"               DefaultVersion: a limit ends the session failed
-//	GetVersion "complete-at-prepare"         DefaultVersion: an already complete task file
-//	                                         still runs iterations
-//	GetVersion "attach-running-session"      DefaultVersion: a queue fails an issue whose
-//	                                         session already runs instead of attaching
 //	QueueSettings.Pull (Follow false)        the issue ends at "pull request opened"
-//	GetVersion "follow-pull"                 DefaultVersion: no follower is started
 //	SessionInput.Issue                       nil: checkpoints are not asked on GitHub
 //	QueueCarryOver.Following                 nil: no pull request is followed
 //	QueueSettings.Parallel                   0 is one issue at a time
-//	GetVersion "issue-workflow"              DefaultVersion: the queue run works on the
-//	                                         issue itself (Current), not an IssueWork
 //	QueueCarryOver.Working                   nil: no IssueWork workflow runs
 //	PickInput.Skip                           nil skips nothing
-//	GetVersion "notify"                      DefaultVersion: no notification; 1: a
-//	                                         Notification child per event; 2: only
-//	                                         when the worker's Notifies says it sends it
 //	Notification.Channel                     "" sends to every channel
 //	InboxState.SlackAfter, TelegramOff       nil / false: no Slack thread read yet,
 //	                                         Telegram polled
@@ -67,19 +55,11 @@
 //	CarryOver.Fallback                       nil: the executor's own backend runs
 //	Totals.CostByBackend                     nil: no split (no agent.fallback)
 //	IterationSummary.Backend                 "": the session's own backend ran
-//	GetVersion "run-min-age"                 DefaultVersion: continue as new after
-//	                                         iterations-per-run; 1: and once the run is
-//	                                         2 s old (the server delays younger ones)
 //	Progress.EarlierCostUSD, EarlierUsage    0: no dead attempt before this one (a
 //	                                         worker before them carried nothing)
-//	GetVersion "failed-cost"                 DefaultVersion: an iteration that failed
-//	                                         after retries counts no cost; 1: its last
-//	                                         heartbeat's, when that timed out
-//	GetVersion "publish-throttle"            DefaultVersion: every change of iteration
-//	                                         or cost is upserted; 1: at most every 5 s
-//	                                         unless the state changes with it
 //
-// testsuite/replay_test.go replays a recorded history of every workflow
-// shape against the current code (the AgentPreflight workflow's are
-// replayed by testsuite/preflight_e2e_test.go).
+// Each workflow package replays the histories recorded from its
+// workflow (workflows/<package>/testdata/histories) against the current
+// code, and workflows' TestVersions holds every GetVersion of the code to
+// Changes, with a recorded history through each old branch.
 package contract

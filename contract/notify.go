@@ -31,7 +31,7 @@ const (
 	NotifyBudget NotifyEvent = "budget"
 )
 
-// NotifyEvents are every event, in the order the README lists them.
+// NotifyEvents are every event, in the order docs/people.md lists them.
 var NotifyEvents = []NotifyEvent{NotifyQuestion, NotifyPlan, NotifyEnded, NotifyFailed, NotifyLimit, NotifyPR, NotifyHostOffline, NotifyBudget}
 
 // Channel names of notifications.

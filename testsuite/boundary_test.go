@@ -12,8 +12,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/durable-ralph/ralph/app"
 	"github.com/durable-ralph/ralph/contract"
-	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/workflows/session"
 )
 
@@ -75,7 +75,7 @@ func TestSignalsInTheTaskOfTheLastResultBeforeContinueAsNew(t *testing.T) {
 			require.NoError(t, acts.Start())
 			defer acts.Stop()
 			fake.startWorkflows = func() {
-				w := ralph.NewWorkflowWorker(c, queue)
+				w := app.NewWorkflowWorker(c, queue)
 				require.NoError(t, w.Start())
 				fake.mu.Lock()
 				fake.wf = w

@@ -22,8 +22,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/durable-ralph/ralph/app"
 	"github.com/durable-ralph/ralph/contract"
-	"github.com/durable-ralph/ralph/internal/ralph"
 	tcluster "github.com/durable-ralph/ralph/testsuite/cluster"
 	"github.com/durable-ralph/ralph/testsuite/fakegithub"
 )
@@ -111,7 +111,7 @@ func hasSeries(m map[string]float64, prefix string) bool {
 // commit per story.
 func TestFleetOnPostgres(t *testing.T) {
 	pg := tcluster.StartPostgres(t)
-	srv := tcluster.StartServer(t, pg, tcluster.Options{SearchAttributes: ralph.SearchAttributes(), LogLevel: "warn"})
+	srv := tcluster.StartServer(t, pg, tcluster.Options{SearchAttributes: app.SearchAttributes(), LogLevel: "warn"})
 	c := srv.Dial(t)
 
 	sc := rawScenario(t, map[string]any{"steps": []any{map[string]any{"auto": true, "sleep_ms": 2500}}, "repeat": "last"})

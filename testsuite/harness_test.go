@@ -23,10 +23,10 @@ import (
 
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/activities/github"
+	"github.com/durable-ralph/ralph/app"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/gittest"
-	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/internal/testkit"
 )
 
@@ -253,7 +253,7 @@ func readCalls(t testing.TB, path string) []fakeCall {
 type cluster struct {
 	srv      *devserver.Server
 	client   client.Client
-	worker   *ralph.Worker
+	worker   *app.Worker
 	stopOnce sync.Once
 }
 
@@ -261,7 +261,7 @@ func startCluster(t testing.TB, stateDir string, agent *activities.Agent) *clust
 	t.Helper()
 	srv := startServer(t, stateDir)
 	c := dial(t, srv.Address(), srv.Namespace())
-	w := ralph.NewWorker(c, ralph.WorkerOptions{TaskQueue: contract.TaskQueue, HostID: testHost, MaxAgents: 8}, agent, &github.Activities{WriteInterval: -1})
+	w := app.NewWorker(c, app.WorkerOptions{TaskQueue: contract.TaskQueue, HostID: testHost, MaxAgents: 8}, agent, &github.Activities{WriteInterval: -1})
 	require.NoError(t, w.Start())
 	cl := &cluster{srv: srv, client: c, worker: w}
 	t.Cleanup(cl.stop)
@@ -273,7 +273,7 @@ func startCluster(t testing.TB, stateDir string, agent *activities.Agent) *clust
 // stops it.
 func startServer(t testing.TB, stateDir string) *devserver.Server {
 	t.Helper()
-	srv, err := devserver.Start(context.Background(), devserver.Options{StateDir: stateDir, SearchAttributes: ralph.SearchAttributes(), LogLevel: "error"})
+	srv, err := devserver.Start(context.Background(), devserver.Options{StateDir: stateDir, SearchAttributes: app.SearchAttributes(), LogLevel: "error"})
 	require.NoError(t, err)
 	return srv
 }
@@ -297,7 +297,7 @@ func workerEnv(srv *devserver.Server, home string, n int, scenario string) []str
 // for the default). The caller closes it.
 func dial(t testing.TB, hostPort, namespace string) client.Client {
 	t.Helper()
-	c, err := ralph.Dial(context.Background(), client.Options{HostPort: hostPort, Namespace: namespace, Logger: quiet{}})
+	c, err := app.Dial(context.Background(), client.Options{HostPort: hostPort, Namespace: namespace, Logger: quiet{}})
 	require.NoError(t, err)
 	return c
 }

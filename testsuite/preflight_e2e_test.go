@@ -18,8 +18,8 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/durable-ralph/ralph/app"
 	"github.com/durable-ralph/ralph/contract"
-	"github.com/durable-ralph/ralph/internal/ralph"
 )
 
 // TestPreflightRefusesAMissingAgent: `run --backend codex` against a
@@ -187,7 +187,7 @@ func TestPreflightWaitsForAStoppedWorker(t *testing.T) {
 	host, err := os.Hostname()
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		seen, err := ralph.HasWorker(t.Context(), c, contract.HostTaskQueue("ralph", host), enumspb.TASK_QUEUE_TYPE_ACTIVITY, false)
+		seen, err := app.HasWorker(t.Context(), c, contract.HostTaskQueue("ralph", host), enumspb.TASK_QUEUE_TYPE_ACTIVITY, false)
 		return err == nil && seen
 	}, time.Minute, 200*time.Millisecond)
 	require.NoError(t, w.cmd.Process.Signal(syscall.SIGSTOP))

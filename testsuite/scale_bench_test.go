@@ -20,9 +20,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/app"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/devserver"
-	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/sandbox"
 	"github.com/durable-ralph/ralph/workflows/session"
 )
@@ -482,7 +482,7 @@ func (w *scaleWorker) stop(b *testing.B) {
 	_ = w.cmd.Process.Signal(os.Interrupt)
 	select {
 	case <-w.end:
-	case <-time.After(ralph.WorkerStopTimeout + 5*time.Second):
+	case <-time.After(app.WorkerStopTimeout + 5*time.Second):
 		_ = w.cmd.Process.Kill()
 		<-w.end
 		b.Logf("the worker did not stop on SIGINT; killed")

@@ -27,8 +27,8 @@ import (
 	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/client"
 
+	"github.com/durable-ralph/ralph/app"
 	"github.com/durable-ralph/ralph/contract"
-	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/internal/words"
 	"github.com/durable-ralph/ralph/tasks"
 )
@@ -887,8 +887,8 @@ func (d *soakDriver) stopLast() {
 	_ = w.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-w.end:
-	case <-time.After(ralph.WorkerStopTimeout + 10*time.Second):
-		d.t.Errorf("the last worker did not stop on SIGTERM within %s", ralph.WorkerStopTimeout+10*time.Second)
+	case <-time.After(app.WorkerStopTimeout + 10*time.Second):
+		d.t.Errorf("the last worker did not stop on SIGTERM within %s", app.WorkerStopTimeout+10*time.Second)
 	}
 }
 

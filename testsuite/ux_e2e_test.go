@@ -113,9 +113,9 @@ func TestStartupErrorsSaidOnce(t *testing.T) {
 	}{
 		{"not a git repository", []string{notGit}, "starter: workspace " + notGit + " is not a git repository (run git init there first)\n"},
 		{"no task file", []string{noTask.Dir}, "starter: no task file in " + noTask.Dir + ": looked for prd.json, progress.md, PROMPT.md\n" +
-			"Write one: `starter init DIR` writes a commented ralph.yaml and an example prd.json (see the README's Task files).\n"},
+			"Write one: `starter init DIR` writes a commented ralph.yaml and an example prd.json (see Task files in docs/sessions.md).\n"},
 		{"malformed task file", []string{badTask.Dir}, "starter: prd.json:3:14: invalid character '}' looking for beginning of object key string\n" +
-			"Fix the task file where the message says (see the README's Task files for its format).\n"},
+			"Fix the task file where the message says (see Task files in docs/sessions.md for its format).\n"},
 		{"missing agent", []string{"--agent-command", "no-such-agent", good.Dir}, "starter: agent binary \"no-such-agent\" not found on PATH\n" +
 			"Install the agent where the worker runs (Claude Code: npm install -g @anthropic-ai/claude-code), or name another with --agent-command.\n"},
 	} {

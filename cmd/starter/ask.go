@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/durable-ralph/ralph/internal/ralph"
+	"github.com/durable-ralph/ralph/app"
 )
 
 // handoverWait is how long a query waits for its answer while the worker
@@ -115,7 +115,7 @@ func (cctx *commandContext) noAnswer(conn *connection, err error, note string) e
 		return err
 	}
 	q := conn.cfg.TaskQueue
-	polls, perr := ralph.HasWorker(cctx, conn.client, q, enumspb.TASK_QUEUE_TYPE_WORKFLOW, false)
+	polls, perr := app.HasWorker(cctx, conn.client, q, enumspb.TASK_QUEUE_TYPE_WORKFLOW, false)
 	switch {
 	case perr == nil && polls:
 		return fmt.Errorf("%w (a worker polls task queue %q but did not answer within %s: try again in a moment)", err, q, handoverWait)

@@ -285,6 +285,16 @@ update. Only the flags given change; a limit below what the session already used
 		args:   cobra.MaximumNArgs(1),
 		groups: dialFlags,
 		cmd:    &setLimitsCommand{},
+	}, {
+		use:   "versions",
+		short: "Say which changes of the workflow code still have open runs that started before them",
+		long: `versions lists each change of the workflow code that runs started before it replay on a
+branch of their own (GetVersion), with the day it shipped and the open Ralph workflow runs
+that started before that day. A change with none can have its old branch removed: see
+"Changing the workflow safely" in docs/durability.md.`,
+		args:   cobra.NoArgs,
+		groups: dialFlags,
+		cmd:    &versionsCommand{},
 	}}
 }
 

@@ -13,11 +13,11 @@ import (
 	"go.temporal.io/sdk/converter"
 	sdklog "go.temporal.io/sdk/log"
 
+	"github.com/durable-ralph/ralph/app"
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/codec"
 	"github.com/durable-ralph/ralph/internal/devserver"
-	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/internal/selfguard"
 )
 
@@ -65,7 +65,7 @@ func (c *connection) close() {
 // server running, it starts one in the background, which outlives this
 // command.
 func (cctx *commandContext) connect(cfg config.Config) (_ *connection, err error) {
-	cdc, err := ralph.LoadCodec(cfg)
+	cdc, err := app.LoadCodec(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func (cctx *commandContext) connect(cfg config.Config) (_ *connection, err error
 		conn.dev, conn.uiURL = rec, rec.UIURL
 		hostPort, namespace = rec.Address, rec.Namespace
 	}
-	opts, err := ralph.ClientOptions(hostPort, namespace, cdc)
+	opts, err := app.ClientOptions(hostPort, namespace, cdc)
 	if err != nil {
 		return nil, err
 	}
@@ -97,11 +97,11 @@ func (cctx *commandContext) connect(cfg config.Config) (_ *connection, err error
 			return nil, err
 		}
 	}
-	if rec == nil && !ralph.Reachable(opts.HostPort) {
+	if rec == nil && !app.Reachable(opts.HostPort) {
 		return nil, fmt.Errorf("%w at %s, and no dev server runs on %s: start one with `%s` (or give --dev to any command), or set TEMPORAL_ADDRESS",
-			ralph.ErrNoServer, opts.HostPort, cfg.Dev.StateDir, commandLine("dev start"))
+			app.ErrNoServer, opts.HostPort, cfg.Dev.StateDir, commandLine("dev start"))
 	}
-	c, err := ralph.Dial(cctx, opts)
+	c, err := app.Dial(cctx, opts)
 	if err != nil {
 		return nil, dialFailed(opts.HostPort, rec != nil, err)
 	}
@@ -120,10 +120,10 @@ func (cctx *commandContext) connect(cfg config.Config) (_ *connection, err error
 // running, one started now.
 func (cctx *commandContext) devServer(cfg config.Config) (*devserver.Record, error) {
 	if !cfg.Dev.Enabled {
-		if addr, err := ralph.ConfiguredAddress(); err != nil || addr != "" {
+		if addr, err := app.ConfiguredAddress(); err != nil || addr != "" {
 			return nil, err
 		}
-		rec, ok, err := ralph.FindDevServer(cctx, cfg.Dev.StateDir)
+		rec, ok, err := app.FindDevServer(cctx, cfg.Dev.StateDir)
 		if err != nil || !ok {
 			return nil, err
 		}
@@ -133,7 +133,7 @@ func (cctx *commandContext) devServer(cfg config.Config) (*devserver.Record, err
 	if err != nil {
 		return nil, err
 	}
-	rec, started, err := ralph.EnsureDevServer(cctx, cfg, serve)
+	rec, started, err := app.EnsureDevServer(cctx, cfg, serve)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +151,7 @@ func devServeLine(cfg config.Config) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find this program to start the dev server with: %w", err)
 	}
-	return append([]string{exe, "dev", "serve"}, ralph.DevServeArgs(cfg)...), nil
+	return append([]string{exe, "dev", "serve"}, app.DevServeArgs(cfg)...), nil
 }
 
 // logToFile sends the log of this process's client and workers to
@@ -183,10 +183,10 @@ func (cctx *commandContext) dial(cmd *cobra.Command) (*connection, error) {
 	if err != nil || conn.dev == nil {
 		return conn, err
 	}
-	if has, err := ralph.HasWorker(cctx, conn.client, cfg.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW, false); err == nil && has {
+	if has, err := app.HasWorker(cctx, conn.client, cfg.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW, false); err == nil && has {
 		return conn, nil
 	}
-	w := ralph.NewWorkflowWorker(conn.client, cfg.TaskQueue)
+	w := app.NewWorkflowWorker(conn.client, cfg.TaskQueue)
 	if err := w.Start(); err != nil {
 		conn.close()
 		return nil, fmt.Errorf("start worker: %w", err)
@@ -209,7 +209,7 @@ func (cctx *commandContext) connectToRun(cfg config.Config) (*connection, error)
 		return conn, err
 	}
 	q := contract.HostTaskQueue(cfg.TaskQueue, cfg.Worker.HostID)
-	if has, err := ralph.HasWorker(cctx, conn.client, q, enumspb.TASK_QUEUE_TYPE_ACTIVITY, true); err == nil && has {
+	if has, err := app.HasWorker(cctx, conn.client, q, enumspb.TASK_QUEUE_TYPE_ACTIVITY, true); err == nil && has {
 		return conn, nil
 	}
 	// As the worker, this process holds its secrets: guard them as the
@@ -218,25 +218,25 @@ func (cctx *commandContext) connectToRun(cfg config.Config) (*connection, error)
 		conn.close()
 		return nil, err
 	}
-	gh, err := ralph.NewGitHub(cfg)
+	gh, err := app.NewGitHub(cfg)
 	if err != nil {
 		conn.close()
 		return nil, err
 	}
-	wopts := ralph.WorkerOptionsOf(cfg)
-	wopts.Identity = ralph.StarterWorkerIdentity()
-	if wopts.Chat, err = ralph.NewChat(cctx, cfg, conn.client, cctx.stderr); err != nil {
+	wopts := app.WorkerOptionsOf(cfg)
+	wopts.Identity = app.StarterWorkerIdentity()
+	if wopts.Chat, err = app.NewChat(cctx, cfg, conn.client, cctx.stderr); err != nil {
 		conn.close()
 		return nil, err
 	}
-	w := ralph.NewWorker(conn.client, wopts, ralph.NewAgent(cfg), gh)
+	w := app.NewWorker(conn.client, wopts, app.NewAgent(cfg), gh)
 	if err := w.Start(); err != nil {
 		conn.close()
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
 	conn.onClose(w.Stop)
 	conn.started = true
-	if err := ralph.StartChatInbox(cctx, conn.client, cfg.TaskQueue, wopts.Chat); err != nil {
+	if err := app.StartChatInbox(cctx, conn.client, cfg.TaskQueue, wopts.Chat); err != nil {
 		conn.close()
 		return nil, err
 	}
@@ -245,7 +245,7 @@ func (cctx *commandContext) connectToRun(cfg config.Config) (*connection, error)
 		fmt.Fprintln(cctx.stderr, "github.webhook-listen and worker.metrics-addr are served by a worker of its own (worker --dev …), not by this process: polling stands in for webhooks")
 	}
 	// What becomes of the agents is said once the session is known
-	// (ralph.SessionSandboxNotice): its agent.sandbox, not the default.
+	// (app.SessionSandboxNotice): its agent.sandbox, not the default.
 	return conn, nil
 }
 
@@ -255,7 +255,7 @@ func (cctx *commandContext) connectToRun(cfg config.Config) (*connection, error)
 // CLI's settings. It starts no server.
 func serverOf(cfg config.Config) (hostPort, namespace string) {
 	if !cfg.Dev.Enabled {
-		if addr, err := ralph.ConfiguredAddress(); err != nil || addr != "" {
+		if addr, err := app.ConfiguredAddress(); err != nil || addr != "" {
 			return "", ""
 		}
 	}
@@ -293,7 +293,7 @@ func (c *connection) suggest(sub string, args ...string) string {
 		return commandLine(sub, args...)
 	}
 	var flags []string
-	if addr, err := ralph.ConfiguredAddress(); sub == "run" || err != nil || addr != "" {
+	if addr, err := app.ConfiguredAddress(); sub == "run" || err != nil || addr != "" {
 		flags = append(flags, "--dev")
 	}
 	if def, err := config.DefaultStateDir(); err != nil || (filepath.Clean(def) != filepath.Clean(c.dev.StateDir) && !sameDir(def, c.dev.StateDir)) {

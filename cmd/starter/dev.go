@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/durable-ralph/ralph/app"
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/internal/devserver"
-	"github.com/durable-ralph/ralph/internal/ralph"
 )
 
 // newDevCmd is `starter dev`: the commands that start, stop and look at
@@ -95,7 +95,7 @@ func (s *devStartCommand) run(cctx *commandContext, _ []string) error {
 	if err != nil {
 		return err
 	}
-	rec, started, err := ralph.EnsureDevServer(cctx, cfg, serve)
+	rec, started, err := app.EnsureDevServer(cctx, cfg, serve)
 	if err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func (s *devStopCommand) run(cctx *commandContext, _ []string) error {
 	if err != nil {
 		return err
 	}
-	rec, ok, err := ralph.StopDevServer(cctx, cfg.Dev.StateDir, s.timeout)
+	rec, ok, err := app.StopDevServer(cctx, cfg.Dev.StateDir, s.timeout)
 	if !ok && err == nil {
 		fmt.Fprintf(cctx.stdout, "No Temporal dev server runs on %s.\n", cfg.Dev.StateDir)
 		return nil
@@ -235,5 +235,5 @@ func (s *devServeCommand) run(cctx *commandContext, _ []string) error {
 	if err != nil {
 		return err
 	}
-	return ralph.ServeDev(cctx, cfg, cctx.stderr)
+	return app.ServeDev(cctx, cfg, cctx.stderr)
 }

@@ -9,8 +9,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/app"
 	"github.com/durable-ralph/ralph/contract"
-	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/internal/words"
 	"github.com/durable-ralph/ralph/sandbox"
 )
@@ -21,7 +21,7 @@ import (
 func fixFor(errType string) string {
 	switch errType {
 	case contract.ErrTypeInvalidTaskFile:
-		return "Fix the task file where the message says (see the README's Task files for its format)."
+		return "Fix the task file where the message says (see Task files in docs/sessions.md for its format)."
 	case contract.ErrTypeAgentNotFound, contract.ErrTypeAgentUnusable:
 		// The failure's details name the backend (agentFix); a worker of
 		// an older version sends none.
@@ -108,14 +108,14 @@ func explainConnection(getenv func(string) string, err error) string {
 		src, check := addressSource(getenv, de.dev)
 		cause := de.err
 		if inner := errors.Unwrap(cause); inner != nil {
-			cause = inner // the SDK's words, without ralph.Dial's empty namespace
+			cause = inner // the SDK's words, without app.Dial's empty namespace
 		}
 		return fmt.Sprintf("cannot connect to Temporal at %s (from %s): something answers there, but not the gRPC API of a Temporal server (%s)\n"+
 			"Check %s: it is the host:port of the Temporal frontend (port 7233 unless changed; not the Web UI, not an HTTP proxy), "+
 			"with TEMPORAL_TLS=true for a server that wants TLS and TEMPORAL_NAMESPACE for a namespace other than default.",
 			de.hostPort, src, words.Clip(cause.Error(), 300), check)
 	}
-	if errors.Is(err, ralph.ErrNoServer) {
+	if errors.Is(err, app.ErrNoServer) {
 		if addr := getenv("TEMPORAL_ADDRESS"); addr != "" {
 			return fmt.Sprintf("no Temporal server answers at %s (from TEMPORAL_ADDRESS)\n"+
 				"Check TEMPORAL_ADDRESS (host:port of the Temporal frontend, port 7233 unless changed) and that the server runs and is reachable from here; "+
@@ -156,7 +156,7 @@ func (cctx *commandContext) explain(err error) string {
 			fix = f
 		}
 		if root.Type() == contract.ErrTypeInvalidTaskFile && strings.HasPrefix(msg, "no task file") {
-			fix = "Write one: `starter init DIR` writes a commented ralph.yaml and an example prd.json (see the README's Task files)."
+			fix = "Write one: `starter init DIR` writes a commented ralph.yaml and an example prd.json (see Task files in docs/sessions.md)."
 		}
 		if fix != "" && !strings.Contains(msg, sandbox.InstallHint) {
 			msg += "\n" + fix

@@ -14,7 +14,7 @@ import (
 )
 
 // The documents below are what -o json prints. Their field names are
-// stable (the README documents them): add fields, never rename one. What
+// stable (docs/operations.md documents them): add fields, never rename one. What
 // the workflows report is nested as the contract's own JSON (status,
 // result); the fields around it say what Temporal knows of the execution.
 

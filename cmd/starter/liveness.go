@@ -7,20 +7,20 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/durable-ralph/ralph/app"
 	"github.com/durable-ralph/ralph/contract"
-	"github.com/durable-ralph/ralph/internal/ralph"
 )
 
 // workerSeen reports whether a worker that is still alive polled the
 // activity tasks of host's task queue (the shared taskQueue for a
 // session from before hosts, "") lately: whether anything runs the host's
-// sessions. What counts as lately, and as alive, is ralph.HasWorker's.
+// sessions. What counts as lately, and as alive, is app.HasWorker's.
 func workerSeen(ctx context.Context, c client.Client, taskQueue, host string) (bool, error) {
 	q := taskQueue
 	if host != "" {
 		q = contract.HostTaskQueue(taskQueue, host)
 	}
-	return ralph.HasWorker(ctx, c, q, enumspb.TASK_QUEUE_TYPE_ACTIVITY, false)
+	return app.HasWorker(ctx, c, q, enumspb.TASK_QUEUE_TYPE_ACTIVITY, false)
 }
 
 // livenessDoc says of a running session whether a worker of its host

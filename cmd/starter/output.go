@@ -39,7 +39,7 @@ func (f *outputFormat) Type() string { return "text|json" }
 // add adds -o/--output to fs; json says what the json format prints.
 func (f *outputFormat) add(fs *pflag.FlagSet, json string) {
 	*f = outputText
-	fs.VarP(f, "output", "o", "the output format: text, or json for "+json+" (its fields are in the README)")
+	fs.VarP(f, "output", "o", "the output format: text, or json for "+json+" (its fields are in docs/operations.md)")
 }
 
 // printer writes one JSON value a line, with <, > and & as they are:

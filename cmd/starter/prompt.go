@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/app"
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/contract"
-	"github.com/durable-ralph/ralph/internal/ralph"
 )
 
 // promptCommand is `starter prompt`.
@@ -28,7 +28,7 @@ func (s *promptCommand) run(cctx *commandContext, args []string) error {
 
 // printPrompt prints the prompt of the next iteration on workspace.
 func printPrompt(cctx *commandContext, cfg config.Config, workspace string) error {
-	sin, err := ralph.SessionInput(cfg, workspace)
+	sin, err := app.SessionInput(cfg, workspace)
 	if err != nil {
 		return err
 	}
@@ -75,15 +75,15 @@ func promptHeader(st contract.Status, workspace string) string {
 // and the session runs; it starts no server.
 func runningStatus(ctx context.Context, cfg config.Config, sin contract.SessionInput) (contract.Status, bool) {
 	hostPort, namespace := serverOf(cfg)
-	cdc, err := ralph.LoadCodec(cfg)
+	cdc, err := app.LoadCodec(cfg)
 	if err != nil {
 		return contract.Status{}, false
 	}
-	opts, err := ralph.ClientOptions(hostPort, namespace, cdc)
-	if err != nil || !ralph.Reachable(opts.HostPort) {
+	opts, err := app.ClientOptions(hostPort, namespace, cdc)
+	if err != nil || !app.Reachable(opts.HostPort) {
 		return contract.Status{}, false
 	}
-	c, err := ralph.Dial(ctx, opts)
+	c, err := app.Dial(ctx, opts)
 	if err != nil {
 		return contract.Status{}, false
 	}

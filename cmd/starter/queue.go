@@ -15,9 +15,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-ralph/ralph/activities/github"
+	"github.com/durable-ralph/ralph/app"
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/contract"
-	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/internal/words"
 	"github.com/durable-ralph/ralph/sandbox"
 	"github.com/durable-ralph/ralph/workflows/queue"
@@ -55,7 +55,7 @@ func queueInput(ctx context.Context, cfg config.Config, dir string) (contract.Qu
 		// not at all, unless agent.sandbox says otherwise.
 		cfg.Agent.Sandbox = sandbox.ModeRequired
 	}
-	sess, err := ralph.SessionInput(cfg, dir)
+	sess, err := app.SessionInput(cfg, dir)
 	if err != nil {
 		return contract.QueueInput{}, err
 	}
@@ -135,7 +135,7 @@ func (cctx *commandContext) runQueue(cfg config.Config, in contract.QueueInput, 
 		if running, err := startInput[contract.QueueInput](cctx, conn, id); err == nil {
 			box = running.Session.Agent.Sandbox
 		}
-		fmt.Fprintln(cctx.stderr, ralph.SessionSandboxNotice("this queue's sessions", box))
+		fmt.Fprintln(cctx.stderr, app.SessionSandboxNotice("this queue's sessions", box))
 	}
 	if !cctx.linkAndHint(conn, id, follow, "queue", s.Clone) {
 		return nil
@@ -154,7 +154,7 @@ func (cctx *commandContext) queuePreflight(conn *connection, id string, sess con
 		return nil
 	}
 	if conn.started || hostHere {
-		if err := needSandbox(sess.Agent.Sandbox, ralph.SandboxProblem); err != nil {
+		if err := needSandbox(sess.Agent.Sandbox, app.SandboxProblem); err != nil {
 			return err
 		}
 	}

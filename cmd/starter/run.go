@@ -14,9 +14,9 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/durable-ralph/ralph/app"
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/contract"
-	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/internal/words"
 )
 
@@ -145,7 +145,7 @@ func (cctx *commandContext) runSession(cfg config.Config, workspace string, opts
 	defer conn.close()
 	cctx.warnWorkerFlags(conn, "session", opts.workerChanged)
 	if conn.started && cfg.Codec.Server != "" {
-		stop, err := ralph.ServeCodec(cfg.Codec.Server, conn.codec)
+		stop, err := app.ServeCodec(cfg.Codec.Server, conn.codec)
 		if err != nil {
 			return err
 		}
@@ -164,7 +164,7 @@ func (cctx *commandContext) runSession(cfg config.Config, workspace string, opts
 				box = running.Agent.Sandbox
 			}
 		}
-		fmt.Fprintln(cctx.stderr, ralph.SessionSandboxNotice("this session", box))
+		fmt.Fprintln(cctx.stderr, app.SessionSandboxNotice("this session", box))
 	}
 	if !cctx.linkAndHint(conn, id, opts.follow, "run", workspace) {
 		return nil
@@ -174,7 +174,7 @@ func (cctx *commandContext) runSession(cfg config.Config, workspace string, opts
 
 // sessionInput is the input of the session run starts on workspace.
 func (cctx *commandContext) sessionInput(cfg config.Config, workspace string, opts runOptions) (contract.SessionInput, error) {
-	in, err := ralph.SessionInput(cfg, workspace)
+	in, err := app.SessionInput(cfg, workspace)
 	if err != nil {
 		return in, err
 	}
@@ -208,7 +208,7 @@ func (cctx *commandContext) startSession(conn *connection, in contract.SessionIn
 				return err
 			}
 			if hostHere {
-				if err := needSandbox(in.Agent.Sandbox, ralph.SandboxProblem); err != nil {
+				if err := needSandbox(in.Agent.Sandbox, app.SandboxProblem); err != nil {
 					return err
 				}
 			}
@@ -378,7 +378,7 @@ func (cctx *commandContext) endedWithError(kind, id string, err error, ownsWorke
 	if cctx.Err() != nil {
 		if ownsWorker {
 			fmt.Fprintf(out, "Interrupted: the %s is saved; run the same command again to resume it.\n"+
-				"Waiting up to %s for the running agent to stop (Ctrl-C again to stop at once)...\n", kind, ralph.WorkerStopTimeout)
+				"Waiting up to %s for the running agent to stop (Ctrl-C again to stop at once)...\n", kind, app.WorkerStopTimeout)
 		} else {
 			fmt.Fprintf(out, "Detached: %s %s keeps running on its worker.\n", kind, id)
 		}

@@ -9,9 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/durable-ralph/ralph/app"
 	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/gittest"
-	"github.com/durable-ralph/ralph/internal/ralph"
 )
 
 // onePRD is a prd.json with one story to do, on branch (branchName).
@@ -26,7 +26,7 @@ func onePRD(branch string) string {
 // why, and starts no session (list stays empty), as with --dev. A good
 // workspace starts one, which list shows.
 func TestStartUpChecksWithoutDev(t *testing.T) {
-	srv, err := devserver.Start(context.Background(), devserver.Options{SearchAttributes: ralph.SearchAttributes(), LogLevel: "error"})
+	srv, err := devserver.Start(context.Background(), devserver.Options{SearchAttributes: app.SearchAttributes(), LogLevel: "error"})
 	require.NoError(t, err)
 	t.Cleanup(srv.Stop)
 	t.Setenv("TEMPORAL_ADDRESS", srv.Address())

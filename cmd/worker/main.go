@@ -27,11 +27,11 @@ import (
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 
+	"github.com/durable-ralph/ralph/app"
+	"github.com/durable-ralph/ralph/app/metrics"
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/devserver"
-	"github.com/durable-ralph/ralph/internal/metrics"
-	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/internal/selfguard"
 	"github.com/durable-ralph/ralph/internal/version"
 	"github.com/durable-ralph/ralph/webhook"
@@ -102,7 +102,7 @@ func newDevServerCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return ralph.ServeDev(cmd.Context(), cfg, os.Stderr)
+			return app.ServeDev(cmd.Context(), cfg, os.Stderr)
 		},
 	}
 	config.AddFlagGroups(cmd.Flags(), config.ConnectionFlags|config.WorkerFlags)
@@ -113,18 +113,18 @@ func run(ctx context.Context, cfg config.Config) error {
 	for _, n := range cfg.Notices() {
 		fmt.Fprintln(os.Stderr, n)
 	}
-	cdc, err := ralph.LoadCodec(cfg)
+	cdc, err := app.LoadCodec(cfg)
 	if err != nil {
 		return err
 	}
 	var hookSecret []byte
 	if cfg.GitHub.WebhookListen != "" {
-		if hookSecret, err = ralph.WebhookSecret(cfg); err != nil {
+		if hookSecret, err = app.WebhookSecret(cfg); err != nil {
 			return err
 		}
 	}
 	if cfg.Codec.Server != "" {
-		stop, err := ralph.ServeCodec(cfg.Codec.Server, cdc)
+		stop, err := app.ServeCodec(cfg.Codec.Server, cdc)
 		if err != nil {
 			return err
 		}
@@ -135,11 +135,11 @@ func run(ctx context.Context, cfg config.Config) error {
 	if err != nil {
 		return err
 	}
-	opts, err := ralph.ClientOptions(hostPort, namespace, cdc)
+	opts, err := app.ClientOptions(hostPort, namespace, cdc)
 	if err != nil {
 		return err
 	}
-	wopts := ralph.WorkerOptionsOf(cfg)
+	wopts := app.WorkerOptionsOf(cfg)
 	if cfg.Worker.MetricsAddr != "" {
 		m, err := metrics.New()
 		if err != nil {
@@ -148,7 +148,7 @@ func run(ctx context.Context, cfg config.Config) error {
 		opts.MetricsHandler = m.SDKHandler()
 		wopts.Metrics = m
 	}
-	c, err := ralph.Dial(ctx, opts)
+	c, err := app.Dial(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func run(ctx context.Context, cfg config.Config) error {
 		return err
 	}
 	if m := wopts.Metrics; m != nil {
-		m.WatchSessions(c, cfg.Worker.HostID, ralph.SessionsRefresh)
+		m.WatchSessions(c, cfg.Worker.HostID, app.SessionsRefresh)
 		stop, addr, err := m.Serve(cfg.Worker.MetricsAddr)
 		if err != nil {
 			return err
@@ -168,7 +168,7 @@ func run(ctx context.Context, cfg config.Config) error {
 		fmt.Fprintf(os.Stderr, "Metrics:         http://%s/metrics\n", addr)
 	}
 	if cfg.GitHub.WebhookListen != "" {
-		stop, addr, err := ralph.ServeWebhook(c, cfg, hookSecret, slog.New(slog.NewTextHandler(os.Stderr, nil)))
+		stop, addr, err := app.ServeWebhook(c, cfg, hookSecret, slog.New(slog.NewTextHandler(os.Stderr, nil)))
 		if err != nil {
 			return err
 		}
@@ -177,11 +177,11 @@ func run(ctx context.Context, cfg config.Config) error {
 	}
 	fmt.Fprintf(os.Stderr, "Worker polling task queues %q and %q on %s (host %s, at most %d agents at once)\n",
 		cfg.TaskQueue, contract.HostTaskQueue(cfg.TaskQueue, cfg.Worker.HostID), opts.HostPort, cfg.Worker.HostID, cfg.Worker.MaxAgents)
-	fmt.Fprintln(os.Stderr, ralph.SandboxNotice())
-	if n := ralph.GitHubNotice(cfg); n != "" {
+	fmt.Fprintln(os.Stderr, app.SandboxNotice())
+	if n := app.GitHubNotice(cfg); n != "" {
 		fmt.Fprintln(os.Stderr, n)
 	}
-	if err := ralph.StartChatInbox(ctx, c, cfg.TaskQueue, wopts.Chat); err != nil {
+	if err := app.StartChatInbox(ctx, c, cfg.TaskQueue, wopts.Chat); err != nil {
 		return err
 	}
 	if err := w.Run(interruptFrom(ctx)); err != nil {
@@ -192,15 +192,15 @@ func run(ctx context.Context, cfg config.Config) error {
 
 // newWorker makes the worker of cfg with its GitHub and chat activities
 // (the latter into wopts.Chat).
-func newWorker(ctx context.Context, cfg config.Config, c client.Client, wopts *ralph.WorkerOptions) (*ralph.Worker, error) {
-	gh, err := ralph.NewGitHub(cfg)
+func newWorker(ctx context.Context, cfg config.Config, c client.Client, wopts *app.WorkerOptions) (*app.Worker, error) {
+	gh, err := app.NewGitHub(cfg)
 	if err != nil {
 		return nil, err
 	}
-	if wopts.Chat, err = ralph.NewChat(ctx, cfg, c, os.Stderr); err != nil {
+	if wopts.Chat, err = app.NewChat(ctx, cfg, c, os.Stderr); err != nil {
 		return nil, err
 	}
-	return ralph.NewWorker(c, *wopts, ralph.NewAgent(cfg), gh), nil
+	return app.NewWorker(c, *wopts, app.NewAgent(cfg), gh), nil
 }
 
 // devServer is the address and namespace of the dev server of cfg's state
@@ -215,16 +215,16 @@ func devServer(ctx context.Context, cfg config.Config) (hostPort, namespace stri
 		if err != nil {
 			return "", "", fmt.Errorf("find this program to start the dev server with: %w", err)
 		}
-		rec, started, err = ralph.EnsureDevServer(ctx, cfg, append([]string{exe, devServerCmd}, ralph.DevServeArgs(cfg)...))
+		rec, started, err = app.EnsureDevServer(ctx, cfg, append([]string{exe, devServerCmd}, app.DevServeArgs(cfg)...))
 		if err != nil {
 			return "", "", err
 		}
 	} else {
-		if addr, err := ralph.ConfiguredAddress(); err != nil || addr != "" {
+		if addr, err := app.ConfiguredAddress(); err != nil || addr != "" {
 			return "", "", err
 		}
 		ok := false
-		if rec, ok, err = ralph.FindDevServer(ctx, cfg.Dev.StateDir); err != nil || !ok {
+		if rec, ok, err = app.FindDevServer(ctx, cfg.Dev.StateDir); err != nil || !ok {
 			return "", "", err
 		}
 	}

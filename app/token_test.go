@@ -1,4 +1,4 @@
-package ralph_test
+package app_test
 
 import (
 	"os"
@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/durable-ralph/ralph/app"
 	"github.com/durable-ralph/ralph/config"
-	"github.com/durable-ralph/ralph/internal/ralph"
 	"github.com/durable-ralph/ralph/redact"
 )
 
@@ -33,8 +33,8 @@ func TestGitHubTokenFile(t *testing.T) {
 			require.NoError(t, os.Chmod(file, tt.mode))
 			cfg := config.Config{GitHub: config.GitHubConfig{TokenFile: file, TokenEnv: "GITHUB_TOKEN"}}
 
-			gh, err := ralph.NewGitHub(cfg)
-			agent := ralph.NewAgent(cfg)
+			gh, err := app.NewGitHub(cfg)
+			agent := app.NewAgent(cfg)
 			if tt.want == "" {
 				require.ErrorContains(t, err, "chmod 600 "+file)
 				require.Empty(t, agent.GitHubFileToken)

@@ -1,7 +1,7 @@
-// Package ralph wires the pieces the commands share: the Temporal client
+// Package app wires the pieces the commands share: the Temporal client
 // (configured like the temporal CLI), the embedded development server, the
 // worker that runs sessions, and the session input built from Config.
-package ralph
+package app
 
 import (
 	"context"
@@ -27,19 +27,19 @@ import (
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/activities/chat"
 	"github.com/durable-ralph/ralph/activities/github"
+	"github.com/durable-ralph/ralph/app/metrics"
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/attempts"
 	"github.com/durable-ralph/ralph/internal/codec"
 	"github.com/durable-ralph/ralph/internal/devserver"
-	"github.com/durable-ralph/ralph/internal/metrics"
 	"github.com/durable-ralph/ralph/redact"
 	"github.com/durable-ralph/ralph/sandbox"
 	"github.com/durable-ralph/ralph/workflows"
 )
 
 // SearchAttributes are the custom search attributes sessions upsert. A
-// real cluster needs them created once (see the README).
+// real cluster needs them created once (see docs/operations.md).
 func SearchAttributes() map[string]enumspb.IndexedValueType {
 	return map[string]enumspb.IndexedValueType{
 		contract.SearchRalphStatus:    enumspb.INDEXED_VALUE_TYPE_KEYWORD,

@@ -1,4 +1,4 @@
-package ralph_test
+package app_test
 
 import (
 	"os"

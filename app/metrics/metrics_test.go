@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/app/metrics"
 	"github.com/durable-ralph/ralph/contract"
-	"github.com/durable-ralph/ralph/internal/metrics"
 )
 
 func TestMetricsServePrometheusText(t *testing.T) {

@@ -1,4 +1,4 @@
-package ralph
+package app
 
 import (
 	"context"

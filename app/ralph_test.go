@@ -1,4 +1,4 @@
-package ralph_test
+package app_test
 
 import (
 	"testing"
@@ -7,9 +7,9 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 
+	"github.com/durable-ralph/ralph/app"
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/contract"
-	"github.com/durable-ralph/ralph/internal/ralph"
 )
 
 func TestSessionInputCarriesEverySetting(t *testing.T) {
@@ -28,7 +28,7 @@ func TestSessionInputCarriesEverySetting(t *testing.T) {
 	dir := t.TempDir()
 	cfg, err := config.Load(fs, dir)
 	require.NoError(t, err)
-	in, err := ralph.SessionInput(cfg, dir)
+	in, err := app.SessionInput(cfg, dir)
 	require.NoError(t, err)
 
 	require.Equal(t, []string{"my-claude", "--flag"}, in.Agent.Command)
