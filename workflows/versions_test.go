@@ -4,11 +4,13 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -67,55 +69,82 @@ func changeIDs(t *testing.T) map[string]workflow.Version {
 			return err
 		}
 		fset := token.NewFileSet()
-		pkgs, err := parser.ParseDir(fset, path, func(fi os.FileInfo) bool { return !isTest(fi.Name()) }, 0)
+		entries, err := os.ReadDir(path)
 		if err != nil {
 			return err
 		}
-		for _, pkg := range pkgs {
-			consts := map[string]string{}
-			var calls []*ast.CallExpr
-			for _, f := range pkg.Files {
-				ast.Inspect(f, func(n ast.Node) bool {
-					switch n := n.(type) {
-					case *ast.ValueSpec:
-						for i, name := range n.Names {
-							if i < len(n.Values) {
-								if lit, ok := n.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-									consts[name.Name], _ = strconv.Unquote(lit.Value)
-								}
-							}
-						}
-					case *ast.CallExpr:
-						if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "GetVersion" && len(n.Args) == 4 {
-							calls = append(calls, n)
-						}
-					}
-					return true
-				})
+		var files []*ast.File
+		for _, e := range entries {
+			if e.IsDir() || isTest(e.Name()) {
+				continue
 			}
-			for _, c := range calls {
-				var id string
-				switch a := c.Args[1].(type) {
-				case *ast.BasicLit:
-					id, _ = strconv.Unquote(a.Value)
-				case *ast.Ident:
-					id = consts[a.Name]
-				}
-				lit, ok := c.Args[3].(*ast.BasicLit)
-				require.True(t, ok && id != "", "%s: GetVersion needs a change ID and a newest version the test can read", fset.Position(c.Pos()))
-				maxV, err := strconv.Atoi(lit.Value)
-				require.NoError(t, err)
-				ids[id] = workflow.Version(maxV)
+			f, err := parser.ParseFile(fset, filepath.Join(path, e.Name()), nil, 0)
+			if err != nil {
+				return err
 			}
+			files = append(files, f)
 		}
+		maps.Copy(ids, versionCalls(t, fset, files))
 		return nil
 	})
 	require.NoError(t, err)
 	return ids
 }
 
+// versionCalls are the change IDs and newest versions of the GetVersion
+// calls of one package's files, its change IDs string literals or its
+// own string constants.
+func versionCalls(t *testing.T, fset *token.FileSet, files []*ast.File) map[string]workflow.Version {
+	t.Helper()
+	consts := map[string]string{}
+	var calls []*ast.CallExpr
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.ValueSpec:
+				for i, name := range n.Names {
+					if lit, ok := valueAt(n, i).(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						consts[name.Name], _ = strconv.Unquote(lit.Value)
+					}
+				}
+			case *ast.CallExpr:
+				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "GetVersion" && len(n.Args) == 4 {
+					calls = append(calls, n)
+				}
+			}
+			return true
+		})
+	}
+	ids := map[string]workflow.Version{}
+	for _, c := range calls {
+		var id string
+		switch a := c.Args[1].(type) {
+		case *ast.BasicLit:
+			id, _ = strconv.Unquote(a.Value)
+		case *ast.Ident:
+			id = consts[a.Name]
+		}
+		lit, ok := c.Args[3].(*ast.BasicLit)
+		require.True(t, ok && id != "", "%s: GetVersion needs a change ID and a newest version the test can read", fset.Position(c.Pos()))
+		newest, err := strconv.Atoi(lit.Value)
+		require.NoError(t, err)
+		ids[id] = workflow.Version(newest)
+	}
+	return ids
+}
+
+// valueAt is the value of the i-th name of spec, nil without one.
+func valueAt(spec *ast.ValueSpec, i int) ast.Expr {
+	if i < len(spec.Values) {
+		return spec.Values[i]
+	}
+	return nil
+}
+
+// isTest reports whether a file is no Go source of the package: a test
+// or not Go at all.
 func isTest(name string) bool {
-	return filepath.Ext(name) != ".go" || len(name) > 8 && name[len(name)-8:] == "_test.go"
+	return filepath.Ext(name) != ".go" || strings.HasSuffix(name, "_test.go")
 }
 
 // replayAll replays every recorded history of every workflow package and
