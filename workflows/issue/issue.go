@@ -81,27 +81,33 @@ func (w *Work) Do(ctx workflow.Context, is contract.Issue) contract.IssueOutcome
 	w.Owner.Show(ctx, w.cur)
 	w.event(ctx, fmt.Sprintf("picked #%d %q (labelled by @%s)", is.Number, words.Clip(is.Title, 60), is.LabeledBy))
 	w.out = contract.IssueOutcome{Number: is.Number, Title: is.Title, SessionID: w.cur.SessionID, StartedAt: w.cur.StartedAt, Run: w.Run}
-	defer func() {
-		w.out.FinishedAt = workflow.Now(ctx)
-		w.Owner.Ended(w.out)
-	}()
+	w.steps(ctx)
+	w.out.FinishedAt = workflow.Now(ctx)
+	w.Owner.Ended(w.out)
+	return w.out
+}
+
+// steps claims the issue, prepares its work tree, runs its session,
+// pushes, opens the pull request and starts its follower; a step that
+// fails ends them.
+func (w *Work) steps(ctx workflow.Context) {
+	s := w.Settings
 	if err := w.labels(ctx, contract.LabelWorking, s.Label, contract.LabelFailed, contract.LabelPROpen); err != nil {
 		w.fail(ctx, "claim", err)
-		return w.out
+		return
 	}
 	text, wt, ok := w.prepare(ctx)
 	if !ok {
-		return w.out
+		return
 	}
 	push, ok := w.runAndPush(ctx, wt)
 	if !ok {
-		return w.out
+		return
 	}
 	pr, ok := w.openPull(ctx, text, push)
 	if ok && s.Pull.Follow && workflow.GetVersion(ctx, versionFollowPull, workflow.DefaultVersion, 1) == 1 {
 		w.follow(ctx, pr, wt, push)
 	}
-	return w.out
 }
 
 // event adds a line to the issue's story.

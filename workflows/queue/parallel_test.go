@@ -52,6 +52,10 @@ func TestQueueWorksOnIssuesInParallel(t *testing.T) {
 	require.Equal(t, 1, c.Totals.Done)
 	require.InDelta(t, 0.5, c.Totals.CostUSD, 1e-9)
 	require.Equal(t, 2, c.Totals.Iterations)
+	require.Len(t, c.Recent, 1)
+	require.Equal(t, 1, c.Recent[0].Number)
+	out := c.Recent[0]
+	require.GreaterOrEqual(t, out.FinishedAt.Sub(out.StartedAt), 10*time.Minute, "the outcome the IssueWork told says when it finished: %+v", out)
 	require.Len(t, c.Working, 1, "issue 2 is still worked on when issue 1's end starts a fresh run")
 	require.Equal(t, 2, c.Working[0].Number)
 	require.Equal(t, contract.IssueSessionID("", "acme", "app", 2), c.Working[0].SessionID)
