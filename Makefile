@@ -7,7 +7,7 @@ SHELL := /bin/bash
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 
-.PHONY: test deps lint unit race e2e bench install soak
+.PHONY: test deps lint unit race e2e bench install soak docs
 
 test: deps lint unit race e2e bench
 
@@ -52,6 +52,11 @@ lint: deps
 	go run $(STATICCHECK) ./...
 	go run $(WORKFLOWCHECK) ./workflows/...
 	docker-compose -f docker-compose.yml config -q
+
+# Writes docs/configuration.md's table of settings from config's keys
+# (TestConfigurationTable fails until it is written).
+docs:
+	go test -count=1 ./cmd/starter/ -run TestConfigurationTable -update
 
 # Everything but the end-to-end packages.
 unit:

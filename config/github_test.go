@@ -248,3 +248,16 @@ func TestREADMEConfigurationTable(t *testing.T) {
 	}
 	assert.Len(t, rows, len(keys), "docs/configuration.md documents keys that are not settings")
 }
+
+// TestKeyDocs: every setting has its line of docs/configuration.md's
+// table, and no line is of a setting that does not exist.
+func TestKeyDocs(t *testing.T) {
+	documented := map[string]bool{}
+	for _, k := range Keys() {
+		require.NotEmpty(t, k.Doc, "keyDocs has no line for %s", k.Key)
+		documented[k.Key] = true
+	}
+	for key := range keyDocs {
+		require.True(t, documented[key], "keyDocs documents %s, which is no setting", key)
+	}
+}

@@ -27,6 +27,14 @@ type Key struct {
 	// only flags, environment variables, a file named by --config or
 	// RALPH_CONFIG, and the user config file may.
 	Trusted bool
+	// Repeat says the flag is given once per value.
+	Repeat bool
+	// Group is the group of flags it belongs to, which says the commands
+	// that take it.
+	Group Group
+	// Doc is its default and the meaning of its values for
+	// docs/configuration.md, in Markdown.
+	Doc string
 }
 
 // Keys returns the documented table of configuration keys, in the order they
@@ -41,6 +49,9 @@ func Keys() []Key {
 			Default:     s.defaultText(),
 			Description: s.usage,
 			Trusted:     s.trusted,
+			Repeat:      s.kind == kindArgs || s.kind == kindInt64s,
+			Group:       s.group(),
+			Doc:         keyDocs[s.key],
 		}
 	}
 	return keys

@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/durable-ralph/ralph/config"
 )
 
 // commandContext is what every command of one starter process shares:
@@ -78,6 +80,8 @@ type targeted struct {
 func (t *targeted) flags(f *pflag.FlagSet) {
 	f.StringVar(&t.queue.dir, "queue", "", "act on the issue queue of the clone in this directory")
 	f.String("repo", "", "with --queue: the queue's GitHub repository as owner/name (default: from the clone's origin URL) ($RALPH_GITHUB_REPO)")
+	// It is the setting github.repo, which help shows with its topic.
+	_ = f.SetAnnotation("repo", config.TopicAnnotation, []string{config.TopicQueue})
 }
 
 // target is the workflow a command acts on: the queue of --queue DIR, or

@@ -1,18 +1,12 @@
 package main
 
 import (
-	"context"
-	"io"
-	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
-
-	"github.com/durable-ralph/ralph/config"
-	"github.com/durable-ralph/ralph/internal/testkit"
 )
 
 // heading is the heading of the section of help text out (below its
@@ -93,44 +87,4 @@ func leaves(root *cobra.Command) map[string]*cobra.Command {
 	}
 	walk(root, "")
 	return out
-}
-
-// TestReadmeConfigTableFlags walks the configuration table of
-// docs/configuration.md: each flag is taken by the starter's commands the
-// table names (worker's are cmd/worker's test), "every command" being
-// every command that talks to Temporal; and the table has every setting.
-func TestReadmeConfigTableFlags(t *testing.T) {
-	rows, err := testkit.ConfigTable("../../docs/configuration.md")
-	require.NoError(t, err)
-	var keys []string
-	for _, k := range config.Keys() {
-		keys = append(keys, k.Key)
-	}
-	var listed []string
-	for _, r := range rows {
-		listed = append(listed, r.Key)
-	}
-	require.ElementsMatch(t, keys, listed, "docs/configuration.md's table lists every setting once")
-
-	cmds := leaves(newRootCmd(&commandContext{Context: context.Background(), stdout: io.Discard, stderr: io.Discard}))
-	offline := []string{"init", "trust", "help", "completion", "completion bash", "completion fish", "completion powershell", "completion zsh"}
-	for _, r := range rows {
-		names := r.Commands
-		if r.Every {
-			for name := range cmds {
-				if !slices.Contains(offline, name) {
-					names = append(names, name)
-				}
-			}
-		}
-		require.NotEmpty(t, names, r.Key)
-		for _, name := range names {
-			if name == "worker" {
-				continue
-			}
-			c, ok := cmds[name]
-			require.True(t, ok, "docs/configuration.md names the command %q for %s", name, r.Key)
-			require.NotNil(t, c.Flags().Lookup(r.Flag), "starter %s takes --%s (%s), as the table of docs/configuration.md says", name, r.Flag, r.Key)
-		}
-	}
 }
