@@ -26,14 +26,7 @@ func onePRD(branch string) string {
 // why, and starts no session (list stays empty), as with --dev. A good
 // workspace starts one, which list shows.
 func TestStartUpChecksWithoutDev(t *testing.T) {
-	srv, err := devserver.Start(context.Background(), devserver.Options{SearchAttributes: app.SearchAttributes(), LogLevel: "error"})
-	require.NoError(t, err)
-	t.Cleanup(srv.Stop)
-	t.Setenv("TEMPORAL_ADDRESS", srv.Address())
-	t.Setenv("TEMPORAL_NAMESPACE", srv.Namespace())
-	t.Setenv("RALPH_DEV_STATE_DIR", t.TempDir())
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(os.Getenv("HOME"), ".config"))
+	useServer(t)
 
 	notGit := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(notGit, "prd.json"), []byte(onePRD("ralph/widgets")), 0o644))
@@ -67,4 +60,19 @@ func TestStartUpChecksWithoutDev(t *testing.T) {
 	require.Contains(t, stdout, "Started session")
 	_, list, _ := runCLI(t, "list", "-o", "json")
 	require.Equal(t, 1, strings.Count(list, "\n"), list)
+}
+
+// useServer starts a Temporal server for the test and points the
+// starter's commands at it as a server of their own (TEMPORAL_ADDRESS,
+// not --dev), with a HOME and state directory of the test's.
+func useServer(t *testing.T) {
+	t.Helper()
+	srv, err := devserver.Start(context.Background(), devserver.Options{SearchAttributes: app.SearchAttributes(), LogLevel: "error"})
+	require.NoError(t, err)
+	t.Cleanup(srv.Stop)
+	t.Setenv("TEMPORAL_ADDRESS", srv.Address())
+	t.Setenv("TEMPORAL_NAMESPACE", srv.Namespace())
+	t.Setenv("RALPH_DEV_STATE_DIR", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(os.Getenv("HOME"), ".config"))
 }

@@ -1,19 +1,14 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/durable-ralph/ralph/app"
 	"github.com/durable-ralph/ralph/contract"
-	"github.com/durable-ralph/ralph/internal/devserver"
 	"github.com/durable-ralph/ralph/internal/gittest"
 )
 
@@ -22,14 +17,7 @@ import (
 // that ships tomorrow, and none of one that shipped a year ago; the
 // table says the same as -o json.
 func TestVersionsNamesOpenRunsStartedBeforeAChange(t *testing.T) {
-	srv, err := devserver.Start(context.Background(), devserver.Options{SearchAttributes: app.SearchAttributes(), LogLevel: "error"})
-	require.NoError(t, err)
-	t.Cleanup(srv.Stop)
-	t.Setenv("TEMPORAL_ADDRESS", srv.Address())
-	t.Setenv("TEMPORAL_NAMESPACE", srv.Namespace())
-	t.Setenv("RALPH_DEV_STATE_DIR", t.TempDir())
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(os.Getenv("HOME"), ".config"))
+	useServer(t)
 	tomorrow := time.Now().UTC().AddDate(0, 0, 1).Format(time.DateOnly)
 	old := changes
 	changes = []contract.Change{
