@@ -37,6 +37,10 @@ func (a *Agent) RunIteration(ctx context.Context, in contract.IterationInput) (c
 	}
 	beat := func(p contract.Progress) { activity.RecordHeartbeat(ctx, p) }
 	info := activity.GetInfo(ctx)
+	// A rewind of the session (a reset that ended this run) cancels it.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer running.track(info.WorkflowExecution.ID, info.WorkflowExecution.RunID, cancel)()
 	if a.Slots != nil {
 		release, err := a.takeSlot(ctx, in, prev, beat)
 		if err != nil {
@@ -351,9 +355,14 @@ func (it *iteration) snapshotReview(ctx context.Context) error {
 // read-only .ralph).
 func (a *Agent) openLog(it *iteration, prompt string) (io.Writer, func()) {
 	base := fmt.Sprintf("iteration-%04d", it.in.Iteration)
-	logName := fmt.Sprintf("%s.attempt-%d.jsonl", base, it.attempt)
 	logDir := filepath.Join(contract.StateDir, "logs", it.key)
-	logw, closeLog, err := createLog(it.in.Workspace, logDir, base+".prompt.md", logName, a.Redact.String(prompt))
+	k := freeAttempt(filepath.Join(it.in.Workspace, logDir), base, it.attempt)
+	logName := fmt.Sprintf("%s.attempt-%d.jsonl", base, k)
+	promptName := base + ".prompt.md"
+	if k > 1 {
+		promptName = fmt.Sprintf("%s.attempt-%d.prompt.md", base, k)
+	}
+	logw, closeLog, err := createLog(it.in.Workspace, logDir, promptName, logName, a.Redact.String(prompt))
 	if err != nil {
 		it.warnings = append(it.warnings, err.Error())
 	}
@@ -369,6 +378,20 @@ func (a *Agent) openLog(it *iteration, prompt string) (io.Writer, func()) {
 		return logw, closeLog
 	}
 	return io.MultiWriter(rec, logw), func() { rec.Close(); closeLog() }
+}
+
+// freeAttempt is the number of the attempt's log in dir: attempt, or the
+// next one no log has, so that no run's log is written over (a rate
+// limit or a host that came back runs the same iteration again as a new
+// activity, whose attempts count from 1 again). An attempt's prompt is
+// iteration-N.prompt.md for the first, iteration-N.attempt-K.prompt.md
+// for the others.
+func freeAttempt(dir, base string, attempt int) int {
+	for k := max(attempt, 1); ; k++ {
+		if _, err := os.Lstat(filepath.Join(dir, fmt.Sprintf("%s.attempt-%d.jsonl", base, k))); err != nil {
+			return k
+		}
+	}
 }
 
 // runFresh builds the prompt, opens the attempt's log and runs the agent

@@ -85,7 +85,7 @@ func ensureWorktree(ctx context.Context, repo *git.Repo, dir, branch string, fro
 		return true, repo.AddWorktree(ctx, dir, branch, "", false)
 	}
 	for i, ref := range from {
-		if repo.HasRef(ctx, ref) {
+		if c, _ := repo.Resolve(ctx, ref); c != "" {
 			// Starting from the first choice continues nothing only when
 			// there is more than one: the first is then an earlier try's.
 			return i == 0 && len(from) > 1, repo.AddWorktree(ctx, dir, branch, ref, true)
@@ -115,7 +115,7 @@ func ValidWorktreeName(name string) error {
 
 // prepareWorktree makes the session's work tree: kept when it exists,
 // else added on its branch (continued when the branch exists, else new
-// from the clone's HEAD).
+// from w.From or the clone's HEAD).
 func (a *Agent) prepareWorktree(ctx context.Context, w contract.SessionWorktree, workspace string) error {
 	if err := ValidWorktreeName(w.Name); err != nil {
 		return temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrTypeInvalidWorkspace, err)
@@ -132,8 +132,32 @@ func (a *Agent) prepareWorktree(ctx context.Context, w contract.SessionWorktree,
 	if err := excludeState(ctx, repo, w.Clone); err != nil {
 		return err
 	}
-	if _, err := ensureWorktree(ctx, repo, w.Dir(), w.Branch(), "HEAD"); err != nil {
+	from := "HEAD"
+	if w.From != "" {
+		from = w.From // a fork's: the original's commit
+	}
+	if _, err := ensureWorktree(ctx, repo, w.Dir(), w.Branch(), from); err != nil {
 		return fmt.Errorf("make the work tree %s of %s: %w", w.Name, w.Clone, err)
+	}
+	return seedWorktree(w)
+}
+
+// seedWorktree copies the task file that a fork's original keeps outside
+// git (an issue's, IssueFile) into the fork's work tree, unless it is
+// there. Both sides are read and written inside their work trees.
+func seedWorktree(w contract.SessionWorktree) error {
+	if w.Seed == "" {
+		return nil
+	}
+	if _, err := tasks.ReadFile(w.Dir(), contract.IssueFile); err == nil {
+		return nil
+	}
+	data, err := tasks.ReadFile(w.Seed, contract.IssueFile)
+	if err != nil {
+		return nil // the original has none: its task file is in git
+	}
+	if err := tasks.WriteFile(w.Dir(), contract.IssueFile, data); err != nil {
+		return fmt.Errorf("copy %s into the fork's work tree: %w", contract.IssueFile, err)
 	}
 	return nil
 }

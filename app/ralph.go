@@ -42,12 +42,13 @@ import (
 // real cluster needs them created once (see docs/operations.md).
 func SearchAttributes() map[string]enumspb.IndexedValueType {
 	return map[string]enumspb.IndexedValueType{
-		contract.SearchRalphStatus:    enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-		contract.SearchRalphIteration: enumspb.INDEXED_VALUE_TYPE_INT,
-		contract.SearchRalphCostUSD:   enumspb.INDEXED_VALUE_TYPE_DOUBLE,
-		contract.SearchRalphRepo:      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-		contract.SearchRalphIssue:     enumspb.INDEXED_VALUE_TYPE_INT,
-		contract.SearchRalphHost:      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		contract.SearchRalphStatus:     enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		contract.SearchRalphIteration:  enumspb.INDEXED_VALUE_TYPE_INT,
+		contract.SearchRalphCostUSD:    enumspb.INDEXED_VALUE_TYPE_DOUBLE,
+		contract.SearchRalphRepo:       enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		contract.SearchRalphIssue:      enumspb.INDEXED_VALUE_TYPE_INT,
+		contract.SearchRalphHost:       enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		contract.SearchRalphForkedFrom: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 	}
 }
 

@@ -1,5 +1,7 @@
 package contract
 
+import "fmt"
+
 // A Change is a change of workflow code that runs recorded before it
 // would not replay, so the workflow branches on it with
 // workflow.GetVersion(ctx, ID, DefaultVersion, len(Means)-1). Runs
@@ -62,4 +64,24 @@ var Changes = []Change{
 	{"recover-uncounted", "2026-11-28", []string{
 		"the cost of iterations that failed after their retries is lost",
 		"the next iteration recovers what their last runs cost"}},
+	// A family of markers, one per iteration, and only in reset runs:
+	// not a change of code but where a reset run waited for its rewind
+	// (ChangeFamily).
+	{RewindGate, "2026-11-28", []string{
+		"the turn of a reset run replayed from before the reset, or of any other run: no wait",
+		"the first turn a reset run took live: it waited for starter rewind's signal"}},
+}
+
+// RewindGate is the change ID, with the iteration, of the marker a reset
+// session records at the turn where it waited for its rewind.
+const RewindGate = "rewind-gate-%d"
+
+// ChangeFamily is the entry of Changes that change ID id belongs to: id
+// itself, or RewindGate for its markers.
+func ChangeFamily(id string) string {
+	var n int
+	if _, err := fmt.Sscanf(id, RewindGate, &n); err == nil && fmt.Sprintf(RewindGate, n) == id {
+		return RewindGate
+	}
+	return id
 }

@@ -149,6 +149,11 @@ type SessionInput struct {
 	Checkpoints CheckpointSettings `json:"checkpoints"`
 	// CarryOver is filled in by continue-as-new; nil on a fresh session.
 	CarryOver *CarryOver `json:"carry_over,omitempty"`
+	// Fork makes a fresh session a fork of another: it prepares its work
+	// tree (Worktree, from the original's commit), then adopts the
+	// original's state instead of starting afresh. A run that continues
+	// as new no longer has it.
+	Fork *Fork `json:"fork,omitempty"`
 	// NotifyParent makes a child session signal its parent (an issue
 	// queue) after every iteration (SignalSessionProgress).
 	NotifyParent bool `json:"notify_parent,omitempty"`
@@ -266,6 +271,10 @@ type CarryOver struct {
 	// Fallback is the backend the executor runs on while its own usage
 	// limit has not reset; nil runs the executor's own.
 	Fallback *FallbackState `json:"fallback,omitempty"`
+	// ForkedFrom says which session and iteration a fork started from;
+	// Rewound are the session's rewinds, oldest first.
+	ForkedFrom *ForkedFrom `json:"forked_from,omitempty"`
+	Rewound    []Rewind    `json:"rewound,omitempty"`
 }
 
 // FallbackSettings are agent.fallback and agent.fallback-after.
@@ -408,10 +417,14 @@ type Status struct {
 	Fallback *FallbackState `json:"fallback,omitempty"`
 	// HumanWait is the time spent waiting on humans (excluded from the
 	// runtime limit).
-	HumanWait time.Duration      `json:"human_wait,omitempty"`
-	Paused    bool               `json:"paused,omitempty"`
-	Recent    []IterationSummary `json:"recent,omitempty"`
-	Runs      int                `json:"runs"`
+	HumanWait time.Duration `json:"human_wait,omitempty"`
+	// ForkedFrom and Rewound say what the session was forked or rewound
+	// from (CarryOver's).
+	ForkedFrom *ForkedFrom        `json:"forked_from,omitempty"`
+	Rewound    []Rewind           `json:"rewound,omitempty"`
+	Paused     bool               `json:"paused,omitempty"`
+	Recent     []IterationSummary `json:"recent,omitempty"`
+	Runs       int                `json:"runs"`
 }
 
 // SessionResult is what a finished session returns.

@@ -42,6 +42,13 @@ type SessionWorktree struct {
 	// Name names the work tree (.ralph/worktrees/<name>) and its branch
 	// (ralph/<name>).
 	Name string `json:"name"`
+	// From is the commit a new branch starts at (a fork's); "" is the
+	// clone's HEAD.
+	From string `json:"from,omitempty"`
+	// Seed is the workspace of the session a fork is made from: its
+	// Ralph-kept task file (IssueFile), which git does not hold, is
+	// copied into a new work tree.
+	Seed string `json:"seed,omitempty"`
 }
 
 // Dir is where the work tree lives: <clone>/.ralph/worktrees/<name>.

@@ -428,6 +428,13 @@ func (r *Repo) RestoreFile(ctx context.Context, rev, name string) error {
 	return err
 }
 
+// DiffStat is git's one-line summary of the changes from one commit to
+// another ("3 files changed, 40 insertions(+), 2 deletions(-)").
+func (r *Repo) DiffStat(ctx context.Context, from, to string) (string, error) {
+	out, err := r.git(ctx, "diff", "--shortstat", "--no-ext-diff", "--no-textconv", from, to)
+	return strings.TrimSpace(out), err
+}
+
 // HasRef reports whether ref (a full ref name such as refs/heads/main)
 // exists.
 func (r *Repo) HasRef(ctx context.Context, ref string) bool {

@@ -134,7 +134,7 @@ func (s spec) build(cctx *commandContext) *cobra.Command {
 
 // commands is the starter's command line, each time new.
 func commands() []spec {
-	return slices.Concat(startCommands(), []spec{trustSpec()}, controlCommands(), signalCommands())
+	return slices.Concat(startCommands(), []spec{trustSpec()}, controlCommands(), timeTravelCommands(), signalCommands())
 }
 
 // trustSpec is the command that trusts the commands a workspace's
@@ -295,6 +295,54 @@ that started before that day. A change with none can have its old branch removed
 		args:   cobra.NoArgs,
 		groups: dialFlags,
 		cmd:    &versionsCommand{},
+	}}
+}
+
+// timeTravelCommands read a session's iterations back, rewind it and
+// fork it.
+func timeTravelCommands() []spec {
+	return []spec{{
+		use:   "log [DIR|ID] [--iteration N [--attempt K]]",
+		short: "Show what each iteration of a session was given and did",
+		long: `log lists the iterations of a session, one line each. With --iteration N it shows that
+iteration: its result and commit, and for every attempt (a crashed or timed-out one too) the
+prompt (what changed since the iteration before; --full-prompt for all of it) and what the
+agent did, as the live view shows it. The logs are in the workspace's .ralph/logs; for a
+session on another machine, log says where. -o json prints the same for scripts.`,
+		args:   cobra.MaximumNArgs(1),
+		groups: dialFlags,
+		cmd:    &logCommand{},
+	}, {
+		use:   "rewind [DIR|ID] --to N [--follow]",
+		short: "Take a session back to just after iteration N, and run on from there",
+		long: `rewind resets the session with Temporal's reset to the workflow task that started iteration
+N+1: its state (iteration, limits used, cost, guidance, answers) is what it was after N. Its
+branch goes back to iteration N's commit; the commits it leaves (and the work of an iteration
+that was running, which is cancelled) stay on refs/ralph/rewound/<session>/<k>. The cost of the
+iterations left behind is counted apart (status: Abandoned). An ended session runs again.
+A work tree with uncommitted changes is refused unless --keep-changes (they go onto the ref);
+so is an issue's session whose pull request was merged.`,
+		args:   cobra.MaximumNArgs(1),
+		groups: dialFlags | config.WorkerFlags,
+		cmd:    &rewindCommand{},
+	}, {
+		use:   "fork [DIR|ID] --at N [--model M] [--backend B] [--guide TEXT] [--name NAME] [--follow]",
+		short: "Start a new session from iteration N of another, on a branch of its own",
+		long: `fork starts a new session that begins where iteration N of the original left off: on a new
+branch ralph/NAME in the work tree .ralph/worktrees/NAME of the original's clone, made at
+iteration N's commit, with the original's state after N (iterations, cost, guidance, answers).
+The iterations before N are not run again. --model, --backend, --agent-command and the limits
+change what the fork runs; every other setting is the original's. The original runs on,
+untouched. A fork of an issue's session is a plain session: no pull request.`,
+		args:   cobra.MaximumNArgs(1),
+		groups: sessionFlags,
+		cmd:    &forkCommand{},
+	}, {
+		use:    "compare A B",
+		short:  "Two sessions side by side from the iteration they share (a fork and its original)",
+		args:   cobra.ExactArgs(2),
+		groups: dialFlags,
+		cmd:    &compareCommand{},
 	}}
 }
 

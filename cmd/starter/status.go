@@ -292,6 +292,7 @@ func sessionRows(row func(k, format string, args ...any), st contract.Status, ex
 	if st.Branch != "" {
 		row("Branch", "%s", st.Branch)
 	}
+	timeTravelRows(row, st)
 }
 
 // sessionState is the State row of a session.

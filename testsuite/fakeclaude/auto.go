@@ -140,6 +140,15 @@ func (a *invocation) autoPRD() (work, error) {
 		return w, nil
 	}
 	story := doc.UserStories[best]
+	left := 0
+	for _, s := range doc.UserStories {
+		if !s.Passes {
+			left++
+		}
+	}
+	// claim_last: the last story's iteration claims completion, as the
+	// prompt asks an agent that leaves every story passing.
+	w.done = a.step.ClaimLast && left == 1
 	updated, err := setPasses(data, best)
 	if err != nil {
 		return w, fmt.Errorf("auto: prd.json: %w", err)

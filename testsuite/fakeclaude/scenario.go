@@ -30,6 +30,7 @@ type scenario struct {
 // the fields.
 type step struct {
 	Auto        bool              `json:"auto"`
+	ClaimLast   bool              `json:"claim_last"`
 	Files       []string          `json:"files"`
 	Write       map[string]string `json:"write"`
 	CounterFile string            `json:"counter_file"`

@@ -14,4 +14,7 @@ var (
 	SearchRepo      = temporal.NewSearchAttributeKeyKeyword(contract.SearchRalphRepo)
 	SearchHost      = temporal.NewSearchAttributeKeyKeyword(contract.SearchRalphHost)
 	SearchIssue     = temporal.NewSearchAttributeKeyInt64(contract.SearchRalphIssue)
+	// SearchForkedFrom is "<session>@<iteration>" of a fork or a rewound
+	// session.
+	SearchForkedFrom = temporal.NewSearchAttributeKeyKeyword(contract.SearchRalphForkedFrom)
 )

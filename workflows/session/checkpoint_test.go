@@ -278,7 +278,7 @@ func TestDetailsShowThePendingQuestion(t *testing.T) {
 			names = append(names, d.GetName())
 		}
 	}
-	require.ElementsMatch(t, []string{"stop", "pause", "resume", "guide", "checkpoint", "agent-slot", "notify-gave-up", "respond", "set-limits", "status", "iterations"}, names)
+	require.ElementsMatch(t, []string{"stop", "pause", "resume", "guide", "checkpoint", "agent-slot", "notify-gave-up", "rewound", "respond", "set-limits", "status", "iterations", "carry-over"}, names)
 }
 
 // TestQuestionWithTheClaimIsAsked: an agent that claims the work

@@ -86,6 +86,9 @@ type session struct {
 	stopped workflow.Channel
 	// notes sends the session's notifications.
 	notes notify.Notifier
+	// rewoundRun is the reset run whose rewound signal the session has
+	// taken (awaitRewind).
+	rewoundRun string
 }
 
 // versionDrainSignals is the change ID of drainSignals and of waiting for
@@ -180,6 +183,14 @@ func (s *session) registerQueries(ctx workflow.Context) error {
 	if err != nil {
 		return fmt.Errorf("register %s query: %w", contract.QueryIterations, err)
 	}
+	err = workflow.SetQueryHandlerWithOptions(ctx, contract.QueryCarryOver, func() (contract.CarryOver, error) {
+		return s.carryOverNow(), nil
+	}, workflow.QueryHandlerOptions{
+		Description: "The session's whole state after its last finished iteration (what a fork adopts)",
+	})
+	if err != nil {
+		return fmt.Errorf("register %s query: %w", contract.QueryCarryOver, err)
+	}
 	return nil
 }
 
@@ -193,6 +204,7 @@ func (s *session) statusNow() contract.Status {
 	st.DroppedGuidance, st.Fallback = c.DroppedGuidance, c.Fallback
 	st.Limits, st.HumanWait, st.Guidance, st.ExecutionKey = c.Limits, c.HumanWait, c.Guidance, c.ExecutionKey
 	st.Mode, st.Branch, st.Task = c.Prepared.Mode, c.Prepared.Branch, c.Prepared.Task
+	st.ForkedFrom, st.Rewound = c.ForkedFrom, c.Rewound
 	return st
 }
 
@@ -254,6 +266,10 @@ func (s *session) begin(ctx workflow.Context) *end {
 	} else if err != nil {
 		return endFailed(err)
 	}
+	if f := s.in.Fork; f != nil {
+		s.adoptFork(ctx, *f)
+		return nil
+	}
 	if s.in.Plan != nil {
 		return s.plan(ctx)
 	}
@@ -290,6 +306,9 @@ func (s *session) turn(ctx workflow.Context) (e *end, goOn bool) {
 	// after one more iteration.
 	if s.drains {
 		s.drainSignals()
+	}
+	if e := s.rewindIfAsked(ctx); e != nil {
+		return e, true
 	}
 	if reason, msg, done := s.limitReached(ctx); done {
 		return endWith(reason, msg), true
@@ -392,6 +411,7 @@ func (s *session) continueAsNew(ctx workflow.Context) (contract.SessionResult, e
 	}
 	next := s.in
 	next.CarryOver = &s.st
+	next.Fork = nil // adopted: the state carries it
 	s.logger.Info("continuing as new", "iteration", s.st.Iteration, "runs", s.st.Runs)
 	return contract.SessionResult{}, workflow.NewContinueAsNewError(ctx, Session, next)
 }

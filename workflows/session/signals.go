@@ -14,6 +14,8 @@ type signals struct {
 	stop, pause, resume, guide, checkpoint workflow.ReceiveChannel
 	// gaveUp tells of notifications not delivered.
 	gaveUp workflow.ReceiveChannel
+	// rewound comes with a reset: the loop takes it (rewindIfAsked).
+	rewound workflow.ReceiveChannel
 }
 
 func newSignals(ctx workflow.Context) signals {
@@ -32,6 +34,9 @@ func newSignals(ctx workflow.Context) signals {
 		}),
 		checkpoint: workflow.GetSignalChannelWithOptions(ctx, contract.SignalCheckpoint, workflow.SignalChannelOptions{
 			Description: `Answer the pending checkpoint, whose ID the status query and the workflow's details show: {"id": "<ID>", "approve": true} or {"id": "<ID>", "reject": true, "reason": "…"} or {"id": "<ID>", "answer": "…"}`,
+		}),
+		rewound: workflow.GetSignalChannelWithOptions(ctx, contract.SignalRewound, workflow.SignalChannelOptions{
+			Description: "Sent by starter rewind with its reset of the session: put the branch back at the iteration the session was reset to",
 		}),
 		gaveUp: workflow.GetSignalChannelWithOptions(ctx, contract.SignalNotifyGaveUp, workflow.SignalChannelOptions{
 			Description: "A notification of this session that a channel did not take before notify.max-age (sent by its Notification workflow)",

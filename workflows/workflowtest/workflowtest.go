@@ -7,14 +7,19 @@ package workflowtest
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
+	sdkworkflow "go.temporal.io/sdk/workflow"
 
 	"github.com/stretchr/testify/require"
 
@@ -122,7 +127,47 @@ func Replay(t *testing.T, workflow any) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			replayer := worker.NewWorkflowReplayer()
 			replayer.RegisterWorkflow(workflow)
-			require.NoError(t, replayer.ReplayWorkflowHistoryFromJSONFile(nil, f))
+			require.NoError(t, ReplayFile(replayer, f))
 		})
 	}
+}
+
+// ReplayFile replays the history in the JSON file f (as `temporal
+// workflow show --output json` writes it) with replayer, as the run it
+// is (RunIDOf).
+func ReplayFile(replayer worker.WorkflowReplayer, f string) error {
+	data, err := os.Open(f)
+	if err != nil {
+		return err
+	}
+	defer data.Close()
+	h, err := client.HistoryFromJSON(data, client.HistoryJSONOptions{})
+	if err != nil {
+		return fmt.Errorf("read %s: %w", f, err)
+	}
+	return Replay1(replayer, h)
+}
+
+// Replay1 replays history h with replayer as the run it is (RunIDOf).
+func Replay1(replayer worker.WorkflowReplayer, h *historypb.History) error {
+	return replayer.ReplayWorkflowHistoryWithOptions(nil, h, worker.ReplayWorkflowHistoryOptions{
+		OriginalExecution: sdkworkflow.Execution{ID: "ReplayId", RunID: RunIDOf(h)},
+	})
+}
+
+// RunIDOf is the run ID of the run whose history is h: the one its last
+// reset gave it, else the one it was created with. A replayer given no
+// run ID takes the latter, and a session tells a reset run by its run ID
+// (it waits there for its rewind).
+func RunIDOf(h *historypb.History) string {
+	run := ""
+	for _, e := range h.GetEvents() {
+		if a := e.GetWorkflowTaskFailedEventAttributes(); a != nil && a.GetCause() == enumspb.WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW {
+			run = a.GetNewRunId()
+		}
+	}
+	if run == "" && len(h.GetEvents()) > 0 {
+		run = h.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes().GetOriginalExecutionRunId()
+	}
+	return run
 }
