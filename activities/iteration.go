@@ -386,13 +386,20 @@ func (a *Agent) openLog(it *iteration, prompt string) (io.Writer, func()) {
 // activity, whose attempts count from 1 again). An attempt's prompt is
 // iteration-N.prompt.md for the first, iteration-N.attempt-K.prompt.md
 // for the others.
+// The directory is the agent's to write: past maxAttemptLogs numbers
+// taken (files it planted), the last one is written over.
 func freeAttempt(dir, base string, attempt int) int {
-	for k := max(attempt, 1); ; k++ {
+	k := max(attempt, 1)
+	for last := k + maxAttemptLogs; k < last; k++ {
 		if _, err := os.Lstat(filepath.Join(dir, fmt.Sprintf("%s.attempt-%d.jsonl", base, k))); err != nil {
-			return k
+			break
 		}
 	}
+	return k
 }
+
+// maxAttemptLogs bounds the logs freeAttempt looks for.
+const maxAttemptLogs = 1000
 
 // runFresh builds the prompt, opens the attempt's log and runs the agent
 // (runOrResume).

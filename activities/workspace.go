@@ -110,6 +110,7 @@ func CheckStart(ctx context.Context, in contract.PrepareInput) error {
 // in a work tree (in.Worktree) makes it first and stays on its branch,
 // whatever branchName says: two work trees cannot share a branch.
 func (a *Agent) PrepareWorkspace(ctx context.Context, in contract.PrepareInput) (contract.PrepareResult, error) {
+	defer HeartbeatWhile(ctx, gitHeartbeatInterval)()
 	if in.Worktree != nil {
 		if err := a.prepareWorktree(ctx, *in.Worktree, in.Workspace); err != nil {
 			return contract.PrepareResult{}, err

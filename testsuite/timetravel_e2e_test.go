@@ -165,3 +165,79 @@ func replayCurrent(t *testing.T, c client.Client, id, label string) {
 		recordHistory(t, h, label, i+1)
 	}
 }
+
+// TestRewindAndForkSurviveWorkerKill: a session rewound while its
+// iteration runs, its worker killed (kill -9) right after the rewind is
+// asked, and a fork whose worker is killed as it starts: one branch, one
+// ref, one commit per story, nothing doubled.
+func TestRewindAndForkSurviveWorkerKill(t *testing.T) {
+	r := newRepo(t, map[string]string{"prd.json": fourStoryPRD, "progress.txt": ""})
+	se := newStarterEnv(t, scenario(t, map[string]any{"auto": true, "claim_last": true, "sleep_ms": 2500}))
+	w := startDevWorker(t, se)
+	code, out := starter(t, se, "run", "--dev", r.Dir)
+	require.Equal(t, 0, code, out)
+	waitFor(t, 2*time.Minute, "iteration 3's agent", func() bool { return len(callsIn(t, se, r.Dir)) >= 3 })
+	require.Len(t, r.ralphCommits(), 2, "iterations 1 and 2 committed, 3 runs")
+	iter1 := strings.TrimSpace(r.git("rev-parse", "HEAD~1"))
+	iter2 := strings.TrimSpace(r.git("rev-parse", "HEAD"))
+
+	// Rewind while iteration 3 runs: the worker cancels it.
+	start := time.Now()
+	code, out = starter(t, se, "rewind", "--dev", r.Dir, "--to", "2")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "iterations 3 to 3")
+	waitFor(t, time.Minute, "iteration 3 again", func() bool { return len(callsIn(t, se, r.Dir)) >= 4 })
+	t.Logf("rewind of a running session to the next agent's start: %s", callsIn(t, se, r.Dir)[3].Time.Sub(start).Round(time.Millisecond))
+
+	// Rewind while iteration 3 runs again, and kill the worker at once.
+	code, out = starter(t, se, "rewind", "--dev", r.Dir, "--to", "1")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "iterations 2 to 3")
+	require.NoError(t, w.cmd.Process.Kill())
+	w.wait(t, time.Minute)
+	w = startDevWorker(t, se)
+	code, out = starter(t, se, "run", "--dev", "--attach-only", "--follow", "-q", r.Dir)
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "ended: complete")
+
+	require.Equal(t, iter1, strings.TrimSpace(r.git("rev-parse", "ralph/widgets~3")), "the branch went back to iteration 1 and redid 2, 3 and 4")
+	storyOnce(t, r, "ralph/widgets")
+	id := sessionIDOf(r.Dir)
+	refs := strings.Fields(r.git("for-each-ref", "--sort=refname", "--format=%(refname)", contract.RewoundRefPrefix))
+	require.Equal(t, []string{contract.RewoundRef(id, 1), contract.RewoundRef(id, 2)}, refs, "one ref per rewind")
+	for _, ref := range refs {
+		r.git("merge-base", "--is-ancestor", iter2, ref) // what iteration 2 (and 3's start) left is kept
+	}
+	code, out = starter(t, se, "status", "--dev", r.Dir)
+	require.Equal(t, 0, code, out)
+	require.Regexp(t, `Rewound\s+to iteration 2 at .*, from 3: 1 iteration \(`, out)
+	require.Regexp(t, `Rewound\s+to iteration 1 at .*, from 3: 2 iterations \(`, out)
+
+	// Fork at 2, and kill the worker as the fork starts.
+	iter2 = strings.TrimSpace(r.git("rev-parse", "ralph/widgets~2"))
+	code, out = starter(t, se, "fork", "--dev", r.Dir, "--at", "2")
+	require.Equal(t, 0, code, out)
+	require.NoError(t, w.cmd.Process.Kill())
+	w.wait(t, time.Minute)
+	startDevWorker(t, se)
+	forkID := contract.SessionWorkflowID(testHost, filepath.Join(r.Dir, ".ralph", "worktrees", "fork-2"))
+	start = time.Now()
+	waitFor(t, 2*time.Minute, "the fork's end", func() bool {
+		_, out := starter(t, se, "status", "--dev", forkID)
+		return strings.Contains(out, "completed (complete)")
+	})
+	t.Logf("the fork ended %s after the worker came back", time.Since(start).Round(time.Second))
+	require.Equal(t, iter2, strings.TrimSpace(r.git("rev-parse", "ralph/fork-2~2")), "the fork starts at iteration 2's commit")
+	storyOnce(t, r, "ralph/fork-2")
+	require.Equal(t, 1, strings.Count(r.git("worktree", "list", "--porcelain"), "worktree "+filepath.Join(r.Dir, ".ralph", "worktrees", "fork-2")+"\n"), "one work tree")
+}
+
+// storyOnce checks that each of the four stories was committed once on
+// branch (subjects "ralph: iteration N: US-00K Title").
+func storyOnce(t *testing.T, r *repo, branch string) {
+	t.Helper()
+	subjects := r.git("log", "--format=%s", branch)
+	for _, id := range []string{"US-001", "US-002", "US-003", "US-004"} {
+		require.Equal(t, 1, strings.Count(subjects, ": "+id+" "), "%s on %s:\n%s", id, branch, subjects)
+	}
+}

@@ -49,25 +49,17 @@ func (s *forkCommand) run(cctx *commandContext, args []string) error {
 			return fmt.Errorf("--name: %w", err)
 		}
 	}
-	cfg, err := config.Load(s.cmd.Flags(), "")
-	if err != nil {
-		return err
-	}
 	changed := config.ChangedFlags(s.cmd.Flags(), config.SessionFlags)
 	if ignored := slices.DeleteFunc(slices.Clone(changed), func(f string) bool { return slices.Contains(forkChanges, strings.TrimPrefix(f, "--")) }); len(ignored) > 0 {
 		fmt.Fprintf(cctx.stderr, "A fork keeps the original's settings but model, backend, agent command and limits: %s ignored.\n", strings.Join(ignored, ", "))
 	}
-	conn, err := cctx.connectToRun(cfg)
+	conn, tl, err := cctx.openTimeline(s.cmd, args, true)
 	if err != nil {
 		return err
 	}
 	defer conn.close()
-	tl, err := cctx.timelineOf(conn, args)
-	if err != nil {
-		return err
-	}
 	origID := tl.id
-	in, err := s.input(cctx, conn, tl, cfg)
+	in, err := s.input(cctx, conn, tl, conn.cfg)
 	if err != nil {
 		return err
 	}
@@ -88,10 +80,7 @@ func (s *forkCommand) run(cctx *commandContext, args []string) error {
 	if !cctx.linkAndHint(conn, id, s.follow, "status", "") {
 		return nil
 	}
-	view := ViewLive
-	if s.quiet {
-		view = ViewQuiet
-	}
+	view, _ := followView(s.quiet, false)
 	return cctx.followSession(conn, id, view, true)
 }
 

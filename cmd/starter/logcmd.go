@@ -64,15 +64,11 @@ func (s *logCommand) run(cctx *commandContext, args []string) error {
 	if s.attempt != 0 && s.iteration == 0 {
 		return fmt.Errorf("--attempt needs --iteration")
 	}
-	conn, err := cctx.dial(s.cmd)
+	conn, tl, err := cctx.openTimeline(s.cmd, args, false)
 	if err != nil {
 		return err
 	}
 	defer conn.close()
-	tl, err := cctx.timelineOf(conn, args)
-	if err != nil {
-		return err
-	}
 	id := tl.id
 	if s.iteration == 0 {
 		return s.list(cctx, tl)
@@ -82,14 +78,15 @@ func (s *logCommand) run(cctx *commandContext, args []string) error {
 		return err
 	}
 	out := iterationLog{Session: id, Iteration: s.iteration, Result: it.result, Failure: it.failure}
-	dir, where := logDir(tl, it, conn.cfg.Worker.HostID)
+	l, where := openLogs(tl, conn.cfg.Worker.HostID)
 	out.Where = where
-	if dir != "" {
-		if out.Attempts, err = readAttempts(dir, tl.input.Agent.Backend, s.iteration, s.attempt, tl.input.Workspace); err != nil {
+	if l != nil {
+		defer l.close()
+		if out.Attempts, err = l.read(dirOf(it), s.iteration, s.attempt); err != nil {
 			return err
 		}
 		if !s.fullPrompt {
-			changedPrompts(out.Attempts, previousPrompt(tl, s.iteration, conn.cfg.Worker.HostID))
+			changedPrompts(out.Attempts, l.previousPrompt(tl, s.iteration))
 		}
 	}
 	if s.output == outputJSON {
@@ -144,81 +141,113 @@ func (s *logCommand) list(cctx *commandContext, tl *timeline) error {
 	return nil
 }
 
-// logDir is the directory of iteration it's logs on this machine, or
-// "" and where they are: the logs are in the session's workspace, on
-// the machine of its host.
-func logDir(tl *timeline, it *timelineIteration, hostHere string) (dir, where string) {
+// logs are the logs of a session's iterations on this machine: its
+// workspace, opened as a root, so that no link the agent planted there
+// leads the reader out of it (the logs are in the agent's workspace:
+// shown, never trusted).
+type logs struct {
+	root      *os.Root
+	workspace string
+	backend   string
+}
+
+// openLogs opens the logs of the session of tl, or says where they are
+// when they are not on this machine. The caller closes the logs.
+func openLogs(tl *timeline, hostHere string) (*logs, string) {
 	ws := tl.input.Workspace
-	rel := ""
+	if host := tl.input.Host; host != "" && host != hostHere {
+		return nil, fmt.Sprintf("on host %s, in %s (run starter log there)", host, filepath.Join(ws, contract.StateDir, "logs"))
+	}
+	root, err := os.OpenRoot(ws)
+	if err != nil {
+		return nil, fmt.Sprintf("not on this machine: %v", err)
+	}
+	return &logs{root: root, workspace: ws, backend: tl.input.Agent.Backend}, ""
+}
+
+func (l *logs) close() { l.root.Close() }
+
+// dirOf is the directory of iteration it's logs, relative to the
+// workspace: where its result says its log is.
+func dirOf(it *timelineIteration) string {
 	if it.result != nil && it.result.LogFile != "" {
-		rel = filepath.Dir(filepath.FromSlash(it.result.LogFile))
+		if rel := filepath.Dir(filepath.FromSlash(it.result.LogFile)); filepath.IsLocal(rel) {
+			return rel
+		}
 	}
-	if rel == "" || strings.HasPrefix(rel, "..") || filepath.IsAbs(rel) {
-		rel = filepath.Join(contract.StateDir, "logs")
-	}
-	dir = filepath.Join(ws, rel)
-	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-		return dir, ""
-	}
-	host := tl.input.Host
-	if host != "" && host != hostHere {
-		return "", fmt.Sprintf("on host %s, in %s (run starter log there)", host, dir)
-	}
-	return "", fmt.Sprintf("not on this machine: %s is missing", dir)
+	return filepath.Join(contract.StateDir, "logs")
 }
 
 var attemptFile = regexp.MustCompile(`^iteration-(\d+)\.attempt-(\d+)\.jsonl$`)
 
-// readAttempts reads the attempts of iteration n in dir (only attempt
-// when it is not 0): each one's prompt and what its agent did.
-func readAttempts(dir, backend string, n, attempt int, workspace string) ([]attemptLog, error) {
-	entries, err := os.ReadDir(dir)
+// attemptsIn are the attempt numbers of iteration n's logs in dir.
+func (l *logs) attemptsIn(dir string, n int) ([]int, error) {
+	d, err := l.root.Open(dir)
 	if err != nil {
-		return nil, fmt.Errorf("read the logs in %s: %w", dir, err)
+		return nil, fmt.Errorf("read the logs in %s: %w", filepath.Join(l.workspace, dir), err)
+	}
+	defer d.Close()
+	entries, err := d.ReadDir(-1)
+	if err != nil {
+		return nil, fmt.Errorf("read the logs in %s: %w", filepath.Join(l.workspace, dir), err)
+	}
+	var ks []int
+	for _, e := range entries {
+		if m := attemptFile.FindStringSubmatch(e.Name()); m != nil && e.Type().IsRegular() {
+			if num, _ := strconv.Atoi(m[1]); num == n {
+				k, _ := strconv.Atoi(m[2])
+				ks = append(ks, k)
+			}
+		}
+	}
+	slices.Sort(ks)
+	return ks, nil
+}
+
+// read reads the attempts of iteration n in dir (only attempt when it
+// is not 0): each one's prompt and what its agent did.
+func (l *logs) read(dir string, n, attempt int) ([]attemptLog, error) {
+	ks, err := l.attemptsIn(dir, n)
+	if err != nil {
+		return nil, err
 	}
 	var out []attemptLog
-	for _, e := range entries {
-		m := attemptFile.FindStringSubmatch(e.Name())
-		if m == nil {
+	for _, k := range ks {
+		if attempt != 0 && k != attempt {
 			continue
 		}
-		num, _ := strconv.Atoi(m[1])
-		k, _ := strconv.Atoi(m[2])
-		if num != n || (attempt != 0 && k != attempt) {
-			continue
-		}
-		a := attemptLog{Attempt: k, Log: filepath.Join(dir, e.Name())}
-		a.Prompt = readPrompt(dir, n, k)
-		if a.Events, err = readEvents(a.Log, backend, workspace); err != nil {
+		name := filepath.Join(dir, fmt.Sprintf("iteration-%04d.attempt-%d.jsonl", n, k))
+		a := attemptLog{Attempt: k, Log: filepath.Join(l.workspace, name), Prompt: l.prompt(dir, n, k)}
+		if a.Events, err = l.events(name); err != nil {
 			return nil, err
 		}
 		out = append(out, a)
 	}
-	slices.SortFunc(out, func(a, b attemptLog) int { return a.Attempt - b.Attempt })
 	if attempt != 0 && len(out) == 0 {
-		return nil, fmt.Errorf("iteration %d has no attempt %d in %s", n, attempt, dir)
+		return nil, fmt.Errorf("iteration %d has no attempt %d in %s", n, attempt, filepath.Join(l.workspace, dir))
 	}
 	return out, nil
 }
 
-// readPrompt is attempt k of iteration n's prompt: its own file, or the
-// iteration's (logs written before attempts had their own).
-func readPrompt(dir string, n, k int) string {
+// prompt is attempt k of iteration n's prompt: its own file, or the
+// iteration's (the first attempt's, and every attempt's in logs written
+// before attempts had their own).
+func (l *logs) prompt(dir string, n, k int) string {
 	for _, name := range []string{fmt.Sprintf("iteration-%04d.attempt-%d.prompt.md", n, k), fmt.Sprintf("iteration-%04d.prompt.md", n)} {
-		if data, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+		if data, err := l.root.ReadFile(filepath.Join(dir, name)); err == nil {
 			return termtext.String(string(data))
 		}
 	}
 	return ""
 }
 
-// readEvents parses an attempt's stream as the live view shows it.
-func readEvents(path, backendName, workspace string) ([]contract.LiveEvent, error) {
-	b, err := activities.BackendOf(backendName)
+// events parses an attempt's stream as the live view shows it.
+func (l *logs) events(name string) ([]contract.LiveEvent, error) {
+	b, err := activities.BackendOf(l.backend)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
+	f, err := l.root.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("read the agent's log: %w", err)
 	}
@@ -228,7 +257,7 @@ func readEvents(path, backendName, workspace string) ([]contract.LiveEvent, erro
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
 	add := func(kind, name, text string) {
-		text = strings.TrimPrefix(strings.TrimSpace(text), strings.TrimSuffix(workspace, "/")+"/")
+		text = strings.TrimPrefix(strings.TrimSpace(text), strings.TrimSuffix(l.workspace, "/")+"/")
 		if text = words.Clip(termtext.String(text), contract.LiveTextLimit); text != "" || name != "" {
 			events = append(events, contract.LiveEvent{Seq: len(events) + 1, Kind: kind, Name: words.Clip(termtext.String(name), 64), Text: text})
 		}
@@ -252,27 +281,18 @@ func readEvents(path, backendName, workspace string) ([]contract.LiveEvent, erro
 }
 
 // previousPrompt is the last prompt of the iteration before n, "" when
-// there is none here.
-func previousPrompt(tl *timeline, n int, hostHere string) string {
+// there is none.
+func (l *logs) previousPrompt(tl *timeline, n int) string {
 	prev := tl.iterations[n-1]
 	if prev == nil {
 		return ""
 	}
-	dir, _ := logDir(tl, prev, hostHere)
-	if dir == "" {
+	dir := dirOf(prev)
+	ks, err := l.attemptsIn(dir, n-1)
+	if err != nil || len(ks) == 0 {
 		return ""
 	}
-	entries, _ := os.ReadDir(dir)
-	best := 0
-	for _, e := range entries {
-		if m := attemptFile.FindStringSubmatch(e.Name()); m != nil {
-			if num, _ := strconv.Atoi(m[1]); num == n-1 {
-				k, _ := strconv.Atoi(m[2])
-				best = max(best, k)
-			}
-		}
-	}
-	return readPrompt(dir, n-1, best)
+	return l.prompt(dir, n-1, ks[len(ks)-1])
 }
 
 // changedPrompts keeps of each attempt's prompt the lines that prev does

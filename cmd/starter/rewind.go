@@ -14,7 +14,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
-	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/git"
 	"github.com/durable-ralph/ralph/internal/words"
@@ -42,19 +41,11 @@ func (s *rewindCommand) run(cctx *commandContext, args []string) error {
 	if s.to < 0 {
 		return errors.New("rewind needs --to N: the iteration to go back to (starter log SESSION lists them)")
 	}
-	cfg, err := config.Load(s.cmd.Flags(), "")
-	if err != nil {
-		return err
-	}
-	conn, err := cctx.connectToRun(cfg)
+	conn, tl, err := cctx.openTimeline(s.cmd, args, true)
 	if err != nil {
 		return err
 	}
 	defer conn.close()
-	tl, err := cctx.timelineOf(conn, args)
-	if err != nil {
-		return err
-	}
 	id := tl.id
 	rw, sig, err := s.plan(cctx, conn, tl)
 	if err != nil {
@@ -73,10 +64,7 @@ func (s *rewindCommand) run(cctx *commandContext, args []string) error {
 	if !cctx.linkAndHint(conn, id, s.follow, "status", "") {
 		return nil
 	}
-	view := ViewLive
-	if s.quiet {
-		view = ViewQuiet
-	}
+	view, _ := followView(s.quiet, false)
 	return cctx.followSession(conn, id, view, false)
 }
 
@@ -226,10 +214,10 @@ func timeTravelRows(row func(k, format string, args ...any), st contract.Status)
 		row("Forked from", "%s at iteration %d (%s, $%.4f spent by then)", f.Session, f.Iteration, contract.ShortSHA(f.Commit), f.CostUSD)
 	}
 	for _, r := range st.Rewound {
-		row("Rewound", "to iteration %d at %s, from %d: %d iterations ($%.4f) left on %s",
-			r.To, r.At.Local().Format("2006-01-02 15:04:05"), r.From, r.Abandoned.Iterations, r.Abandoned.CostUSD, r.Ref)
+		row("Rewound", "to iteration %d at %s, from %d: %s ($%.4f) left on %s",
+			r.To, r.At.Local().Format("2006-01-02 15:04:05"), r.From, words.Count(r.Abandoned.Iterations, "iteration"), r.Abandoned.CostUSD, r.Ref)
 	}
 	if a := contract.AbandonedTotal(st.Rewound); a.Iterations > 0 {
-		row("Abandoned", "$%.4f, %d tokens in %d iterations that rewinds left behind (not in the totals)", a.CostUSD, a.Tokens, a.Iterations)
+		row("Abandoned", "$%.4f, %d tokens in %s that rewinds left behind (not in the totals)", a.CostUSD, a.Tokens, words.Count(a.Iterations, "iteration"))
 	}
 }

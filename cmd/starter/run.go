@@ -36,14 +36,9 @@ func (s *runCommand) flags(f *pflag.FlagSet) {
 }
 
 func (s *runCommand) run(cctx *commandContext, args []string) error {
-	view := ViewLive
-	switch {
-	case s.quiet && s.raw:
-		return errors.New("--quiet and --raw do not go together: choose one")
-	case s.quiet:
-		view = ViewQuiet
-	case s.raw:
-		view = ViewRaw
+	view, err := followView(s.quiet, s.raw)
+	if err != nil {
+		return err
 	}
 	load := loadToStart
 	if s.attachOnly {
@@ -60,6 +55,19 @@ func (s *runCommand) run(cctx *commandContext, args []string) error {
 		workerChanged: config.ChangedFlags(s.cmd.Flags(), config.WorkerFlags),
 		hostHere:      hostIsHere(s.cmd.Flags(), cfg.Worker.HostID)}
 	return cctx.runSession(cfg, workspace, opts)
+}
+
+// followView is the view --follow prints with -q (quiet) or --raw.
+func followView(quiet, raw bool) (View, error) {
+	switch {
+	case quiet && raw:
+		return ViewLive, errors.New("--quiet and --raw do not go together: choose one")
+	case quiet:
+		return ViewQuiet, nil
+	case raw:
+		return ViewRaw, nil
+	}
+	return ViewLive, nil
 }
 
 // loadWithWorkspace loads the configuration of the workspace named by args,

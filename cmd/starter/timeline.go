@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/serviceerror"
@@ -13,6 +14,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/workflows"
 )
@@ -53,6 +55,34 @@ type timelineIteration struct {
 	// (failure says why).
 	result  *contract.IterationResult
 	failure string
+}
+
+// openTimeline connects for cmd and reads the timeline of the session
+// args name. toRun connects as the commands that start sessions do
+// (connectToRun: on a dev server that no worker serves, this process is
+// the worker while it runs); otherwise it only dials. The caller closes
+// conn.
+func (cctx *commandContext) openTimeline(cmd *cobra.Command, args []string, toRun bool) (*connection, *timeline, error) {
+	var conn *connection
+	var err error
+	if toRun {
+		cfg, lerr := config.Load(cmd.Flags(), "")
+		if lerr != nil {
+			return nil, nil, lerr
+		}
+		conn, err = cctx.connectToRun(cfg)
+	} else {
+		conn, err = cctx.dial(cmd)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	tl, err := cctx.timelineOf(conn, args)
+	if err != nil {
+		conn.close()
+		return nil, nil, err
+	}
+	return conn, tl, nil
 }
 
 // timelineOf reads the timeline of the session args name (sessionID).

@@ -357,7 +357,10 @@ func (s *session) turn(ctx workflow.Context) (e *end, goOn bool) {
 func (s *session) prepare(ctx workflow.Context) error {
 	opts := workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,
-		Summary:             "prepare workspace",
+		// The activity beats while git works: a worker that dies during
+		// it is retried after this, not after the whole two minutes.
+		HeartbeatTimeout: 20 * time.Second,
+		Summary:          "prepare workspace",
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    time.Second,
 			BackoffCoefficient: 2,

@@ -58,7 +58,7 @@ func (s *session) rewindIfAsked(ctx workflow.Context) *end {
 	}
 	opts := workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute,
-		HeartbeatTimeout:    time.Minute,
+		HeartbeatTimeout:    20 * time.Second,
 		Summary:             fmt.Sprintf("rewind to iteration %d", r.To),
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:        time.Second,
