@@ -28,16 +28,22 @@ import (
 // ref), the iterations after it are counted apart (Rewound), and the
 // session's records get a new key, so that no record of an abandoned
 // iteration is taken for the iteration of the same number that runs
-// next. A signal that names another iteration than the session's (sent
-// by hand, or late) is ignored: it makes no sense now.
+// next. A signal that does not come with a reset (sent by hand from the
+// Temporal UI, or late), or that names another iteration than the
+// session's, is ignored: it makes no sense now, and moving the branch
+// without the reset would leave the state and the repository apart.
 func (s *session) rewindIfAsked(ctx workflow.Context) *end {
-	s.awaitRewind(ctx)
+	gated := s.awaitRewind(ctx)
 	var sig contract.RewindSignal
 	if !s.signals.rewound.ReceiveAsync(&sig) {
 		return nil
 	}
 	for s.signals.rewound.ReceiveAsync(&sig) {
 		// Only the newest counts.
+	}
+	if !gated {
+		s.logger.Warn("rewound signal ignored: it comes from starter rewind with a reset, not alone", "to", sig.Rewind.To)
+		return nil
 	}
 	if sig.RunID != "" {
 		s.rewoundRun = sig.RunID
@@ -97,19 +103,21 @@ const rewindWait = 30 * time.Second
 // iteration, only in reset runs), so a replay of the run, or of a later
 // reset run made from it, waits exactly where the run waited. A run is
 // a reset run when its ID is not the one it was created with; it waits
-// until a rewound signal for it (rewoundRun) has come.
-func (s *session) awaitRewind(ctx workflow.Context) {
+// until a rewound signal for it (rewoundRun) has come. It reports
+// whether a rewound signal came while it waited: the only one the
+// session takes.
+func (s *session) awaitRewind(ctx workflow.Context) bool {
 	info := workflow.GetInfo(ctx)
 	run := info.WorkflowExecution.RunID
 	if info.OriginalRunID == "" || run == info.OriginalRunID || s.rewoundRun == run {
-		return
+		return false
 	}
 	if workflow.GetVersion(ctx, fmt.Sprintf(contract.RewindGate, s.st.Iteration), workflow.DefaultVersion, 1) != 1 {
-		return
+		return false
 	}
 	got, err := workflow.AwaitWithTimeout(ctx, rewindWait, func() bool { return s.signals.rewound.Len() > 0 })
 	if err != nil || got {
-		return
+		return got && err == nil
 	}
 	// Reset from elsewhere: the workspace stays as it is.
 	var here string
@@ -118,6 +126,7 @@ func (s *session) awaitRewind(ctx workflow.Context) {
 	s.logger.Warn("reset without starter rewind: the workspace was not moved back", "iteration", s.st.Iteration)
 	s.st.Notices = append(s.st.Notices, fmt.Sprintf(
 		"This session was reset to just after iteration %d from outside Ralph: the repository was not moved back, so it may hold work of later iterations. Check git log before you go on.", s.st.Iteration))
+	return false
 }
 
 // rewoundKey is the execution key of the iterations after the last of
