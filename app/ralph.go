@@ -506,6 +506,7 @@ func SessionInput(cfg config.Config, workspace string) (contract.SessionInput, e
 			HeartbeatTimeout:       cfg.Limits.HeartbeatTimeout,
 			IterationsPerRun:       cfg.Limits.IterationsPerRun,
 			MaxTaskFileRepairs:     cfg.Limits.MaxTaskFileRepairs,
+			OnLimit:                cfg.Limits.OnLimit,
 		},
 	}, nil
 }

@@ -152,6 +152,11 @@ type Limits struct {
 	// IterationsPerRun is how many iterations a workflow run does before it
 	// continues as new; at least 1.
 	IterationsPerRun int `mapstructure:"iterations-per-run"`
+	// OnLimit is what a session does at max cost, iterations or runtime:
+	// "end" ends it limited, "ask" asks a person to raise the limit or
+	// stop and waits; "" is end for starter run, ask for the queue's
+	// issues.
+	OnLimit string `mapstructure:"on-limit"`
 }
 
 // GitConfig says how the session uses git.

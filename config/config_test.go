@@ -606,6 +606,11 @@ func TestLoadInvalid(t *testing.T) {
 			want: []string{`invalid limits.heartbeat-timeout (--heartbeat-timeout, RALPH_LIMITS_HEARTBEAT_TIMEOUT) = 500ms: must be at least 1s`},
 		},
 		{
+			name: "on-limit unknown",
+			file: "limits:\n  on-limit: pause\n",
+			want: []string{`invalid limits.on-limit (--on-limit, RALPH_LIMITS_ON_LIMIT) = "pause": must be end or ask`},
+		},
+		{
 			name: "iteration not longer than heartbeat",
 			file: "limits:\n  iteration-timeout: 10s\n",
 			want: []string{`invalid limits.iteration-timeout (--iteration-timeout, RALPH_LIMITS_ITERATION_TIMEOUT) = 10s: must be longer than limits.heartbeat-timeout (10s)`},

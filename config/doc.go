@@ -138,6 +138,9 @@
 //     agent, at least 1s (--heartbeat-timeout, 10s).
 //   - RALPH_LIMITS_ITERATIONS_PER_RUN: continue the workflow as new after
 //     this many iterations (--iterations-per-run, 25).
+//   - RALPH_LIMITS_ON_LIMIT: what a session does at max cost, iterations
+//     or runtime: end, or ask a person to raise the limit or stop and
+//     wait (--on-limit, end for run, ask for the queue's issues).
 //   - RALPH_GIT_AUTO_COMMIT: commit the agent's changes after each iteration
 //     (--auto-commit, true).
 //   - RALPH_GIT_ALLOW_DIRTY: start even if the workspace has uncommitted

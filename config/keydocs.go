@@ -37,6 +37,7 @@ var keyDocs = map[string]string{
 	"limits.iteration-timeout":        "30m",
 	"limits.heartbeat-timeout":        "10s",
 	"limits.iterations-per-run":       "25",
+	"limits.on-limit":                 "`end` for `run`, `ask` for the queue's issues; `ask` waits for a person to raise the limit (`set-limits`, or an answer such as `raise to $10`) or stop",
 	"git.auto-commit":                 "true",
 	"git.allow-dirty":                 "false",
 	"git.protected-paths":             "`.github/workflows/**`; paths the agent may not change (`**` any number of directories, `*` any part of a name): an iteration that changes one is not committed, its work kept as `.ralph/protected/iteration-N.patch`; `[]` (or `--protected-path ''`) protects nothing. See [Protected paths and the pre-push secret scan](security.md#protected-paths-and-the-pre-push-secret-scan)",

@@ -300,6 +300,9 @@ var specs = slices.Concat([]spec{
 		usage: "Temporal heartbeat timeout of a running agent"},
 	{key: "limits.iterations-per-run", flag: "iterations-per-run", kind: kindInt, def: 25,
 		usage: "continue the workflow as new after this many iterations"},
+	{key: "limits.on-limit", flag: "on-limit", kind: kindString, def: "",
+		text:  `"" (end for run, ask for the queue's issues)`,
+		usage: "what a session does at max cost, iterations or runtime: end (ends it limited) or ask (asks a person, through every channel a question goes, to raise the limit or stop, and waits) (default: end for run, ask for the queue's issues)"},
 
 	{key: "git.auto-commit", flag: "auto-commit", kind: kindBool, def: true,
 		usage: "commit the agent's changes after each iteration"},

@@ -192,6 +192,8 @@ func (l *Limits) validate(v *validation) {
 	v.check("limits.iteration-timeout", l.IterationTimeout <= l.HeartbeatTimeout, l.IterationTimeout,
 		fmt.Sprintf("must be longer than limits.heartbeat-timeout (%s)", shortDuration(l.HeartbeatTimeout)))
 	v.check("limits.iterations-per-run", l.IterationsPerRun < 1, l.IterationsPerRun, atLeastOne)
+	v.check("limits.on-limit", l.OnLimit != "" && !slices.Contains(contract.OnLimitActions, l.OnLimit), l.OnLimit,
+		"must be end or ask")
 }
 
 // validate checks checkpoint.*.

@@ -64,6 +64,9 @@ var Changes = []Change{
 	{"recover-uncounted", "2026-11-28", []string{
 		"the cost of iterations that failed after their retries is lost",
 		"the next iteration recovers what their last runs cost"}},
+	{"budget-wait", "2026-11-28", []string{
+		"a queue its daily budget stopped shows idle until the next UTC day",
+		"it shows budget_wait and a set-limits raise of the budget wakes it"}},
 	// A family of markers, one per iteration, and only in reset runs:
 	// not a change of code but where a reset run waited for its rewind
 	// (ChangeFamily).

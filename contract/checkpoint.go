@@ -35,6 +35,7 @@ const (
 	KindReview     = "review"     // the every-N-iterations gate
 	KindCompletion = "completion" // the before-complete gate
 	KindPlan       = "plan"       // the plan of starter plan, before work starts
+	KindLimit      = "limit"      // a limit was reached with limits.on-limit ask
 )
 
 // Checkpoint is a question to a human that the session waits on.

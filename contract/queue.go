@@ -10,6 +10,9 @@ import (
 const (
 	StateIdle    State = "idle"
 	StateWorking State = "working"
+	// StateBudgetWait is a queue that its daily budget
+	// (queue.max-cost-per-day) parks until the next UTC day or a raise.
+	StateBudgetWait State = "budget_wait"
 )
 
 // QueueWorkflowID is the ID of the queue of owner/name whose clone is on
@@ -186,6 +189,9 @@ type QueueStatus struct {
 	State      State  `json:"state"`
 	Reason     Reason `json:"reason,omitempty"`
 	Message    string `json:"message,omitempty"`
+	// Budget says why the queue takes no issue while its daily budget
+	// parks it (budget_wait), "" otherwise.
+	Budget string `json:"budget,omitempty"`
 	// Current is the issue a queue run works on itself (runs recorded
 	// before issues had workflows of their own); Working are those whose
 	// IssueWork workflows run.

@@ -100,7 +100,7 @@ const (
 // search attribute), in the order a session meets them.
 func States() []State {
 	return []State{StateStarting, StateRunning, StateWaitingForAgentSlot, StateHostOffline, StatePaused,
-		StateRateLimited, StateAwaitingHuman, StateCompleted, StateStopped, StateLimited, StateFailed, StateIdle, StateWorking,
+		StateRateLimited, StateAwaitingHuman, StateCompleted, StateStopped, StateLimited, StateFailed, StateIdle, StateWorking, StateBudgetWait,
 		StateWaitingForChecks, StateWaitingForReview, StateFixingCI, StateAddressingReview, StateUpdatingBranch,
 		StateWaitingForAnswer, StateMerging, StateWaitingForMerge, StateFollowingFinished}
 }
@@ -121,6 +121,10 @@ type Limits struct {
 	// a task file the agent made unreadable; 0 means
 	// DefaultMaxTaskFileRepairs.
 	MaxTaskFileRepairs int `json:"max_task_file_repairs,omitempty"`
+	// OnLimit is what the session does at max cost, iterations or
+	// runtime: OnLimitAsk waits for a person to raise the limit or stop;
+	// "" or OnLimitEnd ends it limited.
+	OnLimit string `json:"on_limit,omitempty"`
 }
 
 // DefaultMaxTaskFileRepairs is the repair limit of sessions that set none.
@@ -224,6 +228,8 @@ type SetLimitsRequest struct {
 	MaxIterations int           `json:"max_iterations,omitempty"`
 	MaxRuntime    time.Duration `json:"max_runtime,omitempty"`
 	MaxCostUSD    float64       `json:"max_cost_usd,omitempty"`
+	// MaxCostPerDay is a queue's daily budget (queue.max-cost-per-day).
+	MaxCostPerDay float64 `json:"max_cost_per_day,omitempty"`
 }
 
 // CarryOver is the state a session carries into its next run.
@@ -542,6 +548,9 @@ func (req SetLimitsRequest) Validate(iterations int, cost float64, used time.Dur
 	}
 	if req == (SetLimitsRequest{}) {
 		problems = append(problems, "no limit given")
+	}
+	if req.MaxCostPerDay != 0 {
+		problems = append(problems, "a daily budget is a queue's limit (set-limits --queue DIR --max-cost-per-day)")
 	}
 	if req.MaxIterations > 0 && req.MaxIterations < iterations {
 		problems = append(problems, fmt.Sprintf("max iterations %d is below the %d iterations already run", req.MaxIterations, iterations))

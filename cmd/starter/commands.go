@@ -278,10 +278,13 @@ the text is a standing rule for every later issue until withdrawn with --withdra
 		groups: dialFlags,
 		cmd:    &guideCommand{},
 	}, {
-		use:   "set-limits [DIR|ID] [--max-iterations N] [--max-runtime D] [--max-cost USD]",
-		short: "Change a running session's limits",
+		use:   "set-limits [DIR|ID] [--max-iterations N] [--max-runtime D] [--max-cost USD] | --queue DIR [--max-cost USD] [--max-cost-per-day USD]",
+		short: "Change a running session's limits, or a queue's cost limits",
 		long: `set-limits changes max iterations, runtime or cost of a running session through the set-limits
-update. Only the flags given change; a limit below what the session already used is refused.`,
+update. Only the flags given change; a limit below what the session already used is refused.
+A session waiting at a limit (limits.on-limit ask) goes on once the limit it reached is raised.
+With --queue DIR it changes the queue's cost limits; a queue parked by its daily budget
+(budget_wait) takes issues again once the budget is above what today cost.`,
 		args:   cobra.MaximumNArgs(1),
 		groups: dialFlags,
 		cmd:    &setLimitsCommand{},

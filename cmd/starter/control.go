@@ -200,16 +200,19 @@ func (s *signalCommand) run(cctx *commandContext, args []string) error {
 
 // setLimitsCommand is `starter set-limits`.
 type setLimitsCommand struct {
-	base
+	targeted
 	maxIterations int
 	maxRuntime    time.Duration
 	maxCost       float64
+	maxCostPerDay float64
 }
 
 func (s *setLimitsCommand) flags(f *pflag.FlagSet) {
+	s.targeted.flags(f)
 	f.IntVar(&s.maxIterations, "max-iterations", 0, "the session's new iteration limit")
 	f.DurationVar(&s.maxRuntime, "max-runtime", 0, "the session's new wall-clock limit, such as 6h")
-	f.Float64Var(&s.maxCost, "max-cost", 0, "the session's new cost limit in US dollars")
+	f.Float64Var(&s.maxCost, "max-cost", 0, "the new cost limit in US dollars (with --queue: of all the queue's issues)")
+	f.Float64Var(&s.maxCostPerDay, "max-cost-per-day", 0, "with --queue: the queue's new daily budget in US dollars (wakes a queue in budget_wait)")
 }
 
 func (s *setLimitsCommand) run(cctx *commandContext, args []string) error {
@@ -217,7 +220,15 @@ func (s *setLimitsCommand) run(cctx *commandContext, args []string) error {
 	if err != nil {
 		return err
 	}
-	return cctx.withTarget(s.cmd, queueFlag{}, args, func(conn *connection, id string) error {
+	return cctx.withTarget(s.cmd, s.queue, args, func(conn *connection, id string) error {
+		if s.queue.dir != "" {
+			l, err := update[contract.SetLimitsRequest](cctx, conn.client, id, contract.UpdateSetLimits, req, "set limits of")
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cctx.stdout, "%s: max cost %s, max cost per day %s\n", id, dollars(l.MaxCostUSD), dollars(l.MaxCostPerDay))
+			return nil
+		}
 		l, err := update[contract.Limits](cctx, conn.client, id, contract.UpdateSetLimits, req, "set limits of")
 		if err != nil {
 			return err
@@ -249,8 +260,14 @@ func (s *setLimitsCommand) request() (contract.SetLimitsRequest, error) {
 		}
 		req.MaxCostUSD = s.maxCost
 	}
+	if changed("max-cost-per-day") {
+		if s.maxCostPerDay <= 0 || s.queue.dir == "" {
+			return req, fmt.Errorf("invalid --max-cost-per-day %g: must be positive, and a queue's (--queue DIR)", s.maxCostPerDay)
+		}
+		req.MaxCostPerDay = s.maxCostPerDay
+	}
 	if req == (contract.SetLimitsRequest{}) {
-		return req, errors.New("give at least one of --max-iterations, --max-runtime, --max-cost")
+		return req, errors.New("give at least one of --max-iterations, --max-runtime, --max-cost (--max-cost-per-day with --queue)")
 	}
 	return req, nil
 }

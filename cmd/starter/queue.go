@@ -59,6 +59,11 @@ func queueInput(ctx context.Context, cfg config.Config, dir string) (contract.Qu
 	if err != nil {
 		return contract.QueueInput{}, err
 	}
+	if sess.Limits.OnLimit == "" {
+		// Nobody watches an issue's session: at a limit it asks on the
+		// issue (and in chat) rather than throwing the work away.
+		sess.Limits.OnLimit = contract.OnLimitAsk
+	}
 	clone := sess.Workspace
 	if fi, err := os.Stat(clone); err != nil || !fi.IsDir() {
 		return contract.QueueInput{}, fmt.Errorf("clone %s is not a directory", clone)

@@ -475,6 +475,9 @@ func printQueueStatus(out io.Writer, st contract.QueueStatus, execStatus, url st
 		row("Pull requests", "%d merged, %d closed; following %s", t.Merged, t.Closed, following)
 	}
 	row("Limits", "%s", queueLimits(st.Settings))
+	if st.Budget != "" {
+		row("Budget", "%s", st.Budget)
+	}
 	if !st.NextPollAt.IsZero() {
 		row("Next poll", "%s (starter poke %s looks now)", st.NextPollAt.Local().Format(time.DateTime), st.QueueID)
 	}

@@ -107,6 +107,12 @@ func newQueue(ctx workflow.Context, in contract.QueueInput) (*queue, error) {
 	}, workflow.QueryHandlerOptions{Description: "State, current issue, recent outcomes and totals of this issue queue"}); err != nil {
 		return nil, fmt.Errorf("register %s query: %w", contract.QueryStatus, err)
 	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, contract.UpdateSetLimits, q.setLimits, workflow.UpdateHandlerOptions{
+		Validator:   q.validateLimits,
+		Description: "Change the queue's cost limits: in all (max_cost_usd) and a UTC day's (max_cost_per_day); a raised daily budget wakes a queue in budget_wait",
+	}); err != nil {
+		return nil, fmt.Errorf("register %s update: %w", contract.UpdateSetLimits, err)
+	}
 	ch := func(name, desc string) workflow.ReceiveChannel {
 		return workflow.GetSignalChannelWithOptions(ctx, name, workflow.SignalChannelOptions{Description: desc})
 	}

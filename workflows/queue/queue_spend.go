@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -60,18 +61,67 @@ func (q *queue) spentToday(ctx workflow.Context) float64 {
 	return q.st.DayCostUSD
 }
 
-// awaitTomorrow waits, taking no issue, until the next UTC day (or a stop
-// or a pause).
+// versionBudgetWait is the change ID of the queue's budget_wait state
+// and its set-limits raise.
+const versionBudgetWait = "budget-wait"
+
+// awaitTomorrow waits, taking no issue, until the next UTC day (or a stop,
+// a pause, or a daily budget raised above what today cost).
 func (q *queue) awaitTomorrow(ctx workflow.Context) error {
 	now := workflow.Now(ctx).UTC()
 	next := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+	parks := workflow.GetVersion(ctx, versionBudgetWait, workflow.DefaultVersion, 1) >= 1
 	budget := fmt.Sprintf("today's issues cost %s, queue.max-cost-per-day is $%.2f: no new issue before %s",
 		words.Dollars(q.st.DayCostUSD), q.in.Settings.MaxCostPerDay, next.Format(time.RFC3339))
+	if parks {
+		budget += fmt.Sprintf(", or until the budget is raised (starter set-limits --queue DIR --max-cost-per-day %.2f)", 2*q.in.Settings.MaxCostPerDay)
+	}
 	q.event(ctx, 0, budget)
 	q.status.NextPollAt = next
-	q.setState(ctx, contract.StateIdle)
+	if parks {
+		q.setState(ctx, contract.StateBudgetWait)
+	} else {
+		q.setState(ctx, contract.StateIdle)
+	}
 	q.notes.Send(ctx, contract.NotifyBudget, budget, nil, nil)
-	_, err := workflow.AwaitWithTimeout(ctx, next.Sub(now), func() bool { return q.st.Stop != "" || q.st.Paused })
+	if parks {
+		q.status.Budget = budget
+		defer func() { q.status.Budget = "" }()
+	}
+	_, err := workflow.AwaitWithTimeout(ctx, next.Sub(now), func() bool {
+		return q.st.Stop != "" || q.st.Paused || parks && q.spentToday(ctx) < q.in.Settings.MaxCostPerDay
+	})
 	q.status.NextPollAt = time.Time{}
 	return err
+}
+
+// setLimits takes a change of the queue's cost limits: its total and its
+// daily budget. A queue parked by its budget goes on once the budget is
+// above what today cost.
+func (q *queue) setLimits(ctx workflow.Context, req contract.SetLimitsRequest) (contract.SetLimitsRequest, error) {
+	s := &q.in.Settings
+	if req.MaxCostUSD > 0 {
+		s.MaxCostUSD = req.MaxCostUSD
+	}
+	if req.MaxCostPerDay > 0 {
+		s.MaxCostPerDay = req.MaxCostPerDay
+	}
+	q.event(ctx, 0, fmt.Sprintf("limits set: at most $%.2f in all, $%.2f a day (0 = none)", s.MaxCostUSD, s.MaxCostPerDay))
+	return contract.SetLimitsRequest{MaxCostUSD: s.MaxCostUSD, MaxCostPerDay: s.MaxCostPerDay}, nil
+}
+
+// validateLimits refuses a change of limits a queue does not have, or
+// below what it spent.
+func (q *queue) validateLimits(ctx workflow.Context, req contract.SetLimitsRequest) error {
+	switch {
+	case req.MaxIterations != 0 || req.MaxRuntime != 0:
+		return errors.New("a queue's limits are --max-cost and --max-cost-per-day; set a session's with set-limits on the session")
+	case req.MaxCostUSD < 0 || req.MaxCostPerDay < 0:
+		return errors.New("limits must not be negative")
+	case req.MaxCostUSD == 0 && req.MaxCostPerDay == 0:
+		return errors.New("no limit given")
+	case req.MaxCostUSD > 0 && req.MaxCostUSD < q.st.Totals.CostUSD:
+		return fmt.Errorf("max cost $%.2f is below the $%.4f the queue's issues already cost", req.MaxCostUSD, q.st.Totals.CostUSD)
+	}
+	return nil
 }

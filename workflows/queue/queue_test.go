@@ -369,3 +369,42 @@ func TestQueueDailyBudget(t *testing.T) {
 	}
 	require.True(t, said, "the wait is said in the queue's story")
 }
+
+// TestQueueBudgetWaitEndsOnARaise: a queue parked by its daily budget
+// shows budget_wait, refuses limits it does not have, and takes issues
+// again as soon as set-limits raises the budget above today's cost.
+func TestQueueBudgetWaitEndsOnARaise(t *testing.T) {
+	env := newQueueEnv(t, completed, ready(6))
+	in := queueInput()
+	in.Settings.MaxCostPerDay = 0.4
+	start := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	in.CarryOver = &contract.QueueCarryOver{StartedAt: start, Day: "2026-11-24", DayCostUSD: 0.5,
+		Totals: contract.QueueTotals{CostUSD: 0.5}, Preflight: contract.PreflightResult{FullName: "acme/app", DefaultBranch: "main"}}
+	env.SetStartTime(start)
+	var state contract.State
+	var wrong, below, raised error
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(contract.QueryStatus)
+		require.NoError(t, err)
+		var st contract.QueueStatus
+		require.NoError(t, v.Get(&st))
+		state = st.State
+		send := func(req contract.SetLimitsRequest, into *error) {
+			env.UpdateWorkflow(contract.UpdateSetLimits, "", &testsuite.TestUpdateCallback{
+				OnAccept: func() {}, OnReject: func(err error) { *into = err }, OnComplete: func(any, error) {},
+			}, req)
+		}
+		send(contract.SetLimitsRequest{MaxIterations: 3}, &wrong)
+		send(contract.SetLimitsRequest{MaxCostUSD: 0.1}, &below)
+		send(contract.SetLimitsRequest{MaxCostPerDay: 1}, &raised)
+	}, time.Hour)
+	env.ExecuteWorkflow(queue.IssueQueue, in)
+	require.Equal(t, contract.StateBudgetWait, state)
+	require.ErrorContains(t, wrong, "a queue's limits are --max-cost and --max-cost-per-day")
+	require.ErrorContains(t, below, "below the $0.5000 the queue's issues already cost")
+	require.NoError(t, raised)
+	require.Len(t, env.pickedAt, 1)
+	require.Equal(t, start.Add(time.Hour), env.pickedAt[0].UTC(), "the raise wakes it, not midnight")
+	next := carried(t, env)
+	require.InDelta(t, 1.0, next.Settings.MaxCostPerDay, 1e-9, "the raise is carried")
+}

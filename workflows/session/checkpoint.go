@@ -35,16 +35,14 @@ func (s *session) registerUpdates(ctx workflow.Context) error {
 		return fmt.Errorf("register %s update: %w", contract.UpdateRespond, err)
 	}
 	err = workflow.SetUpdateHandlerWithOptions(ctx, contract.UpdateSetLimits, func(ctx workflow.Context, req contract.SetLimitsRequest) (contract.Limits, error) {
-		if req.MaxIterations > 0 {
-			s.st.Limits.MaxIterations = req.MaxIterations
+		s.applyLimits(ctx, req)
+		if p := s.status.Pending; p != nil && p.Kind == contract.KindLimit && s.answer == nil {
+			// The limit question is answered when the limits as they
+			// stood at the question no longer stop the session.
+			if _, _, still := s.limitReachedAt(p.AskedAt); !still {
+				s.answer = &contract.Answer{ID: p.ID, Approve: true, Answer: "limits raised: " + limitsText(s.st.Limits), Via: "set-limits"}
+			}
 		}
-		if req.MaxRuntime > 0 {
-			s.st.Limits.MaxRuntime = req.MaxRuntime
-		}
-		if req.MaxCostUSD > 0 {
-			s.st.Limits.MaxCostUSD = req.MaxCostUSD
-		}
-		s.armDeadline(ctx)
 		s.publish(ctx)
 		return s.st.Limits, nil
 	},

@@ -86,8 +86,11 @@ func (s *session) plan(ctx workflow.Context) *end {
 		if s.drains {
 			s.drainSignals()
 		}
-		if reason, msg, done := s.limitReached(ctx); done {
-			return endWith(reason, msg)
+		if e, reached := s.atLimit(ctx); reached {
+			if e != nil {
+				return e
+			}
+			continue
 		}
 		if s.st.Paused {
 			if err := s.pause(ctx); err != nil {

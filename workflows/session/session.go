@@ -56,6 +56,10 @@ type session struct {
 	// iterations query.
 	log        []contract.IterationSummary
 	stopReason string
+	// limitAsks counts this run's limit questions, limitNote says why
+	// the last answer to one did not raise the limit.
+	limitAsks  int
+	limitNote  string
 	ranThisRun int
 	// deadlineTimer fires at the runtime deadline; re-armed whenever the
 	// deadline moves.
@@ -310,8 +314,8 @@ func (s *session) turn(ctx workflow.Context) (e *end, goOn bool) {
 	if e := s.rewindIfAsked(ctx); e != nil {
 		return e, true
 	}
-	if reason, msg, done := s.limitReached(ctx); done {
-		return endWith(reason, msg), true
+	if e, reached := s.atLimit(ctx); reached {
+		return e, true
 	}
 	if s.st.Paused {
 		if err := s.pause(ctx); err != nil {
