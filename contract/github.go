@@ -3,6 +3,7 @@ package contract
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Repo says which repository to talk to and how; it holds no secret.
@@ -38,6 +39,20 @@ type PickInput struct {
 	// Skip are issues the queue works on already: never picked, never
 	// listed as skipped.
 	Skip []int `json:"skip,omitempty"`
+	// Done are issues of the repository whose pull requests the queue
+	// saw merged: done as blockers, even before GitHub closes them.
+	Done []int `json:"done,omitempty"`
+	// Unmerged are issues of the repository whose pull requests the queue
+	// saw closed without a merge, and when: their dependants wait for a
+	// person.
+	Unmerged []Unmerged `json:"unmerged,omitempty"`
+}
+
+// Unmerged is an issue whose pull request was closed without a merge at
+// At.
+type Unmerged struct {
+	Number int       `json:"number"`
+	At     time.Time `json:"at"`
 }
 
 // Issue names an issue.
@@ -63,6 +78,8 @@ type PickResult struct {
 	Skipped []Skipped `json:"skipped,omitempty"`
 	// Labelled counts the open issues and pull requests with the label.
 	Labelled int `json:"labelled"`
+	// Waiting are ready issues that wait for other issues or a person.
+	Waiting []Waiting `json:"waiting,omitempty"`
 }
 
 // ReadInput names the issue to read.

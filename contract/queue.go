@@ -177,6 +177,21 @@ type QueueCarryOver struct {
 	// Working are the issues whose IssueWork workflows run, as each last
 	// told the queue.
 	Working []CurrentIssue `json:"working,omitempty"`
+	// Waiting are the ready issues that wait for others (the last look's),
+	// Said what the queue said of each (on the issue and in its story),
+	// Merged the issues whose pull requests it saw merged (the latest).
+	Waiting []Waiting  `json:"waiting,omitempty"`
+	Said    []WaitSaid `json:"said,omitempty"`
+	Merged  []int      `json:"merged,omitempty"`
+	// Unmerged are the issues whose pull requests it saw closed without
+	// a merge (the latest).
+	Unmerged []Unmerged `json:"unmerged,omitempty"`
+}
+
+// WaitSaid is what a queue said an issue waits for.
+type WaitSaid struct {
+	Number int    `json:"number"`
+	Text   string `json:"text"`
 }
 
 // QueueStatus is the answer of a queue's status query.
@@ -192,6 +207,8 @@ type QueueStatus struct {
 	// Budget says why the queue takes no issue while its daily budget
 	// parks it (budget_wait), "" otherwise.
 	Budget string `json:"budget,omitempty"`
+	// Waiting are the ready issues that wait for others or a person.
+	Waiting []Waiting `json:"waiting,omitempty"`
 	// Current is the issue a queue run works on itself (runs recorded
 	// before issues had workflows of their own); Working are those whose
 	// IssueWork workflows run.

@@ -321,9 +321,10 @@ func (h *Handler) route(ctx context.Context, event any) (routing, error) {
 	return rt, nil
 }
 
-// routeIssue routes the events of issues: a label pokes the queue, a
-// comment the issue's session (an answer) or, on a pull request, its
-// follower.
+// routeIssue routes the events of issues: a label, a close, a reopen or
+// an edit pokes the queue (an issue may be ready, or one an issue waits
+// for done), a comment the issue's session (an answer) or, on a pull
+// request, its follower.
 func (h *Handler) routeIssue(ctx context.Context, rt routing, owner, name string, event any) (routing, error) {
 	ignore := func(why string) (routing, error) {
 		rt.ignore = why
@@ -331,7 +332,14 @@ func (h *Handler) routeIssue(ctx context.Context, rt routing, owner, name string
 	}
 	switch e := event.(type) {
 	case *gh.IssuesEvent:
-		if e.GetAction() != "labeled" {
+		switch e.GetAction() {
+		case "closed", "reopened", "edited":
+			// Perhaps a blocker an issue waits for, or the text that
+			// says what an issue depends on: the queue looks again.
+			rt.signal, rt.ids = contract.SignalPoke, []string{contract.QueueWorkflowID(h.host, owner, name)}
+			return rt, nil
+		case "labeled":
+		default:
 			return ignore("issue " + e.GetAction())
 		}
 		if l := e.GetLabel().GetName(); slices.Contains(ralphLabels, l) {

@@ -64,9 +64,10 @@ const maxListPages = 5
 
 // PickIssue lists the open issues with the ready label, oldest first, and
 // returns the first one the queue may take: not a pull request, not
-// locked, assigned to nobody, and labelled by someone whose permission on
-// the repository is write, maintain or admin now. The issues in.Skip
-// names are passed over.
+// locked, assigned to nobody, labelled by someone whose permission on
+// the repository is write, maintain or admin now, and blocked by no open
+// issue (dependencies.wait); those that are are listed as waiting. The
+// issues in.Skip names are passed over.
 func (a *Activities) PickIssue(ctx context.Context, in contract.PickInput) (contract.PickResult, error) {
 	c, err := a.client(in.Repo)
 	if err != nil {
@@ -91,6 +92,7 @@ func (a *Activities) PickIssue(ctx context.Context, in contract.PickInput) (cont
 	sort.SliceStable(all, func(i, j int) bool { return all[i].GetCreatedAt().Before(all[j].GetCreatedAt().Time) })
 	res := contract.PickResult{Labelled: len(all)}
 	perms := permissions{c: c, known: map[string]string{}}
+	deps := newDependencies(c, in, all)
 	for _, is := range all {
 		skip := func(reason string) {
 			res.Skipped = append(res.Skipped, contract.Skipped{Number: is.GetNumber(), Title: is.GetTitle(), Reason: reason})
@@ -111,7 +113,7 @@ func (a *Activities) PickIssue(ctx context.Context, in contract.PickInput) (cont
 			skip("assigned to " + assignees(is))
 			continue
 		}
-		by, err := c.labeler(ctx, is.GetNumber(), in.Label)
+		by, labelledAt, err := c.labeler(ctx, is.GetNumber(), in.Label)
 		if err != nil {
 			return contract.PickResult{}, err
 		}
@@ -125,6 +127,14 @@ func (a *Activities) PickIssue(ctx context.Context, in contract.PickInput) (cont
 		}
 		if !ok {
 			skip(fmt.Sprintf("the %q label was added by @%s, whose permission is %s, not write", in.Label, by, level))
+			continue
+		}
+		w, err := deps.wait(ctx, is, labelledAt)
+		if err != nil {
+			return contract.PickResult{}, err
+		}
+		if w != nil {
+			res.Waiting = append(res.Waiting, *w)
 			continue
 		}
 		res.Issue = &contract.Issue{Number: is.GetNumber(), Title: is.GetTitle(), URL: is.GetHTMLURL(), LabeledBy: by}
@@ -144,22 +154,23 @@ func assignees(is *gh.Issue) string {
 	return strings.Join(names, ", ")
 }
 
-// labeler is who last added label to the issue, from its events.
-func (c *client) labeler(ctx context.Context, number int, label string) (string, error) {
+// labeler is who last added label to the issue, and when, from its
+// events.
+func (c *client) labeler(ctx context.Context, number int, label string) (string, time.Time, error) {
 	opts := &gh.ListOptions{PerPage: 100}
-	by := ""
+	by, at := "", time.Time{}
 	for {
 		events, resp, err := c.Issues.ListIssueEvents(ctx, c.repo.Owner, c.repo.Name, number, opts)
 		if err != nil {
-			return "", c.fail(fmt.Sprintf("list the events of #%d", number), err)
+			return "", at, c.fail(fmt.Sprintf("list the events of #%d", number), err)
 		}
 		for _, e := range events {
 			if e.GetEvent() == "labeled" && strings.EqualFold(e.GetLabel().GetName(), label) {
-				by = e.GetActor().GetLogin()
+				by, at = e.GetActor().GetLogin(), e.GetCreatedAt().Time
 			}
 		}
 		if resp.NextPage == 0 {
-			return by, nil
+			return by, at, nil
 		}
 		opts.Page = resp.NextPage
 	}

@@ -138,6 +138,8 @@ type listDoc struct {
 	Host      string  `json:"host,omitempty"`
 	StartedAt string  `json:"started_at"`
 	EndedAt   string  `json:"ended_at,omitempty"`
+	// Waiting are a running queue's ready issues that wait for others.
+	Waiting []contract.Waiting `json:"waiting,omitempty"`
 	// livenessDoc says of a running session whether a worker of its
 	// host polled lately.
 	livenessDoc

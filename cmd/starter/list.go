@@ -34,7 +34,7 @@ func (s *listCommand) flags(f *pflag.FlagSet) {
 }
 
 func (s *listCommand) run(cctx *commandContext, _ []string) error {
-	query := "(WorkflowType = 'Session' OR WorkflowType = 'IssueQueue' OR WorkflowType = 'PullRequest')"
+	visibility := "(WorkflowType = 'Session' OR WorkflowType = 'IssueQueue' OR WorkflowType = 'PullRequest')"
 	if s.status != "" {
 		var names []string
 		for _, st := range contract.States() {
@@ -43,21 +43,31 @@ func (s *listCommand) run(cctx *commandContext, _ []string) error {
 		if !slices.Contains(names, s.status) {
 			return fmt.Errorf("invalid --status %q: valid states are %s", s.status, strings.Join(names, ", "))
 		}
-		query += fmt.Sprintf(" AND RalphStatus = '%s'", s.status)
+		visibility += fmt.Sprintf(" AND RalphStatus = '%s'", s.status)
 	}
 	conn, err := cctx.dial(s.cmd)
 	if err != nil {
 		return err
 	}
 	defer conn.close()
-	docs, err := listWorkflows(cctx, conn.client, query, s.limit)
+	docs, err := listWorkflows(cctx, conn.client, visibility, s.limit)
 	if err != nil {
 		return err
 	}
 	seen := map[string]*bool{}
 	for i, d := range docs {
-		if d.Kind == "session" && d.ExecutionStatus == executionStatus(enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING) {
+		running := d.ExecutionStatus == executionStatus(enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING)
+		if d.Kind == "session" && running {
 			docs[i].livenessDoc = liveness(cctx, conn, d.Host, seen)
+		}
+		if d.Kind == "queue" && running {
+			// What its issues wait for is in its state, not in the
+			// search attributes: a query, with a short deadline.
+			qctx, cancel := context.WithTimeout(cctx, 3*time.Second)
+			if st, err := query[contract.QueueStatus](qctx, conn.client, nil, d.WorkflowID); err == nil {
+				docs[i].Waiting = st.Waiting
+			}
+			cancel()
 		}
 	}
 	if s.output == outputJSON {
@@ -108,6 +118,12 @@ func printList(out io.Writer, docs []listDoc) error {
 			}
 		}
 		state := stateText(contract.State(orDash(d.State)), "")
+		if n := len(d.Waiting); n > 0 {
+			state += fmt.Sprintf(", %d waiting", n)
+			for _, w := range d.Waiting {
+				notes = append(notes, fmt.Sprintf("%s: #%d %s", d.WorkflowID, w.Number, w.Text()))
+			}
+		}
 		if d.LivenessNote != "" {
 			state += ", no worker"
 			if !slices.Contains(notes, d.LivenessNote) {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -58,7 +59,12 @@ func TestStartUpChecksWithoutDev(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "run", good)
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stdout, "Started session")
-	_, list, _ := runCLI(t, "list", "-o", "json")
+	// Visibility follows the start by a moment on a loaded machine.
+	var list string
+	require.Eventually(t, func() bool {
+		_, list, _ = runCLI(t, "list", "-o", "json")
+		return strings.Count(list, "\n") >= 1
+	}, 10*time.Second, 200*time.Millisecond)
 	require.Equal(t, 1, strings.Count(list, "\n"), list)
 }
 

@@ -565,6 +565,12 @@ func printQueueHistory(out io.Writer, st contract.QueueStatus) {
 			fmt.Fprintln(out, line)
 		}
 	}
+	if len(st.Waiting) > 0 {
+		fmt.Fprintln(out, "\nWaiting (ready, not taken yet):")
+		for _, w := range st.Waiting {
+			fmt.Fprintf(out, "  #%d %s: %s\n", w.Number, w.Title, w.Text())
+		}
+	}
 	if len(st.Skipped) > 0 {
 		fmt.Fprintln(out, "\nSkipped (not taken, not commented on):")
 		for _, s := range st.Skipped {

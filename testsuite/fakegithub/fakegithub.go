@@ -16,7 +16,11 @@
 // *github.AbuseRateLimitError).
 //
 // Tests seed state with AddIssue, AddLabel and AddComment, inspect it with
-// Issue, Pulls and Requests, and inject faults with Fail.
+// Issue, Pulls and Requests, and inject faults with Fail. Issues may block
+// one another (GitHub's issue dependencies, see AddBlockedBy), a merge
+// closes the issues its pull request's closing keywords name (see
+// MergeByHuman), and with SetWebhook the server delivers the changes of
+// issues and pull requests to a webhook, as GitHub does.
 //
 // A pull request's head and base are commits of a real git repository
 // when the test gives one with SetRemote. Its checks come from
@@ -77,6 +81,9 @@ type Server struct {
 	statuses       map[string][]*status // by SHA, oldest first
 	requireReviews bool
 	requireChecks  bool
+
+	hookURL, hookSecret string    // SetWebhook's; no deliveries without a URL
+	hooks               *webhooks // the delivery queue, with its own lock
 }
 
 type issue struct {
@@ -97,6 +104,9 @@ type issue struct {
 	comments    []*comment
 	events      []*event
 	pull        *pull // nil unless the issue is a pull request
+	// blockedBy are the issues that block this one, in the order they
+	// were added; blocking are those this one blocks.
+	blockedBy, blocking []*issue
 }
 
 type pull struct {
@@ -128,7 +138,7 @@ type comment struct {
 type event struct {
 	id                 int64
 	event, actor       string
-	commit             string // of a "merged" event
+	commit             string // of a "merged" event, or a "closed" one by a merge
 	label, labelColor  string
 	assignee           string
 	lockReason         string
@@ -204,11 +214,15 @@ type Comment struct {
 // "assigned", "unassigned", "closed", "reopened", "locked", "unlocked" or
 // "renamed".
 type Event struct {
-	ID        int64
-	Event     string
-	Actor     string
-	Label     string // for labeled and unlabeled
-	Assignee  string // for assigned and unassigned
+	ID       int64
+	Event    string
+	Actor    string
+	Label    string // for labeled and unlabeled
+	Assignee string // for assigned and unassigned
+	// CommitID is the merge commit of a merged event, and of a closed
+	// event of an issue that a merged pull request closed (see
+	// MergeByHuman).
+	CommitID  string
 	CreatedAt time.Time
 }
 
@@ -272,6 +286,7 @@ func New(owner, name, token, botLogin string) *Server {
 		seedBase:  now.Add(-7 * 24 * time.Hour).Truncate(time.Minute),
 		rateLeft:  rateLimit,
 		rateReset: now.Add(time.Hour).Truncate(time.Second),
+		hooks:     newWebhooks(),
 	}
 	s.srv = httptest.NewServer(s)
 	return s
@@ -281,8 +296,13 @@ func New(owner, name, token, botLogin string) *Server {
 // ("http://127.0.0.1:PORT/"); use it as go-github's BaseURL and UploadURL.
 func (s *Server) URL() string { return s.srv.URL + "/" }
 
-// Close shuts the server down.
-func (s *Server) Close() { s.srv.Close() }
+// Close shuts the server down, then stops the webhook deliveries (see
+// SetWebhook) once those queued are sent, waiting for them at most a
+// couple of seconds.
+func (s *Server) Close() {
+	s.srv.Close()
+	s.hooks.stop()
+}
 
 // Owner is the repository owner's login.
 func (s *Server) Owner() string { return s.owner }
@@ -316,6 +336,8 @@ func (s *Server) SetTokenPermissions(push, issues bool) {
 // them, as on GitHub. Seeded issues are created one minute apart, starting
 // a week ago, so their created_at order is their number order; the events
 // for spec's labels, assignees, lock and close happen at creation time.
+// A webhook (see SetWebhook) gets it as opened, then labeled for each
+// label and closed if it is closed.
 func (s *Server) AddIssue(spec IssueSpec) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -343,24 +365,31 @@ func (s *Server) AddIssue(spec IssueSpec) int {
 		is.pull = &pull{headOwner: s.owner, head: head, base: DefaultBranch, draft: spec.Draft}
 	}
 	s.issues = append(s.issues, is)
+	s.quietly(func() { s.seed(is, spec) })
+	is.updated = created
+	s.hookCreation(is)
+	return n
+}
+
+// seed makes the changes of spec to the issue is that AddIssue adds, at
+// its creation.
+func (s *Server) seed(is *issue, spec IssueSpec) {
 	labeledBy := spec.LabeledBy
 	if labeledBy == "" {
-		labeledBy = author
+		labeledBy = is.author
 	}
 	for _, l := range spec.Labels {
-		s.addLabel(is, l, labeledBy, created)
+		s.addLabel(is, l, labeledBy, is.created)
 	}
 	for _, a := range spec.Assignees {
-		s.assign(is, a, author, created)
+		s.assign(is, a, is.author, is.created)
 	}
 	if spec.Locked {
-		s.lock(is, "", s.owner, created)
+		s.lock(is, "", s.owner, is.created)
 	}
 	if spec.Closed {
-		s.setState(is, "closed", "completed", author, created)
+		s.setState(is, "closed", "completed", is.author, is.created)
 	}
-	is.updated = created
-	return n
 }
 
 // AddLabel adds label to issue number (creating the repository label if
@@ -431,7 +460,7 @@ func (s *Server) Issue(number int) Issue {
 	for _, e := range is.events {
 		out.Events = append(out.Events, Event{
 			ID: e.id, Event: e.event, Actor: e.actor, Label: e.label,
-			Assignee: e.assignee, CreatedAt: e.created,
+			Assignee: e.assignee, CommitID: e.commit, CreatedAt: e.created,
 		})
 	}
 	return out

@@ -240,16 +240,18 @@ func (s *Server) createIssue(c *call) *reply {
 		return badJSON()
 	}
 	is := s.newIssue(*in.Title, in.Body, nil)
-	at := is.created
-	for _, l := range labels {
-		s.addLabel(is, l, s.bot, at)
-	}
 	if in.Assignee != nil {
 		in.Assignees = append(in.Assignees, *in.Assignee)
 	}
-	for _, a := range in.Assignees {
-		s.assign(is, a, s.bot, at)
-	}
+	s.quietly(func() {
+		for _, l := range labels {
+			s.addLabel(is, l, s.bot, is.created)
+		}
+		for _, a := range in.Assignees {
+			s.assign(is, a, s.bot, is.created)
+		}
+	})
+	s.hookCreation(is)
 	return s.created(s.issueJSON(is), "issues/%d", is.number)
 }
 

@@ -198,7 +198,8 @@ func (s *Server) issueJSON(is *issue) map[string]any {
 			"url": s.apiURL("issues/%d/reactions", is.number), "total_count": 0,
 			"+1": 0, "-1": 0, "laugh": 0, "hooray": 0, "confused": 0, "heart": 0, "rocket": 0, "eyes": 0,
 		},
-		"performed_via_github_app": nil,
+		"performed_via_github_app":   nil,
+		"issue_dependencies_summary": s.dependenciesJSON(is),
 	}
 	if is.pull != nil {
 		out["html_url"] = s.htmlURL("pull/%d", is.number)
@@ -273,9 +274,22 @@ func sha(s string) string {
 // state computed now: it may release s.mu while a scripted CI runs (see
 // runCI).
 func (s *Server) pullJSON(is *issue) map[string]any {
-	p := is.pull
 	head, base := s.headSHA(is), s.baseSHA(is)
 	mergeable, mergeableState := s.mergeability(is, head, base)
+	return s.pullObject(is, head, base, mergeable, mergeableState)
+}
+
+// pullHookJSON is the pull request is as a webhook delivery gives it: its
+// mergeability not computed yet (null and "unknown"), as GitHub computes
+// it lazily. It never releases s.mu.
+func (s *Server) pullHookJSON(is *issue) map[string]any {
+	return s.pullObject(is, s.headSHA(is), s.baseSHA(is), nil, "unknown")
+}
+
+// pullObject is the pull request is whose head and base are at commits
+// head and base, with its mergeable and mergeable_state.
+func (s *Server) pullObject(is *issue, head, base string, mergeable any, mergeableState string) map[string]any {
+	p := is.pull
 	var mergeCommit any
 	if p.merged {
 		mergeCommit = p.mergeCommit
@@ -286,7 +300,7 @@ func (s *Server) pullJSON(is *issue) map[string]any {
 		headRepo = nil // a fork the fake does not model
 	}
 	issueJSON := s.issueJSON(is)
-	out := map[string]any{
+	return map[string]any{
 		"url":                   s.apiURL("pulls/%d", is.number),
 		"id":                    is.id + 1_000_000_000,
 		"node_id":               fmt.Sprintf("PR_fake%d", is.id),
@@ -334,7 +348,6 @@ func (s *Server) pullJSON(is *issue) map[string]any {
 		"deletions":             0,
 		"changed_files":         1,
 	}
-	return out
 }
 
 // branchJSON is the head or base of a pull request: branch ref of owner's

@@ -79,6 +79,14 @@ func (s *Server) ClosePull(pull int, login string) {
 // It fails if the pull request is closed or, with the remote, if its head
 // does not merge into its base. It panics if there is no such pull
 // request.
+//
+// A merge into the default branch, this one or the REST API's, closes
+// each open issue that the pull request's body names after one of
+// GitHub's closing keywords (close, closes, closed, fix, fixes, fixed,
+// resolve, resolves, resolved; any case, an optional colon) as #N,
+// owner/name#N of this repository or the URL of its issue N: closed as
+// completed by the merger, with a "closed" event whose commit is the
+// merge commit.
 func (s *Server) MergeByHuman(pull int, login string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -223,7 +231,9 @@ func (s *Server) isMerged(c *call) *reply {
 // gitMerge), else a fake one. title and message are the commit's, GitHub's
 // default when nil. Without the remote, or when it lacks the head or the
 // base, nothing moves. The pull request is then merged and closed, with a
-// "merged" and a "closed" event.
+// "merged" and a "closed" event, and, merged into the default branch, it
+// closes the issues its body names with a closing keyword (see
+// closeReferenced).
 func (s *Server) merge(is *issue, head, method string, title, message *string, login string) (string, error) {
 	p := is.pull
 	defTitle, defMessage := fmt.Sprintf("Merge pull request #%d from %s/%s", is.number, p.headOwner, p.head), is.title
@@ -249,5 +259,6 @@ func (s *Server) merge(is *issue, head, method string, title, message *string, l
 	p.mergeCommit, p.mergedHead, p.mergedBase = commit, head, base
 	is.events = append(is.events, &event{id: s.newID(), event: "merged", actor: login, commit: commit, created: now})
 	s.setState(is, "closed", "", login, now)
+	s.closeReferenced(is, commit, login, now)
 	return commit, nil
 }

@@ -71,6 +71,7 @@ func (s *Server) createPull(c *call) *reply {
 		return alreadyExists(owner, head)
 	}
 	is := s.newIssue(*in.Title, in.Body, &pull{headOwner: owner, head: head, base: in.Base, draft: in.Draft})
+	s.hookCreation(is)
 	return s.created(s.pullJSON(is), "pulls/%d", is.number)
 }
 

@@ -68,8 +68,8 @@ func hasLabel(is *issue, name string) int {
 	return -1
 }
 
-// addLabel adds a label with a "labeled" event; it reports whether the issue
-// did not have it.
+// addLabel adds a label with a "labeled" event (and delivery, see
+// SetWebhook); it reports whether the issue did not have it.
 func (s *Server) addLabel(is *issue, name, actor string, at time.Time) bool {
 	l := s.ensureLabel(name)
 	if hasLabel(is, l.name) >= 0 {
@@ -78,11 +78,12 @@ func (s *Server) addLabel(is *issue, name, actor string, at time.Time) bool {
 	is.labels = append(is.labels, l.name)
 	is.events = append(is.events, &event{id: s.newID(), event: "labeled", actor: actor, label: l.name, labelColor: l.color, created: at})
 	is.updated = at
+	s.hookIssue(is, "labeled", actor, l.name)
 	return true
 }
 
-// removeLabel removes a label with an "unlabeled" event; it reports whether
-// the issue had it.
+// removeLabel removes a label with an "unlabeled" event (and delivery);
+// it reports whether the issue had it.
 func (s *Server) removeLabel(is *issue, name, actor string, at time.Time) bool {
 	i := hasLabel(is, name)
 	if i < 0 {
@@ -96,6 +97,7 @@ func (s *Server) removeLabel(is *issue, name, actor string, at time.Time) bool {
 	}
 	is.events = append(is.events, &event{id: s.newID(), event: "unlabeled", actor: actor, label: name, labelColor: color, created: at})
 	is.updated = at
+	s.hookIssue(is, "unlabeled", actor, name)
 	return true
 }
 
@@ -144,26 +146,31 @@ func (s *Server) unassign(is *issue, login, actor string, at time.Time) {
 	is.updated = at
 }
 
-func (s *Server) setState(is *issue, state, reason, actor string, at time.Time) {
+// setState opens or closes the issue is with a "reopened" or "closed"
+// event (and delivery), and returns the event: nil if it was in state.
+func (s *Server) setState(is *issue, state, reason, actor string, at time.Time) *event {
 	if is.state == state {
 		if state == "closed" && reason != "" {
 			is.stateReason = reason
 		}
-		return
+		return nil
 	}
 	is.state = state
 	is.updated = at
+	e := &event{id: s.newID(), event: "closed", actor: actor, created: at}
 	if state == "closed" {
 		is.stateReason = reason
 		is.closed = at
 		is.closedBy = actor
-		is.events = append(is.events, &event{id: s.newID(), event: "closed", actor: actor, created: at})
-		return
+	} else {
+		e.event = "reopened"
+		is.stateReason = "reopened"
+		is.closed = time.Time{}
+		is.closedBy = ""
 	}
-	is.stateReason = "reopened"
-	is.closed = time.Time{}
-	is.closedBy = ""
-	is.events = append(is.events, &event{id: s.newID(), event: "reopened", actor: actor, created: at})
+	is.events = append(is.events, e)
+	s.hookIssue(is, e.event, actor, "")
+	return e
 }
 
 func (s *Server) lock(is *issue, reason, actor string, at time.Time) {
@@ -195,12 +202,15 @@ func (s *Server) rename(is *issue, title, actor string, at time.Time) {
 	is.updated = at
 }
 
+// addComment adds a comment by author to the issue is, now, with its
+// delivery (see SetWebhook).
 func (s *Server) addComment(is *issue, author, body string) *comment {
 	at := s.now()
 	c := &comment{id: s.newID(), number: is.number, author: author, body: body, created: at, updated: at}
 	is.comments = append(is.comments, c)
 	s.comments[c.id] = c
 	is.updated = at
+	s.hookComment(is, c)
 	return c
 }
 

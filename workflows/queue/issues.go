@@ -55,6 +55,7 @@ func (q *queue) startIssue(ctx workflow.Context, is contract.Issue) (ok bool) {
 	}
 	q.st.Working = append(q.st.Working, cur)
 	q.setState(ctx, contract.StateWorking)
+	q.taken(ctx, is.Number)
 	return true
 }
 

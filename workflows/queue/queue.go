@@ -138,7 +138,7 @@ func (q *queue) statusNow() contract.QueueStatus {
 	st, c := q.status, q.st
 	st.StartedAt, st.Totals, st.Recent, st.Guidance, st.Runs = c.StartedAt, c.Totals, c.Recent, c.Guidance, c.Runs
 	st.Events, st.Skipped, st.Paused, st.StopRequested = c.Events, c.Skipped, c.Paused, c.Stop != ""
-	st.Working = c.Working
+	st.Working, st.Waiting = c.Working, c.Waiting
 	s := q.in.Settings
 	for _, n := range c.Following {
 		id := contract.PullRequestID(contract.IssueSessionID(q.in.Session.Host, s.Repo.Owner, s.Repo.Name, n))
@@ -436,6 +436,9 @@ func (q *queue) details() string {
 				b.WriteString(fmt.Sprintf(", PR #%d", o.PR))
 			}
 		}
+	}
+	if len(st.Waiting) > 0 {
+		b.WriteString("\n\nWaiting:" + waitingText(st.Waiting))
 	}
 	if len(st.Skipped) > 0 {
 		b.WriteString("\n\nSkipped:")

@@ -22,6 +22,7 @@ func (q *queue) pullEnded(ctx workflow.Context, end contract.PullEnd) {
 	}
 	q.st.Following = slices.Delete(slices.Clone(q.st.Following), i, i+1)
 	r := end.Result
+	q.blockerEnded(ctx, end.Issue, r.Reason == contract.ReasonMerged)
 	switch r.Reason {
 	case contract.ReasonMerged:
 		q.st.Totals.Merged++

@@ -33,7 +33,7 @@ func (q *queue) takeIssue(ctx workflow.Context) (res contract.QueueResult, done 
 	q.st.Poke = false
 	var pick contract.PickResult
 	err = workflow.ExecuteActivity(flow.GitHubOptions(ctx, "look for ready issues"), contract.ActivityPickIssue,
-		contract.PickInput{Repo: s.Repo, Label: s.Label, Skip: q.workingNumbers()}).Get(ctx, &pick)
+		contract.PickInput{Repo: s.Repo, Label: s.Label, Skip: q.workingNumbers(), Done: q.st.Merged, Unmerged: q.st.Unmerged}).Get(ctx, &pick)
 	if err != nil {
 		if flow.IsPermanent(err) || flow.IsGitHubPermanent(err) {
 			res, err = q.fail(ctx, "list issues", err)
@@ -42,9 +42,10 @@ func (q *queue) takeIssue(ctx workflow.Context) (res contract.QueueResult, done 
 		// GitHub is down for longer than the retries: try again at
 		// the next poll.
 		q.event(ctx, 0, "could not list issues: "+flow.RootMessage(err))
-		pick = contract.PickResult{}
+		pick = contract.PickResult{Waiting: q.st.Waiting}
 	}
 	q.noteSkipped(ctx, pick.Skipped)
+	q.noteWaiting(ctx, pick.Waiting)
 	if pick.Issue != nil {
 		if workflow.GetVersion(ctx, versionIssueWorkflow, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 			q.work(ctx, *pick.Issue)

@@ -52,7 +52,9 @@ type queueEnv struct {
 	picks    []contract.PickResult
 	pickedAt []time.Time
 	// skips are the issues each pick was told to pass over.
-	skips    [][]int
+	skips [][]int
+	// dones are the issues each pick was told are done.
+	dones    [][]int
 	children []contract.SessionInput
 	comments []string
 	labels   []contract.LabelsInput
@@ -80,6 +82,7 @@ func newQueueEnv(t *testing.T, result contract.SessionResult, picks ...contract.
 		env.mu.Lock()
 		defer env.mu.Unlock()
 		env.skips = append(env.skips, in.Skip)
+		env.dones = append(env.dones, in.Done)
 		env.pickedAt = append(env.pickedAt, env.Now())
 		i := min(len(env.pickedAt), len(env.picks)) - 1
 		return env.picks[i], nil
