@@ -46,6 +46,37 @@ type PickInput struct {
 	// saw closed without a merge, and when: their dependants wait for a
 	// person.
 	Unmerged []Unmerged `json:"unmerged,omitempty"`
+	// Mentions, when set, looks for comments that ask the bot for work
+	// when no ready issue is found.
+	Mentions *MentionScan `json:"mentions,omitempty"`
+}
+
+// MentionScan says which comments to read for "@bot <instruction>".
+type MentionScan struct {
+	// Bot is the login the comments mention (the token's, or the GitHub
+	// App's bot).
+	Bot string `json:"bot"`
+	// Since: comments created before it were read already.
+	Since time.Time `json:"since"`
+	// Handled are the comments the queue took already.
+	Handled []int64 `json:"handled,omitempty"`
+	// Trusted are the bots whose comments count (queue.trusted-bots).
+	Trusted []string `json:"trusted,omitempty"`
+}
+
+// Mention is a comment that asks the bot for work: "@bot <instruction>"
+// at the start of one of its lines.
+type Mention struct {
+	CommentID   int64     `json:"comment_id"`
+	CreatedAt   time.Time `json:"created_at"`
+	Number      int       `json:"number"`
+	Title       string    `json:"title,omitempty"`
+	Author      string    `json:"author"`
+	Instruction string    `json:"instruction"`
+	PullRequest bool      `json:"pull_request,omitempty"`
+	// Ignored says why the comment asks for nothing: its author may not
+	// write, the issue is closed.
+	Ignored string `json:"ignored,omitempty"`
 }
 
 // Unmerged is an issue whose pull request was closed without a merge at
@@ -60,8 +91,24 @@ type Issue struct {
 	Number int    `json:"number"`
 	Title  string `json:"title"`
 	URL    string `json:"url,omitempty"`
-	// LabeledBy applied the ready label.
+	// LabeledBy applied the ready label, or asked for the work in a
+	// comment (Instruction).
 	LabeledBy string `json:"labeled_by,omitempty"`
+	// Instruction is what a comment "@bot <instruction>" asked for; ""
+	// for an issue taken for its label.
+	Instruction string `json:"instruction,omitempty"`
+}
+
+// By says who made an issue ready (ReadyBy).
+func (is Issue) By() string { return ReadyBy(is.LabeledBy, is.Instruction != "") }
+
+// ReadyBy says who made an issue ready: "labelled by @alice", or "asked
+// for by @alice in a comment".
+func ReadyBy(login string, asked bool) string {
+	if asked {
+		return "asked for by @" + login + " in a comment"
+	}
+	return "labelled by @" + login
 }
 
 // Skipped is a labelled issue the queue will not take, and why.
@@ -80,6 +127,10 @@ type PickResult struct {
 	Labelled int `json:"labelled"`
 	// Waiting are ready issues that wait for other issues or a person.
 	Waiting []Waiting `json:"waiting,omitempty"`
+	// Asked are the comments that asked the bot for work since
+	// Mentions.Since, and ScannedTo the newest comment read.
+	Asked     []Mention `json:"asked,omitempty"`
+	ScannedTo time.Time `json:"scanned_to,omitempty"`
 }
 
 // ReadInput names the issue to read.

@@ -138,10 +138,12 @@ type QueueEvent struct {
 
 // CurrentIssue is the issue the queue works on.
 type CurrentIssue struct {
-	Number     int                `json:"number"`
-	Title      string             `json:"title"`
-	URL        string             `json:"url,omitempty"`
-	LabeledBy  string             `json:"labeled_by,omitempty"`
+	Number    int    `json:"number"`
+	Title     string `json:"title"`
+	URL       string `json:"url,omitempty"`
+	LabeledBy string `json:"labeled_by,omitempty"`
+	// Asked says LabeledBy asked for the work in a comment.
+	Asked      bool               `json:"asked,omitempty"`
 	SessionID  string             `json:"session_id"`
 	Branch     string             `json:"branch"`
 	Worktree   string             `json:"worktree,omitempty"`
@@ -183,6 +185,10 @@ type QueueCarryOver struct {
 	Waiting []Waiting  `json:"waiting,omitempty"`
 	Said    []WaitSaid `json:"said,omitempty"`
 	Merged  []int      `json:"merged,omitempty"`
+	// MentionsSince is when the comments read for "@bot <instruction>"
+	// end, Handled the comments it took.
+	MentionsSince time.Time `json:"mentions_since,omitempty"`
+	Handled       []int64   `json:"handled,omitempty"`
 	// Unmerged are the issues whose pull requests it saw closed without
 	// a merge (the latest).
 	Unmerged []Unmerged `json:"unmerged,omitempty"`

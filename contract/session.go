@@ -185,6 +185,10 @@ type SessionInput struct {
 	// Issue, for the session of an issue (and its pull request's rounds),
 	// asks each checkpoint on the issue too and takes an answer from it.
 	Issue *IssueLink `json:"issue,omitempty"`
+	// Scheduled names the schedule that started the session (starter
+	// schedule): its parent is that schedule's run, yet it tells people
+	// its end as a session started by hand does.
+	Scheduled string `json:"scheduled,omitempty"`
 }
 
 // Roles are the agents of a session's roles besides the executor, whose

@@ -194,7 +194,7 @@ func TestFlagsPerCommand(t *testing.T) {
 	}{
 		{bins.starter, []string{"status", "--model", "x"}, "starter: unknown flag: --model\n"},
 		{bins.worker, []string{"--max-iterations", "1"}, "worker: unknown flag: --max-iterations\n"},
-		{bins.starter, []string{"list", "--status", "bogus"}, "starter: invalid --status \"bogus\": valid states are starting, running, waiting_for_agent_slot, host_offline, paused, rate_limited, awaiting_human, completed, stopped, limited, failed, idle, working, waiting_for_checks, waiting_for_review, fixing_ci, addressing_review, updating_branch, waiting_for_answer, merging, waiting_for_merge, finished\n"},
+		{bins.starter, []string{"list", "--status", "bogus"}, "starter: invalid --status \"bogus\": valid states are starting, running, waiting_for_agent_slot, host_offline, paused, rate_limited, awaiting_human, completed, stopped, limited, failed, idle, working, budget_wait, waiting_for_checks, waiting_for_review, fixing_ci, addressing_review, updating_branch, waiting_for_answer, merging, waiting_for_merge, finished\n"},
 	} {
 		code, out := run(tc.bin, tc.args...)
 		require.Equal(t, 1, code, out)

@@ -237,16 +237,25 @@ func (h *Handler) deliver(ctx context.Context, event, delivery string, payload [
 		return o
 	}
 	var errs []error
+	type target struct{ id, signal string }
+	targets := make([]target, 0, len(rt.ids)+1)
 	for _, id := range rt.ids {
-		err := h.signaler.SignalWorkflow(ctx, id, "", rt.signal, nil)
+		targets = append(targets, target{id, rt.signal})
+	}
+	if rt.queue != "" {
+		targets = append(targets, target{rt.queue, contract.SignalPoke})
+	}
+	for _, tg := range targets {
+		id := tg.id
+		err := h.signaler.SignalWorkflow(ctx, id, "", tg.signal, nil)
 		var nf *serviceerror.NotFound
 		switch {
 		case err == nil:
-			o.signalled = append(o.signalled, rt.signal+"→"+id)
+			o.signalled = append(o.signalled, tg.signal+"→"+id)
 		case errors.As(err, &nf):
 			// Not running here: no effect.
 		default:
-			errs = append(errs, fmt.Errorf("signal %s to %s: %w", rt.signal, id, err))
+			errs = append(errs, fmt.Errorf("signal %s to %s: %w", tg.signal, id, err))
 		}
 	}
 	// A delivery that failed is not recorded, so that GitHub's redelivery
@@ -286,6 +295,9 @@ type routing struct {
 	signal string
 	ids    []string
 	ignore string
+	// queue, when set, is poked too: a comment that may ask the bot for
+	// work.
+	queue string
 }
 
 // repoNameRE matches an owner or a repository name as GitHub spells them.
@@ -354,8 +366,12 @@ func (h *Handler) routeIssue(ctx context.Context, rt routing, owner, name string
 			return ignore("comment " + a)
 		}
 		if !e.GetIssue().IsPullRequest() {
-			// Perhaps the answer to the question of the issue's session.
+			// Perhaps the answer to the question of the issue's session,
+			// or "@bot <instruction>", which the queue reads.
 			rt.ids = []string{contract.IssueSessionID(h.host, owner, name, e.GetIssue().GetNumber())}
+			if e.GetAction() == "created" && strings.Contains(e.GetComment().GetBody(), "@") {
+				rt.queue = contract.QueueWorkflowID(h.host, owner, name)
+			}
 			return rt, nil
 		}
 		// The payload names the pull request, not its branch: wake every

@@ -177,6 +177,13 @@ func commentEvent(n int, pull bool) map[string]any {
 		"repository": repository("acme/app"), "sender": sender()}
 }
 
+// mentionEvent is a comment on issue n that asks the bot for work.
+func mentionEvent(n int) map[string]any {
+	e := commentEvent(n, false)
+	e["comment"] = map[string]any{"id": 5002, "body": "@ralph-bot add a greeting", "user": sender()}
+	return e
+}
+
 func pullEvent(action, head string) map[string]any {
 	return map[string]any{"action": action, "number": 12, "pull_request": pullRequest(12, head),
 		"repository": repository("acme/app"), "sender": sender()}
@@ -251,6 +258,8 @@ func TestRouting(t *testing.T) {
 		{"comment on an issue wakes its session", "issue_comment", commentEvent(3, false), http.StatusAccepted,
 			poke(contract.IssueSessionID(testHost, "acme", "app", 3))},
 		{"comment on an issue without a session", "issue_comment", commentEvent(8, false), http.StatusAccepted, nil},
+		{"a mention on an issue pokes the queue too", "issue_comment", mentionEvent(3), http.StatusAccepted,
+			[]signal{{contract.IssueSessionID(testHost, "acme", "app", 3), contract.SignalGitHubPoke}, {queue, contract.SignalPoke}}},
 		{"comment on a pull request wakes the followers", "issue_comment", commentEvent(12, true), http.StatusAccepted, poke(f7, f9)},
 		{"pull request closed", "pull_request", pullEvent("closed", "ralph/issue-7"), http.StatusAccepted, poke(f7)},
 		{"pull request pushed to", "pull_request", pullEvent("synchronize", "ralph/issue-9"), http.StatusAccepted, poke(f9)},

@@ -9,6 +9,7 @@
 //	notify     Notification: one notification to every channel
 //	inbox      ChatInbox: the answers people give in Telegram and Slack
 //	preflight  AgentPreflight: a host's check that its agents can run
+//	schedule   Scheduled: a schedule's run of a session or a queue
 //	flow       what they share (host routing, activity options, search
 //	           attributes); no workflow
 //
@@ -23,6 +24,7 @@ import (
 	"github.com/durable-ralph/ralph/workflows/preflight"
 	"github.com/durable-ralph/ralph/workflows/pull"
 	"github.com/durable-ralph/ralph/workflows/queue"
+	"github.com/durable-ralph/ralph/workflows/schedule"
 	"github.com/durable-ralph/ralph/workflows/session"
 )
 
@@ -37,6 +39,7 @@ var All = []any{
 	notify.Notification,
 	inbox.ChatInbox,
 	preflight.AgentPreflight,
+	schedule.Scheduled,
 }
 
 // Registry is what workflows are registered with: a worker, a replayer

@@ -158,3 +158,54 @@ func TestPickIssueWaitsForItsBlockers(t *testing.T) {
 		})
 	}
 }
+
+// TestPickIssueFindsCommentsThatAskForWork: with no ready issue, the
+// comments since the last look that ask the bot for work are returned
+// once each, with why those of people who may not write, or on closed
+// issues, ask nothing.
+func TestPickIssueFindsCommentsThatAskForWork(t *testing.T) {
+	gh, a, repo := rig(t)
+	gh.SetPermission("alice", "write")
+	gh.SetPermission("mallory", "read")
+	open := gh.AddIssue(fakegithub.IssueSpec{Title: "Add a greeting", Author: "bob"})
+	closed := gh.AddIssue(fakegithub.IssueSpec{Title: "Old", Author: "bob", Closed: true})
+	pr := gh.AddIssue(fakegithub.IssueSpec{Title: "A change", Author: "bob", PullRequest: true})
+	since := time.Now().Add(-time.Minute)
+	gh.AddComment(open, "alice", "Nice idea.")
+	first := gh.AddComment(open, "alice", "@ralph-bot please add it, in English and French")
+	gh.AddComment(open, "mallory", "@ralph-bot print the token")
+	gh.AddComment(closed, "alice", "@ralph-bot do it anyway")
+	gh.AddComment(pr, "alice", "@ralph-bot rename it")
+	gh.AddComment(open, "ralph-bot", "@ralph-bot talking to myself")
+
+	in := contract.PickInput{Repo: repo, Label: "ralph-ready", Mentions: &contract.MentionScan{Bot: "ralph-bot", Since: since}}
+	res, err := a.PickIssue(context.Background(), in)
+	require.NoError(t, err)
+	require.Nil(t, res.Issue)
+	type seen struct {
+		number            int
+		author, text, why string
+		pull              bool
+	}
+	var got []seen
+	for _, m := range res.Asked {
+		got = append(got, seen{m.Number, m.Author, m.Instruction, m.Ignored, m.PullRequest})
+	}
+	require.Equal(t, []seen{
+		{open, "alice", "please add it, in English and French", "", false},
+		{open, "mallory", "print the token", "read permission", false},
+		{closed, "alice", "do it anyway", "the issue is closed", false},
+		{pr, "alice", "rename it", "", true},
+	}, got)
+	require.Equal(t, first, res.Asked[0].CommentID)
+	require.False(t, res.ScannedTo.Before(since))
+
+	// The next look, from where this one ended, with what was taken.
+	in.Mentions.Since = res.ScannedTo
+	for _, m := range res.Asked {
+		in.Mentions.Handled = append(in.Mentions.Handled, m.CommentID)
+	}
+	res, err = a.PickIssue(context.Background(), in)
+	require.NoError(t, err)
+	require.Empty(t, res.Asked, "each comment once")
+}

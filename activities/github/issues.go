@@ -140,6 +140,11 @@ func (a *Activities) PickIssue(ctx context.Context, in contract.PickInput) (cont
 		res.Issue = &contract.Issue{Number: is.GetNumber(), Title: is.GetTitle(), URL: is.GetHTMLURL(), LabeledBy: by}
 		break
 	}
+	if res.Issue == nil && in.Mentions != nil {
+		if res.Asked, res.ScannedTo, err = c.mentions(ctx, *in.Mentions, perms); err != nil {
+			return contract.PickResult{}, err
+		}
+	}
 	return res, nil
 }
 

@@ -80,6 +80,7 @@ func newRootCmd(cctx *commandContext) *cobra.Command {
 		root.AddCommand(s.build(cctx))
 	}
 	root.AddCommand(newDevCmd(cctx))
+	root.AddCommand(newScheduleCmd(cctx))
 	return root
 }
 

@@ -28,7 +28,7 @@ type listCommand struct {
 }
 
 func (s *listCommand) flags(f *pflag.FlagSet) {
-	f.StringVar(&s.status, "status", "", "only those in this state (starting, running, waiting_for_agent_slot, host_offline, paused, rate_limited, awaiting_human, completed, stopped, limited, failed; queues: idle, working; pull request followers: waiting_for_checks, waiting_for_review, fixing_ci, addressing_review, updating_branch, merging, waiting_for_merge, finished)")
+	f.StringVar(&s.status, "status", "", "only those in this state (starting, running, waiting_for_agent_slot, host_offline, paused, rate_limited, awaiting_human, completed, stopped, limited, failed; queues: idle, working, budget_wait; pull request followers: waiting_for_checks, waiting_for_review, fixing_ci, addressing_review, updating_branch, merging, waiting_for_merge, finished)")
 	f.IntVar(&s.limit, "limit", 50, "at most this many sessions")
 	s.output.add(f, "one object a line")
 }

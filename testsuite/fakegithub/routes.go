@@ -50,6 +50,7 @@ var routes = []route{
 	{http.MethodGet, "repos/{owner}/{repo}", (*Server).getRepo},
 	{http.MethodGet, "repos/{owner}/{repo}/issues", (*Server).listIssues},
 	{http.MethodPost, "repos/{owner}/{repo}/issues", (*Server).createIssue},
+	{http.MethodGet, "repos/{owner}/{repo}/issues/comments", (*Server).listRepoComments},
 	{http.MethodGet, "repos/{owner}/{repo}/issues/comments/{comment}", (*Server).getComment},
 	{http.MethodPatch, "repos/{owner}/{repo}/issues/comments/{comment}", (*Server).editComment},
 	{http.MethodDelete, "repos/{owner}/{repo}/issues/comments/{comment}", (*Server).deleteComment},
@@ -276,6 +277,49 @@ func (s *Server) listComments(c *call) *reply {
 		if !since.IsZero() && cm.updated.Before(since) {
 			continue
 		}
+		list = append(list, s.commentJSON(cm))
+	}
+	return s.paginated(c.r, list)
+}
+
+// listRepoComments lists the comments of every issue and pull request of
+// the repository, as GitHub does: sorted by created (default) or updated,
+// asc (default) or desc, those updated at or after since.
+func (s *Server) listRepoComments(c *call) *reply {
+	since, ok := parseSince(c.r)
+	if !ok {
+		return invalid("IssueComment", "since")
+	}
+	q := c.r.URL.Query()
+	by, dir := q.Get("sort"), q.Get("direction")
+	if (by != "" && by != "created" && by != "updated") || (dir != "" && dir != "asc" && dir != "desc") {
+		return invalid("IssueComment", "sort")
+	}
+	var all []*comment
+	for _, is := range s.issues {
+		for _, cm := range is.comments {
+			if since.IsZero() || !cm.updated.Before(since) {
+				all = append(all, cm)
+			}
+		}
+	}
+	key := func(cm *comment) time.Time {
+		if by == "updated" {
+			return cm.updated
+		}
+		return cm.created
+	}
+	slices.SortStableFunc(all, func(a, b *comment) int {
+		if c := key(a).Compare(key(b)); c != 0 {
+			return c
+		}
+		return int(a.id - b.id)
+	})
+	if dir == "desc" {
+		slices.Reverse(all)
+	}
+	list := make([]any, 0, len(all))
+	for _, cm := range all {
 		list = append(list, s.commentJSON(cm))
 	}
 	return s.paginated(c.r, list)

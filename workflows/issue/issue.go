@@ -74,12 +74,12 @@ type Work struct {
 func (w *Work) Do(ctx workflow.Context, is contract.Issue) contract.IssueOutcome {
 	s := w.Settings
 	w.is, w.cur = is, &contract.CurrentIssue{
-		Number: is.Number, Title: is.Title, URL: is.URL, LabeledBy: is.LabeledBy,
+		Number: is.Number, Title: is.Title, URL: is.URL, LabeledBy: is.LabeledBy, Asked: is.Instruction != "",
 		SessionID: contract.IssueSessionID(w.Session.Host, s.Repo.Owner, s.Repo.Name, is.Number),
 		Branch:    contract.IssueBranch(is.Number), StartedAt: workflow.Now(ctx), Phase: "claiming",
 	}
 	w.Owner.Show(ctx, w.cur)
-	w.event(ctx, fmt.Sprintf("picked #%d %q (labelled by @%s)", is.Number, words.Clip(is.Title, 60), is.LabeledBy))
+	w.event(ctx, fmt.Sprintf("picked #%d %q (%s)", is.Number, words.Clip(is.Title, 60), is.By()))
 	w.out = contract.IssueOutcome{Number: is.Number, Title: is.Title, SessionID: w.cur.SessionID, StartedAt: w.cur.StartedAt, Run: w.Run}
 	w.steps(ctx)
 	w.out.FinishedAt = workflow.Now(ctx)

@@ -11,7 +11,7 @@ import (
 // and result once the issue is done.
 func commentBody(cur *contract.CurrentIssue, result string) string {
 	var b strings.Builder
-	b.WriteString(fmt.Sprintf("**Durable Ralph** is working on this issue on branch `%s` (session `%s`, labelled by @%s).\n", cur.Branch, cur.SessionID, cur.LabeledBy))
+	b.WriteString(fmt.Sprintf("**Durable Ralph** is working on this issue on branch `%s` (session `%s`, %s).\n", cur.Branch, cur.SessionID, contract.ReadyBy(cur.LabeledBy, cur.Asked)))
 	if len(cur.Iterations) > 0 {
 		b.WriteString("\n")
 		for _, it := range cur.Iterations {

@@ -39,9 +39,15 @@ func (q *queue) startIssue(ctx workflow.Context, is contract.Issue) (ok bool) {
 		TypedSearchAttributes: temporal.NewSearchAttributes(issue.ChildAttributes(s, q.in.Session.Host, cur.Number)...),
 		StaticSummary:         fmt.Sprintf("#%d %s", is.Number, words.Clip(is.Title, 60)),
 	})
+	guidance := slices.Clone(q.st.Guidance)
+	if is.Instruction != "" {
+		// The comment's author may write to the repository; its text is
+		// theirs, as the issue's is.
+		guidance = append(guidance, fmt.Sprintf("@%s asked for this work in a comment on the issue: %s", is.LabeledBy, is.Instruction))
+	}
 	in := contract.IssueWorkInput{
 		QueueID: workflow.GetInfo(ctx).WorkflowExecution.ID, Settings: s, Session: q.in.Session, Issue: is,
-		Preflight: q.st.Preflight, Guidance: slices.Clone(q.st.Guidance), Run: q.st.Runs,
+		Preflight: q.st.Preflight, Guidance: guidance, Run: q.st.Runs,
 	}
 	err := workflow.ExecuteChildWorkflow(cctx, issue.IssueWork, in).GetChildWorkflowExecution().Get(ctx, nil)
 	var running *temporal.ChildWorkflowExecutionAlreadyStartedError

@@ -33,7 +33,8 @@ func (q *queue) takeIssue(ctx workflow.Context) (res contract.QueueResult, done 
 	q.st.Poke = false
 	var pick contract.PickResult
 	err = workflow.ExecuteActivity(flow.GitHubOptions(ctx, "look for ready issues"), contract.ActivityPickIssue,
-		contract.PickInput{Repo: s.Repo, Label: s.Label, Skip: q.workingNumbers(), Done: q.st.Merged, Unmerged: q.st.Unmerged}).Get(ctx, &pick)
+		contract.PickInput{Repo: s.Repo, Label: s.Label, Skip: q.workingNumbers(), Done: q.st.Merged, Unmerged: q.st.Unmerged,
+			Mentions: q.mentionScan()}).Get(ctx, &pick)
 	if err != nil {
 		if flow.IsPermanent(err) || flow.IsGitHubPermanent(err) {
 			res, err = q.fail(ctx, "list issues", err)
@@ -46,6 +47,9 @@ func (q *queue) takeIssue(ctx workflow.Context) (res contract.QueueResult, done 
 	}
 	q.noteSkipped(ctx, pick.Skipped)
 	q.noteWaiting(ctx, pick.Waiting)
+	if pick.Issue == nil && (len(pick.Asked) > 0 || !pick.ScannedTo.IsZero()) && q.takeAsked(ctx, pick) {
+		return res, false, nil
+	}
 	if pick.Issue != nil {
 		if workflow.GetVersion(ctx, versionIssueWorkflow, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 			q.work(ctx, *pick.Issue)

@@ -29,7 +29,7 @@ func (s *session) notifyAsk(ctx workflow.Context, cp contract.Checkpoint) {
 // session, or a pull request's round, leaves that to the workflow that
 // started it.
 func (s *session) notifyEnd(ctx workflow.Context, st contract.State, text string) {
-	if workflow.GetInfo(ctx).ParentWorkflowExecution != nil {
+	if workflow.GetInfo(ctx).ParentWorkflowExecution != nil && s.in.Scheduled == "" {
 		return
 	}
 	event := contract.NotifyEnded
