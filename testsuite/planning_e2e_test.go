@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -106,8 +107,9 @@ func TestQueueDailyBudgetParks(t *testing.T) {
 // #2 "Depends on #1", --parallel 2, polling every 5 minutes with the
 // webhook on. #1 and #3 run at once; no agent sees #2 before #1's pull
 // request is merged; the merge (a webhook to the follower, which tells
-// the queue) starts #2 within seconds; the queue's story, status --queue,
-// list and one comment on #2 say what it waits for.
+// the queue) starts #2 within seconds, though a worker was killed while
+// it waited; the queue's story, status --queue, list and one comment on
+// #2 (edited once it is taken) say what it waits for.
 func TestIssueDependencies(t *testing.T) {
 	qr := newQueueRig(t, map[string]any{"auto": true, "sleep_ms": 1500})
 	gh := qr.gh
@@ -117,7 +119,7 @@ func TestIssueDependencies(t *testing.T) {
 	second := gh.AddIssue(fakegithub.IssueSpec{Title: "Add a farewell", Body: fmt.Sprintf("Say goodbye.\n\nDepends on #%d", first), Author: "alice", Labels: []string{"ralph-ready"}})
 	third := gh.AddIssue(fakegithub.IssueSpec{Title: "Add a shrug", Author: "alice", Labels: []string{"ralph-ready"}})
 
-	qr.startWebhookWorker(t)
+	w := qr.startWebhookWorker(t)
 
 	follow := qr.starter(t, "queue", "--follow", "--parallel", "2", "--poll-interval", "5m", qr.clone.Dir)
 	prompted := func(title string) (time.Time, bool) {
@@ -158,6 +160,12 @@ func TestIssueDependencies(t *testing.T) {
 	}
 	require.Equal(t, 1, waitComments, "one comment on #2")
 
+	// A worker killed while #2 waits loses nothing: the wait is the
+	// queue's state, and a new worker goes on.
+	require.NoError(t, w.cmd.Process.Signal(syscall.SIGKILL))
+	w.wait(t, time.Minute)
+	qr.startWebhookWorker(t)
+
 	// The merge of #1's pull request starts #2.
 	merged := time.Now()
 	require.NoError(t, gh.MergeByHuman(heads[contract.IssueBranch(first)], "alice"))
@@ -171,6 +179,14 @@ func TestIssueDependencies(t *testing.T) {
 	require.Less(t, a3.Sub(a1).Abs(), 10*time.Second, "#1 and #3 ran at once")
 
 	waitFor(t, 3*time.Minute, "#2's pull request", func() bool { return len(gh.Pulls()) == 3 })
+	var said []string
+	for _, c := range botComments(gh.Issue(second)) {
+		if strings.Contains(c.Body, "waits") {
+			said = append(said, c.Body)
+		}
+	}
+	require.Len(t, said, 1, "one waiting comment on #2, edited once it was taken: %q", said)
+	require.Contains(t, said[0], "It waits no more")
 	stop := qr.starter(t, "stop", "--queue", qr.clone.Dir)
 	require.Equal(t, 0, stop.wait(t, time.Minute), stop.Output())
 	follow.wait(t, 3*time.Minute)

@@ -116,6 +116,8 @@ func issueRef(repo contract.Repo, owner, name string, n int) contract.IssueRef {
 type dependencies struct {
 	c     *client
 	label string
+	// bot is the login a comment asks for work with.
+	bot string
 	// done are the repository's issues whose pull requests the queue saw
 	// merged, unmerged those it saw closed without a merge.
 	done     []int
@@ -128,10 +130,13 @@ type dependencies struct {
 }
 
 func newDependencies(c *client, in contract.PickInput, listed []*gh.Issue) *dependencies {
-	d := &dependencies{c: c, label: in.Label, done: in.Done, unmerged: in.Unmerged, issues: map[contract.IssueRef]*gh.Issue{},
+	d := &dependencies{c: c, label: in.Label, bot: "the bot", done: in.Done, unmerged: in.Unmerged, issues: map[contract.IssueRef]*gh.Issue{},
 		unreadable: map[contract.IssueRef]string{}, blockers: map[int][]contract.IssueRef{}}
 	for _, is := range listed {
 		d.issues[contract.IssueRef{Number: is.GetNumber()}] = is
+	}
+	if in.Mentions != nil && in.Mentions.Bot != "" {
+		d.bot = in.Mentions.Bot
 	}
 	return d
 }
@@ -155,7 +160,7 @@ func (d *dependencies) wait(ctx context.Context, is *gh.Issue, labelledAt time.T
 		}
 		if i := slices.IndexFunc(d.unmerged, func(u contract.Unmerged) bool { return ref.Owner == "" && u.Number == ref.Number }); i >= 0 {
 			if !labelledAt.After(d.unmerged[i].At) {
-				person = append(person, fmt.Sprintf("the pull request of %s was closed without a merge; re-add the %q label to take this issue anyway", ref, d.label))
+				person = append(person, fmt.Sprintf("the pull request of %s was closed without a merge; re-add the %q label, or ask for it in a comment (@%s …), to take this issue anyway", ref, d.label, botName(d.bot)))
 			}
 			continue
 		}
@@ -172,8 +177,8 @@ func (d *dependencies) wait(ctx context.Context, is *gh.Issue, labelledAt time.T
 		case b.GetClosedAt().Before(labelledAt):
 			// A person labelled the issue again after its blocker closed.
 		default:
-			person = append(person, fmt.Sprintf("%s was closed as %s, not completed; re-add the %q label to take this issue anyway",
-				ref, strings.ReplaceAll(reason, "_", " "), d.label))
+			person = append(person, fmt.Sprintf("%s was closed as %s, not completed; re-add the %q label, or ask for it in a comment (@%s …), to take this issue anyway",
+				ref, strings.ReplaceAll(reason, "_", " "), d.label, botName(d.bot)))
 		}
 	}
 	w.Person = strings.Join(person, "; ")

@@ -92,7 +92,7 @@ func TestPickIssueWaitsForItsBlockers(t *testing.T) {
 			closeAs(t, gh, 1, "not_planned")
 		},
 		waiting: []contract.Waiting{{Number: 2, Title: "dependant",
-			Person: `#1 was closed as not planned, not completed; re-add the "ralph-ready" label to take this issue anyway`}},
+			Person: `#1 was closed as not planned, not completed; re-add the "ralph-ready" label, or ask for it in a comment (@the bot …), to take this issue anyway`}},
 	}, {
 		name: "a person re-adds the label",
 		setup: func(t *testing.T, gh *fakegithub.Server) {
@@ -112,7 +112,7 @@ func TestPickIssueWaitsForItsBlockers(t *testing.T) {
 		},
 		in: contract.PickInput{Skip: []int{1}, Unmerged: []contract.Unmerged{{Number: 1, At: time.Now().Add(time.Hour)}}},
 		waiting: []contract.Waiting{{Number: 2, Title: "dependant",
-			Person: `the pull request of #1 was closed without a merge; re-add the "ralph-ready" label to take this issue anyway`}},
+			Person: `the pull request of #1 was closed without a merge; re-add the "ralph-ready" label, or ask for it in a comment (@the bot …), to take this issue anyway`}},
 	}, {
 		name: "its pull request closed without a merge before the label", // seeded issues are a week old
 		setup: func(t *testing.T, gh *fakegithub.Server) {
