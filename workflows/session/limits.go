@@ -129,20 +129,25 @@ func (s *session) askLimit(ctx workflow.Context, reason contract.Reason, msg str
 // limitQuestion is the question asked at the limit that gave reason.
 func (s *session) limitQuestion(ctx workflow.Context, reason contract.Reason, msg string) string {
 	l, t := s.st.Limits, s.st.Totals
-	flag, again := "", ""
+	// The examples raise the limit to twice what it was: a raise below
+	// what was used is refused.
+	flag, answer, again := "", "", ""
 	switch reason {
 	case contract.ReasonMaxCost:
-		flag, again = "--max-cost 10", words.Dollars(2*l.MaxCostUSD)
+		again = fmt.Sprintf("$%.2f", 2*l.MaxCostUSD)
+		flag, answer = "--max-cost "+again[1:], "raise to "+again
 	case contract.ReasonMaxIterations:
-		flag, again = fmt.Sprintf("--max-iterations %d", 2*l.MaxIterations), words.Count(2*l.MaxIterations, "iteration")
+		again = words.Count(2*l.MaxIterations, "iteration")
+		flag, answer = fmt.Sprintf("--max-iterations %d", 2*l.MaxIterations), again
 	case contract.ReasonMaxRuntime:
-		flag, again = "--max-runtime 8h", (2 * l.MaxRuntime).String()
+		again = (2 * l.MaxRuntime).String()
+		flag, answer = "--max-runtime "+again, again
 	}
 	return fmt.Sprintf("The session reached its %s limit: %s. Spent so far: %s, %s, %s of working time. "+
-		"Raise the limit to go on (`starter set-limits %s %s`, or answer such as \"raise to $10\", \"40 iterations\" or \"8h\"), "+
+		"Raise the limit to go on (`starter set-limits %s %s`, or an answer such as \"%s\"), "+
 		"approve to allow as much again (%s), or answer \"stop\" to end the session limited.",
 		limitName(reason), msg, words.Count(s.st.Iteration, "iteration"), words.Dollars(t.CostUSD),
-		s.workingTime(ctx).Round(time.Second), s.st.SessionID, flag, again)
+		s.workingTime(ctx).Round(time.Second), s.st.SessionID, flag, answer, again)
 }
 
 // limitName names the limit that gave reason.
