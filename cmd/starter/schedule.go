@@ -265,7 +265,9 @@ func scheduledInput(cctx *commandContext, name string, inner []string) (contract
 		if err != nil {
 			return in, "", err
 		}
-		q.Settings.UntilIdle = cmd.Flags().Lookup("until-idle").Changed
+		if q.Settings.UntilIdle, err = cmd.Flags().GetBool("until-idle"); err != nil {
+			return in, "", err
+		}
 		in.Queue = &q
 		r := q.Settings.Repo
 		in.WorkflowID = contract.QueueWorkflowID(cfg.Worker.HostID, r.Owner, r.Name)
