@@ -256,6 +256,7 @@ func NewWorker(c client.Client, opts WorkerOptions, agent *activities.Agent, gh 
 			contract.ActivityChatUpdates: ch.ChatUpdates, contract.ActivityChatAnswer: ch.ChatAnswer,
 			contract.ActivityChatReply: ch.ChatReply, contract.ActivityChatSessions: ch.ChatSessions,
 			contract.ActivityChatSlackReplies: ch.ChatSlackReplies,
+			contract.ActivityChatRun:          ch.ChatRun,
 		} {
 			w.chat.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 		}

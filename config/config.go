@@ -425,6 +425,9 @@ type NotifyConfig struct {
 	Telegram TelegramConfig      `mapstructure:"telegram"`
 	Slack    SlackConfig         `mapstructure:"slack"`
 	Webhook  NotifyWebhookConfig `mapstructure:"webhook"`
+	// Workspaces are the workspaces a chat's /run may start, as
+	// ALIAS=DIR ([NotifyConfig.Workspace]).
+	Workspaces []string `mapstructure:"workspaces"`
 }
 
 // TelegramConfig configures notify's Telegram bot: on when the variable
@@ -446,6 +449,12 @@ type SlackConfig struct {
 	Channel string `mapstructure:"channel"`
 	// APIURL is the Web API's base URL, absolute http or https.
 	APIURL string `mapstructure:"api-url"`
+	// CommandsListen is where the worker takes the app's slash commands;
+	// "" is off.
+	CommandsListen string `mapstructure:"commands-listen"`
+	// SigningSecretEnv names the variable holding the app's signing
+	// secret.
+	SigningSecretEnv string `mapstructure:"signing-secret-env"`
 }
 
 // NotifyWebhookConfig configures notify's generic webhook: on when URL is

@@ -328,6 +328,16 @@
 //     #ralph (--slack-channel, none).
 //   - RALPH_NOTIFY_SLACK_API_URL: base URL of Slack's Web API, where the
 //     bot token is sent (--slack-api-url, "https://slack.com/api/").
+//   - RALPH_NOTIFY_SLACK_COMMANDS_LISTEN: host:port where the worker
+//     takes the Slack app's slash command /run at POST /slack/commands
+//     (--slack-commands-listen, none: off).
+//   - RALPH_NOTIFY_SLACK_SIGNING_SECRET_ENV: name of the environment
+//     variable holding the Slack app's signing secret, which signs its
+//     slash commands (--slack-signing-secret-env,
+//     "RALPH_SLACK_SIGNING_SECRET").
+//   - RALPH_NOTIFY_WORKSPACES: the workspaces /run ALIAS IDEA may plan
+//     and run from an allowed chat, as ALIAS=DIR, space separated
+//     (--chat-workspace, repeated; none).
 //   - RALPH_NOTIFY_WEBHOOK_URL: URL that receives each notification as a
 //     JSON POST (--notify-webhook-url, none: off).
 //   - RALPH_NOTIFY_WEBHOOK_SECRET_ENV: name of the environment variable

@@ -106,6 +106,9 @@ var keyDocs = map[string]string{
 	"notify.slack.bot-token-env":      "`RALPH_SLACK_BOT_TOKEN`; the variable holding a bot token, which posts in `notify.slack.channel` instead of the webhook, so that answers in a message's thread count",
 	"notify.slack.channel":            "none; the channel the bot posts in, such as `#ralph`",
 	"notify.slack.api-url":            "`https://slack.com/api/` (the bot token is sent there)",
+	"notify.slack.commands-listen":    "none (off); `host:port` where `worker` takes the Slack app's slash command `/run` at `POST /slack/commands` (see [Asked for in a chat](sessions.md#asked-for-in-a-chat))",
+	"notify.slack.signing-secret-env": "`RALPH_SLACK_SIGNING_SECRET`; the variable holding the Slack app's signing secret, which signs its slash commands",
+	"notify.workspaces":               "none; the workspaces `/run ALIAS IDEA` may start from an allowed chat, as `ALIAS=DIR`, such as `api=/srv/acme/api`",
 	"notify.webhook.url":              "none (off); the URL that receives each notification as a JSON POST",
 	"notify.webhook.secret-env":       "`RALPH_NOTIFY_SECRET`; the variable holding the secret that signs each POST (`X-Ralph-Signature-256: sha256=<HMAC of the body>`); without it the POSTs are not signed",
 }

@@ -3,6 +3,8 @@ package config
 import (
 	"net"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -66,4 +68,50 @@ func (c Config) notifyUIURL() string {
 		host = "127.0.0.1"
 	}
 	return "http://" + net.JoinHostPort(host, strconv.Itoa(c.Dev.UIPort))
+}
+
+// aliasPattern is what a workspace alias of notify.workspaces may be: a
+// short lower-case word, as a chat's /run names it.
+var aliasPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,31}$`)
+
+// Workspace is the directory notify.workspaces names alias (any case),
+// and whether it names one.
+func (n NotifyConfig) Workspace(alias string) (string, bool) {
+	alias = strings.ToLower(alias)
+	for _, w := range n.Workspaces {
+		if a, dir, ok := strings.Cut(w, "="); ok && a == alias {
+			return dir, true
+		}
+	}
+	return "", false
+}
+
+// Aliases are the aliases of notify.workspaces, in the order given.
+func (n NotifyConfig) Aliases() []string {
+	var out []string
+	for _, w := range n.Workspaces {
+		a, _, _ := strings.Cut(w, "=")
+		out = append(out, a)
+	}
+	return out
+}
+
+// validateWorkspaces checks notify.workspaces: each ALIAS=DIR with a
+// lower-case alias, given once, and an absolute directory.
+func (n NotifyConfig) validateWorkspaces(v *validation) {
+	seen := map[string]bool{}
+	for _, w := range n.Workspaces {
+		alias, dir, ok := strings.Cut(w, "=")
+		switch {
+		case !ok:
+			v.check("notify.workspaces", true, w, "must be ALIAS=DIR, such as api=/srv/acme/api")
+		case !aliasPattern.MatchString(alias):
+			v.check("notify.workspaces", true, w, "the alias must be a lower-case word of letters, digits, '-', '_' or '.' (at most 32), such as api")
+		case seen[alias]:
+			v.check("notify.workspaces", true, w, "the alias "+alias+" is given twice")
+		case !filepath.IsAbs(dir):
+			v.check("notify.workspaces", true, w, "the directory must be absolute, such as /srv/acme/api")
+		}
+		seen[alias] = true
+	}
 }

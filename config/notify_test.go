@@ -86,6 +86,31 @@ func TestLoadNotifyInvalid(t *testing.T) {
 			want: `invalid notify.slack.bot-token-env (--slack-bot-token-env, RALPH_NOTIFY_SLACK_BOT_TOKEN_ENV) = "xoxb-123": must be the name of an environment variable: letters, digits and _, not starting with a digit`,
 		},
 		{
+			name: "workspace without a directory",
+			args: []string{"--chat-workspace", "api"},
+			want: `invalid notify.workspaces (--chat-workspace, RALPH_NOTIFY_WORKSPACES) = "api": must be ALIAS=DIR, such as api=/srv/acme/api`,
+		},
+		{
+			name: "workspace alias",
+			env:  map[string]string{"RALPH_NOTIFY_WORKSPACES": "My/API=/srv/api"},
+			want: `invalid notify.workspaces (--chat-workspace, RALPH_NOTIFY_WORKSPACES) = "My/API=/srv/api": the alias must be a lower-case word of letters, digits, '-', '_' or '.' (at most 32), such as api`,
+		},
+		{
+			name: "workspace alias twice",
+			args: []string{"--chat-workspace", "api=/srv/a", "--chat-workspace", "api=/srv/b"},
+			want: `invalid notify.workspaces (--chat-workspace, RALPH_NOTIFY_WORKSPACES) = "api=/srv/b": the alias api is given twice`,
+		},
+		{
+			name: "workspace relative",
+			args: []string{"--chat-workspace", "api=srv/api"},
+			want: `invalid notify.workspaces (--chat-workspace, RALPH_NOTIFY_WORKSPACES) = "api=srv/api": the directory must be absolute, such as /srv/acme/api`,
+		},
+		{
+			name: "slack commands address",
+			args: []string{"--slack-commands-listen", "8091"},
+			want: `invalid notify.slack.commands-listen (--slack-commands-listen, RALPH_NOTIFY_SLACK_COMMANDS_LISTEN) = "8091": must be host:port, such as 127.0.0.1:8091`,
+		},
+		{
 			name: "negative max age",
 			args: []string{"--notify-max-age", "-1h"},
 			want: `invalid notify.max-age (--notify-max-age, RALPH_NOTIFY_MAX_AGE) = -1h: must not be negative (0 = give up at the first failure)`,

@@ -300,6 +300,9 @@ func (n *NotifyConfig) validate(v *validation) {
 		"must be a channel's name or ID, such as #ralph, without white space")
 	v.check("notify.slack.api-url", n.Slack.APIURL == "", n.Slack.APIURL, notEmpty)
 	v.checkURL("notify.slack.api-url", n.Slack.APIURL, defaultSlackAPIURL)
+	v.checkAddr("notify.slack.commands-listen", n.Slack.CommandsListen, "127.0.0.1:8091", 0)
+	v.checkEnvName("notify.slack.signing-secret-env", n.Slack.SigningSecretEnv)
+	n.validateWorkspaces(v)
 	v.checkURL("notify.webhook.url", n.Webhook.URL, "https://example.com/hooks/ralph")
 	v.checkEnvName("notify.webhook.secret-env", n.Webhook.SecretEnv)
 }

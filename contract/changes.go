@@ -67,6 +67,9 @@ var Changes = []Change{
 	{"budget-wait", "2026-11-28", []string{
 		"a queue its daily budget stopped shows idle until the next UTC day",
 		"it shows budget_wait and a set-limits raise of the budget wakes it"}},
+	{"budget-answer", "2026-11-29", []string{
+		"a queue in budget_wait sends a notification that asks nothing",
+		"its notification is a budget question: a respond answer raises the daily budget, doubles it (approve) or stops the queue"}},
 	// A family of markers, one per iteration, and only in reset runs:
 	// not a change of code but where a reset run waited for its rewind
 	// (ChangeFamily).

@@ -36,9 +36,11 @@ const (
 	KindCompletion = "completion" // the before-complete gate
 	KindPlan       = "plan"       // the plan of starter plan, before work starts
 	KindLimit      = "limit"      // a limit was reached with limits.on-limit ask
+	KindBudget     = "budget"     // an issue queue spent its daily budget (queue.max-cost-per-day)
 )
 
-// Checkpoint is a question to a human that the session waits on.
+// Checkpoint is a question to a human that the session (or, for
+// KindBudget, the issue queue) waits on.
 type Checkpoint struct {
 	// ID names the checkpoint in answers, so a late answer cannot answer
 	// the next question.

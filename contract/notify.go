@@ -164,6 +164,12 @@ const (
 	// bot's Slack questions (SlackPoll), those of the workspace's members
 	// (SlackReplies).
 	ActivityChatSlackReplies = "ChatSlackReplies"
+	// ActivityChatRun plans and runs a session on a workspace of the
+	// worker's notify.workspaces, for a chat's /run (ChatRun).
+	ActivityChatRun = "ChatRun"
+	// SignalChatCommand gives the inbox a command that did not come
+	// through its own polls: a Slack slash command (ChatUpdate).
+	SignalChatCommand = "chat-command"
 )
 
 // NotificationID is the workflow ID of the seq-th notification of the
@@ -255,6 +261,25 @@ type ChatReply struct {
 	CallbackID string `json:"callback_id,omitempty"`
 	// Slack posts Text in that Slack thread instead.
 	Slack *SlackPost `json:"slack,omitempty"`
+}
+
+// ChatRun is the input of ActivityChatRun: /run ALIAS IDEA, by whom and
+// through what chat. UpdateID is the chat update's: a retry finds the
+// session that update started instead of refusing it as running.
+type ChatRun struct {
+	Alias    string `json:"alias"`
+	Idea     string `json:"idea"`
+	By       string `json:"by,omitempty"`
+	Via      string `json:"via,omitempty"`
+	UpdateID string `json:"update_id"`
+}
+
+// ChatRunResult is the result of ActivityChatRun: the session started,
+// or why none did (Message says either).
+type ChatRunResult struct {
+	Started    bool   `json:"started"`
+	WorkflowID string `json:"workflow_id,omitempty"`
+	Message    string `json:"message"`
 }
 
 // ChatSession is a running session as /status lists it.

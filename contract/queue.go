@@ -176,6 +176,9 @@ type QueueCarryOver struct {
 	// Day is the UTC day (2006-01-02) DayCostUSD was spent on.
 	Day        string  `json:"day,omitempty"`
 	DayCostUSD float64 `json:"day_cost_usd,omitempty"`
+	// DayAsks counts the budget questions asked on Day: each has an ID
+	// of its own, so a late answer to one cannot answer the next.
+	DayAsks int `json:"day_asks,omitempty"`
 	// Working are the issues whose IssueWork workflows run, as each last
 	// told the queue.
 	Working []CurrentIssue `json:"working,omitempty"`
@@ -213,6 +216,11 @@ type QueueStatus struct {
 	// Budget says why the queue takes no issue while its daily budget
 	// parks it (budget_wait), "" otherwise.
 	Budget string `json:"budget,omitempty"`
+	// Pending is the budget question (KindBudget) the queue waits on in
+	// budget_wait, answered through the respond update; nil otherwise.
+	// Its key is a session's (Status.Pending), so `starter respond`
+	// finds it the same way.
+	Pending *Checkpoint `json:"pending,omitempty"`
 	// Waiting are the ready issues that wait for others or a person.
 	Waiting []Waiting `json:"waiting,omitempty"`
 	// Current is the issue a queue run works on itself (runs recorded

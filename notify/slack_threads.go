@@ -55,12 +55,16 @@ func (s *Slack) Member(ctx context.Context, user string) (ok bool, name string, 
 }
 
 // PostInThread posts text, escaped, in the thread of the message ts in
-// channel.
+// channel, or in the channel itself when ts is "".
 func (s *Slack) PostInThread(ctx context.Context, channel, ts, text string) error {
 	if s.api == nil {
 		return errors.New("slack: posting in a thread needs a bot token (notify.slack.bot-token-env)")
 	}
-	_, _, err := s.api.PostMessageContext(ctx, channel, slack.MsgOptionText(slackEscape(text), false), slack.MsgOptionTS(ts))
+	opts := []slack.MsgOption{slack.MsgOptionText(slackEscape(text), false)}
+	if ts != "" {
+		opts = append(opts, slack.MsgOptionTS(ts))
+	}
+	_, _, err := s.api.PostMessageContext(ctx, channel, opts...)
 	if err != nil {
 		return fmt.Errorf("slack chat.postMessage: %w", withoutURL(err))
 	}

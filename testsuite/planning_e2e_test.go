@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/testsuite/fakechat"
 	"github.com/durable-ralph/ralph/testsuite/fakegithub"
 )
 
@@ -64,10 +65,15 @@ func TestOnLimitAskWaitsForAPerson(t *testing.T) {
 }
 
 // TestQueueDailyBudgetParks: a queue whose first issue spent its daily
-// budget parks in budget_wait, says why in its story, and takes the next
-// issue as soon as set-limits raises the budget (not at midnight UTC).
+// budget parks in budget_wait, says why in its story and asks in the
+// chat whether to raise the budget; an answer that names no amount is
+// told why it is not taken; "raise to $1" in the chat makes it take the
+// next issue at once (not at midnight UTC). set-limits does the same
+// (TestQueueBudgetWaitEndsOnARaise).
 func TestQueueDailyBudgetParks(t *testing.T) {
 	qr := newQueueRig(t)
+	cr := newChatRig(t)
+	qr.worker = append(qr.worker, cr.env...)
 	gh := qr.gh
 	gh.SetPermission("alice", "write")
 	first := gh.AddIssue(fakegithub.IssueSpec{Title: "Add a greeting", Author: "alice", Labels: []string{"ralph-ready"}})
@@ -84,14 +90,37 @@ func TestQueueDailyBudgetParks(t *testing.T) {
 		return strings.Contains(st, "budget_wait")
 	})
 	require.Contains(t, st, "queue.max-cost-per-day is $0.01: no new issue before")
+	require.Contains(t, st, "or answer its question budget-")
 	require.Len(t, gh.Pulls(), 1, "#%d's pull request", first)
 
+	var question fakechat.Message
+	waitFor(t, time.Minute, "the budget question in the chat", func() bool {
+		qs := cr.botMessages(tgChat, "Budget spent")
+		if len(qs) == 0 {
+			return false
+		}
+		question = qs[0]
+		return true
+	})
+	require.Contains(t, question.Plain, "the queue's daily budget (queue.max-cost-per-day) is $0.01")
+	alice := fakechat.User{ID: 7, FirstName: "Alice", Username: "alice"}
+	_, err := cr.tg.UserReply(tgChat, alice, question.MessageID, "hmm, maybe later")
+	require.NoError(t, err)
+	waitFor(t, time.Minute, "the bot to say why it is not taken", func() bool {
+		return len(cr.botMessages(tgChat, "Not taken: say how far to raise the daily budget")) == 1
+	})
+
 	second := gh.AddIssue(fakegithub.IssueSpec{Title: "Add a farewell", Author: "alice", Labels: []string{"ralph-ready"}})
-	p := qr.starter(t, "set-limits", "--queue", qr.clone.Dir, "--max-cost-per-day", "1")
-	require.Equal(t, 0, p.wait(t, time.Minute), p.Output())
-	require.Contains(t, p.Output(), "max cost per day $1.00")
+	_, err = cr.tg.UserReply(tgChat, alice, question.MessageID, "raise to $1")
+	require.NoError(t, err)
+	waitFor(t, time.Minute, "the bot to confirm", func() bool {
+		return len(cr.botMessages(tgChat, "the daily budget is $1.00, the queue goes on")) == 1
+	})
 	waitFor(t, 2*time.Minute, "the second issue's pull request", func() bool { return len(gh.Pulls()) == 2 })
 	require.Equal(t, contract.IssueBranch(second), gh.Pulls()[1].Head)
+	p := qr.starter(t, "status", "--queue", qr.clone.Dir)
+	p.wait(t, time.Minute)
+	require.Contains(t, p.Output(), "at most $1.00 a UTC day", "status shows the raised budget")
 
 	stop := qr.starter(t, "stop", "--queue", qr.clone.Dir)
 	require.Equal(t, 0, stop.wait(t, time.Minute), stop.Output())

@@ -40,6 +40,10 @@ type Activities struct {
 	Client client.Client
 	// ChatIDs are the Telegram chats that may answer and command.
 	ChatIDs []int64
+	// Run plans and runs a session for a chat's /run (the worker's
+	// wiring: it reads the worker's notify.workspaces and the
+	// workspace's configuration); nil runs none.
+	Run func(ctx context.Context, in contract.ChatRun) (contract.ChatRunResult, error)
 
 	ignoredMu sync.Mutex
 	ignored   map[int64]bool
@@ -138,7 +142,13 @@ func (a *Activities) ChatAnswer(ctx context.Context, in contract.ChatAnswer) (co
 	var appErr *temporal.ApplicationError
 	switch {
 	case err == nil:
-		return contract.ChatAnswered{Taken: true, Message: "Answered (" + in.Answer.Said() + "): the session goes on."}, nil
+		// The workflow says what follows: "answer to cp-3 recorded; the
+		// session goes on", "…; the queue stops".
+		_, next, ok := strings.Cut(res.Message, "; ")
+		if !ok {
+			next = "it goes on"
+		}
+		return contract.ChatAnswered{Taken: true, Message: "Answered (" + in.Answer.Said() + "): " + next + "."}, nil
 	case errors.As(err, &notFound):
 		return contract.ChatAnswered{Message: "That session is not running any more."}, nil
 	case errors.As(err, &appErr):
@@ -207,6 +217,16 @@ func (a *Activities) ChatSessions(ctx context.Context) ([]contract.ChatSession, 
 	}
 	sort.SliceStable(out, func(i, j int) bool { return strings.Compare(out[i].WorkflowID, out[j].WorkflowID) < 0 })
 	return out, nil
+}
+
+// ChatRun starts what a chat's /run asks for, through a.Run. A refusal
+// (an alias the worker does not know, a session running there) is not an
+// error: Message says why.
+func (a *Activities) ChatRun(ctx context.Context, in contract.ChatRun) (contract.ChatRunResult, error) {
+	if a.Run == nil {
+		return contract.ChatRunResult{Message: "This worker runs nothing from the chat: it has no notify.workspaces."}, nil
+	}
+	return a.Run(ctx, in)
 }
 
 // slack is the Slack bot, or nil without one.

@@ -127,12 +127,3 @@ func firstFew(list []string, n int) []string {
 	}
 	return append(list[:n:n], fmt.Sprintf("and %d more", len(list)-n))
 }
-
-// workspaceName names in's workspace for a person: its directory, or the
-// work tree and its clone.
-func workspaceName(in contract.SessionInput) string {
-	if wt := in.Worktree; wt != nil {
-		return fmt.Sprintf("%s (work tree %s, branch %s)", filepath.Base(wt.Clone), wt.Name, wt.Branch())
-	}
-	return filepath.Base(in.Workspace)
-}

@@ -67,7 +67,7 @@ func (s *forkCommand) run(cctx *commandContext, args []string) error {
 	_, err = conn.client.ExecuteWorkflow(cctx, client.StartWorkflowOptions{
 		ID:                    id,
 		TaskQueue:             conn.cfg.TaskQueue,
-		TypedSearchAttributes: sessionAttributes(in),
+		TypedSearchAttributes: app.SessionAttributes(in),
 	}, "Session", in)
 	if err != nil {
 		return fmt.Errorf("start the fork %s: %w (another --name makes another fork)", id, err)

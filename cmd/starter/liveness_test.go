@@ -12,6 +12,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/durable-ralph/ralph/app"
 	"github.com/durable-ralph/ralph/config"
 	"github.com/durable-ralph/ralph/contract"
 )
@@ -169,13 +170,13 @@ func TestAgentsOfEveryRole(t *testing.T) {
 	codex := contract.AgentSettings{Backend: "codex", Command: []string{"codex"}}
 	gemini := contract.AgentSettings{Backend: "gemini", Command: []string{"gemini"}}
 	in := contract.SessionInput{Agent: claude}
-	require.Equal(t, []contract.AgentSettings{claude}, agentsOf(in))
+	require.Equal(t, []contract.AgentSettings{claude}, app.AgentsOf(in))
 	in.Roles = &contract.Roles{Reviewer: &contract.RoleAgent{Agent: codex}}
-	require.Equal(t, []contract.AgentSettings{claude, codex}, agentsOf(in))
+	require.Equal(t, []contract.AgentSettings{claude, codex}, app.AgentsOf(in))
 	in.Plan = &contract.PlanSettings{Idea: "x"}
-	require.Equal(t, []contract.AgentSettings{claude, codex}, agentsOf(in), "the planner is the executor's agent")
+	require.Equal(t, []contract.AgentSettings{claude, codex}, app.AgentsOf(in), "the planner is the executor's agent")
 	in.Roles.Planner = &contract.RoleAgent{Agent: gemini}
-	require.Equal(t, []contract.AgentSettings{claude, codex, gemini}, agentsOf(in))
+	require.Equal(t, []contract.AgentSettings{claude, codex, gemini}, app.AgentsOf(in))
 }
 
 // TestPreflightFailureKinds: an agent's own failure is the error; a

@@ -6,13 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/durable-ralph/ralph/app"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/workflows/preflight"
 )
@@ -20,28 +20,6 @@ import (
 // preflightSlack is how long a preflight may take beyond its own bounds
 // (the pickup and each agent's --version): its workflow's start and end.
 const preflightSlack = 10 * time.Second
-
-// agentsOf are the agents a session started with in runs, each once: the
-// executor's, the reviewer's and the planner's (when the session plans).
-func agentsOf(in contract.SessionInput) []contract.AgentSettings {
-	roles := []string{contract.RoleExecutor}
-	if in.Roles != nil && in.Roles.Reviewer != nil {
-		roles = append(roles, contract.RoleReviewer)
-	}
-	if in.Plan != nil {
-		roles = append(roles, contract.RolePlanner)
-	}
-	var agents []contract.AgentSettings
-	for _, role := range roles {
-		a := in.AgentOf(role).Agent
-		if !slices.ContainsFunc(agents, func(b contract.AgentSettings) bool {
-			return b.Backend == a.Backend && slices.Equal(b.Command, a.Command)
-		}) {
-			agents = append(agents, a)
-		}
-	}
-	return agents
-}
 
 // preflight checks, on the worker of host (the AgentPreflight workflow,
 // whose activity runs on the host's task queue), that the agents can run
@@ -85,7 +63,7 @@ func (cctx *commandContext) checkOnHost(conn *connection, in contract.AgentPrefl
 		TaskQueue:                conn.cfg.TaskQueue,
 		WorkflowExecutionTimeout: bound,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		StaticSummary:            "Ralph preflight of a session's agents" + onHost(host),
+		StaticSummary:            "Ralph preflight of a session's agents" + app.OnHost(host),
 	}, preflight.AgentPreflight, in)
 	if err != nil {
 		fmt.Fprintf(cctx.stderr, "warning: could not check the agents on the worker of host %s: %v\n", host, err)

@@ -159,14 +159,14 @@ func (cctx *commandContext) queuePreflight(conn *connection, id string, sess con
 		return nil
 	}
 	if conn.started || hostHere {
-		if err := needSandbox(sess.Agent.Sandbox, app.SandboxProblem); err != nil {
+		if err := app.NeedSandbox(sess.Agent.Sandbox, app.SandboxProblem); err != nil {
 			return err
 		}
 	}
 	if conn.started {
-		return lookAgents(agentsOf(sess))
+		return app.LookAgents(app.AgentsOf(sess))
 	}
-	return cctx.preflight(conn, sess.Host, agentsOf(sess), nil)
+	return cctx.preflight(conn, sess.Host, app.AgentsOf(sess), nil)
 }
 
 // needToken refuses to start a queue whose worker is this process when

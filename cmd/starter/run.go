@@ -211,12 +211,12 @@ func (cctx *commandContext) startSession(conn *connection, in contract.SessionIn
 		hostHere := conn.started || opts.hostHere
 		// A workspace on another machine is the worker's to check: this
 		// machine may have another view of it, or none.
-		if hostHere || workspaceExists(in) {
-			if err := checkLocally(cctx, in, conn.started); err != nil {
+		if hostHere || app.WorkspaceExists(in) {
+			if err := app.CheckStart(cctx, in, conn.started); err != nil {
 				return err
 			}
 			if hostHere {
-				if err := needSandbox(in.Agent.Sandbox, app.SandboxProblem); err != nil {
+				if err := app.NeedSandbox(in.Agent.Sandbox, app.SandboxProblem); err != nil {
 					return err
 				}
 			}
@@ -225,12 +225,12 @@ func (cctx *commandContext) startSession(conn *connection, in contract.SessionIn
 			return nil // this process is the worker: checkLocally looked its agents up
 		}
 		var remote *contract.PrepareInput
-		if !hostHere && !workspaceExists(in) && in.Worktree == nil {
+		if !hostHere && !app.WorkspaceExists(in) && in.Worktree == nil {
 			// The workspace is on the host's machine: its worker checks it.
-			check := startCheck(in)
+			check := app.StartCheck(in)
 			remote = &check
 		}
-		return cctx.preflight(conn, in.Host, agentsOf(in), remote)
+		return cctx.preflight(conn, in.Host, app.AgentsOf(in), remote)
 	}
 	switching := branchSwitch(cctx, in) // before the worker switches
 	attached, previous, err := startOrAttach(cctx, conn.client, conn.cfg.TaskQueue, id, in, opts.attachOnly, check)

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/durable-ralph/ralph/app"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/workflows/schedule"
 )
@@ -282,7 +283,7 @@ func scheduledInput(cctx *commandContext, name string, inner []string) (contract
 		sess.Scheduled = name
 		in.Session = &sess
 		in.WorkflowID = contract.SessionWorkflowID(sess.Host, sess.Workspace)
-		in.Summary = "Ralph session on " + workspaceName(sess) + " (schedule " + name + ")"
+		in.Summary = "Ralph session on " + app.WorkspaceName(sess) + " (schedule " + name + ")"
 	}
 	if cfg.Worker.HostID != "" {
 		in.Keywords = append(in.Keywords, contract.Keyword{Name: contract.SearchRalphHost, Value: cfg.Worker.HostID})

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/durable-ralph/ralph/app"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/sandbox"
 )
@@ -90,12 +91,12 @@ func TestSandboxUnavailableSaysOneThing(t *testing.T) {
 	// Refused before the start, by this machine: the same sentence's
 	// kind, with the fix.
 	cctx.verbose = false
-	refused := needSandbox(contract.SandboxSettings{Mode: sandbox.ModeRequired}, func(contract.SandboxSettings) error { return why })
+	refused := app.NeedSandbox(contract.SandboxSettings{Mode: sandbox.ModeRequired}, func(contract.SandboxSettings) error { return why })
 	require.Equal(t, "agent.sandbox is required, but agents cannot run contained on this machine: bwrap not found on PATH\n"+
 		"Install bubblewrap and socat where the agents run (Debian/Ubuntu: sudo apt-get install bubblewrap socat; Fedora: sudo dnf install bubblewrap socat), "+
 		"or give the session --sandbox auto (uncontained where agents cannot be contained) or --sandbox off.", cctx.explain(refused))
-	require.NoError(t, needSandbox(contract.SandboxSettings{}, func(contract.SandboxSettings) error { return why }), "auto runs uncontained")
-	require.NoError(t, needSandbox(contract.SandboxSettings{Mode: sandbox.ModeRequired}, func(contract.SandboxSettings) error { return nil }))
+	require.NoError(t, app.NeedSandbox(contract.SandboxSettings{}, func(contract.SandboxSettings) error { return why }), "auto runs uncontained")
+	require.NoError(t, app.NeedSandbox(contract.SandboxSettings{Mode: sandbox.ModeRequired}, func(contract.SandboxSettings) error { return nil }))
 }
 
 // TestQueueFollowSaysWhatItWaitsFor: queue --follow says when an issue's

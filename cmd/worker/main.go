@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -158,23 +159,11 @@ func run(ctx context.Context, cfg config.Config) error {
 	if err != nil {
 		return err
 	}
-	if m := wopts.Metrics; m != nil {
-		m.WatchSessions(c, cfg.Worker.HostID, app.SessionsRefresh)
-		stop, addr, err := m.Serve(cfg.Worker.MetricsAddr)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		fmt.Fprintf(os.Stderr, "Metrics:         http://%s/metrics\n", addr)
+	stop, err := serveEndpoints(c, cfg, wopts, hookSecret)
+	if err != nil {
+		return err
 	}
-	if cfg.GitHub.WebhookListen != "" {
-		stop, addr, err := app.ServeWebhook(c, cfg, hookSecret, slog.New(slog.NewTextHandler(os.Stderr, nil)))
-		if err != nil {
-			return err
-		}
-		defer stop()
-		fmt.Fprintf(os.Stderr, "GitHub webhook:  http://%s%s\n", addr, webhook.Path)
-	}
+	defer stop()
 	fmt.Fprintf(os.Stderr, "Worker polling task queues %q and %q on %s (host %s, at most %d agents at once)\n",
 		cfg.TaskQueue, contract.HostTaskQueue(cfg.TaskQueue, cfg.Worker.HostID), opts.HostPort, cfg.Worker.HostID, cfg.Worker.MaxAgents)
 	fmt.Fprintln(os.Stderr, app.SandboxNotice())
@@ -188,6 +177,50 @@ func run(ctx context.Context, cfg config.Config) error {
 		return fmt.Errorf("worker: %w", err)
 	}
 	return nil
+}
+
+// serveEndpoints serves what cfg asks the worker to serve besides its
+// task queues: metrics, GitHub's webhooks, the Slack app's slash
+// commands. stop stops them all.
+func serveEndpoints(c client.Client, cfg config.Config, wopts app.WorkerOptions, hookSecret []byte) (stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for _, s := range slices.Backward(stops) {
+			s()
+		}
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if m := wopts.Metrics; m != nil {
+		m.WatchSessions(c, cfg.Worker.HostID, app.SessionsRefresh)
+		s, addr, err := m.Serve(cfg.Worker.MetricsAddr)
+		if err != nil {
+			return nil, err
+		}
+		stops = append(stops, s)
+		fmt.Fprintf(os.Stderr, "Metrics:         http://%s/metrics\n", addr)
+	}
+	if cfg.GitHub.WebhookListen != "" {
+		s, addr, err := app.ServeWebhook(c, cfg, hookSecret, log)
+		if err != nil {
+			return nil, err
+		}
+		stops = append(stops, s)
+		fmt.Fprintf(os.Stderr, "GitHub webhook:  http://%s%s\n", addr, webhook.Path)
+	}
+	if cfg.Notify.Slack.CommandsListen != "" {
+		s, addr, err := app.ServeSlackCommands(c, cfg, wopts.Chat, log)
+		if err != nil {
+			return nil, err
+		}
+		stops = append(stops, s)
+		fmt.Fprintf(os.Stderr, "Slack commands:  http://%s%s\n", addr, app.SlackCommandsPath)
+	}
+	return stop, nil
 }
 
 // newWorker makes the worker of cfg with its GitHub and chat activities

@@ -48,7 +48,7 @@ const (
 const versionHoldReplies = "inbox-hold-replies"
 
 // chatHelp is what the bot says to what it does not understand.
-const chatHelp = "Reply to a question of a session to answer it (approve, reject: why, or your answer), or to a plan to approve it or say what to change. Commands: /status; /guide <text>, /pause, /resume, /stop (as a reply to a session's message, or with one session running)."
+const chatHelp = "Reply to a question of a session to answer it (approve, reject: why, or your answer), or to a plan to approve it or say what to change. Commands: /run <workspace> <idea> (plans it, and runs the plan you approve); /status; /guide <text>, /pause, /resume, /stop (as a reply to a session's message, or with one session running)."
 
 // ChatInbox reads what the allowed Telegram chats write to the bot, one
 // update at a time from a durable offset, and acts on each once: a reply
@@ -62,6 +62,9 @@ func ChatInbox(ctx workflow.Context, st contract.InboxState) error {
 	ib := &inbox{st: st, logger: workflow.GetLogger(ctx)}
 	ib.sent = workflow.GetSignalChannelWithOptions(ctx, contract.SignalChatSent, workflow.SignalChannelOptions{
 		Description: "Messages of a notification that asks (sent by the Notification workflow)",
+	})
+	ib.commands = workflow.GetSignalChannelWithOptions(ctx, contract.SignalChatCommand, workflow.SignalChannelOptions{
+		Description: "A command from a chat that the inbox does not poll: a Slack slash command such as /run",
 	})
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           contract.ChatTaskQueue(workflow.GetInfo(ctx).TaskQueueName),
@@ -89,6 +92,13 @@ func ChatInbox(ctx workflow.Context, st contract.InboxState) error {
 		}
 	}
 	ib.drain()
+	for {
+		var u contract.ChatUpdate
+		if !ib.commands.ReceiveAsync(&u) {
+			break
+		}
+		ib.handle(ctx, u)
+	}
 	return workflow.NewContinueAsNewError(ctx, ChatInbox, ib.st)
 }
 
@@ -97,10 +107,11 @@ func ChatInbox(ctx workflow.Context, st contract.InboxState) error {
 func (ib *inbox) telegram(ctx workflow.Context) error {
 	if ib.st.TelegramOff {
 		// Slack alone: its threads are read every slackPollInterval.
-		return workflow.Sleep(ctx, slackPollInterval)
+		return ib.serveUntil(ctx, workflow.NewTimer(ctx, slackPollInterval)).Get(ctx, nil)
 	}
 	var ups contract.ChatUpdates
-	if err := workflow.ExecuteActivity(ctx, contract.ActivityChatUpdates, contract.ChatPoll{Offset: ib.st.Offset}).Get(ctx, &ups); err != nil {
+	poll := workflow.ExecuteActivity(ctx, contract.ActivityChatUpdates, contract.ChatPoll{Offset: ib.st.Offset})
+	if err := ib.serveUntil(ctx, poll).Get(ctx, &ups); err != nil {
 		if temporal.IsCanceledError(err) {
 			return err
 		}
@@ -174,13 +185,32 @@ func (ib *inbox) slackThreads() []contract.SlackPost {
 
 // inbox is one run of the chat inbox.
 type inbox struct {
-	st     contract.InboxState
-	sent   workflow.ReceiveChannel
-	logger log.Logger
+	st   contract.InboxState
+	sent workflow.ReceiveChannel
+	// commands are the Slack slash commands (SignalChatCommand).
+	commands workflow.ReceiveChannel
+	logger   log.Logger
 	// slackAt is when the Slack threads were last read.
 	slackAt time.Time
 	// holds caches GetVersion(versionHoldReplies) of this run.
 	holds *bool
+}
+
+// serveUntil acts on the slash commands that come until f is ready, and
+// returns f.
+func (ib *inbox) serveUntil(ctx workflow.Context, f workflow.Future) workflow.Future {
+	for !f.IsReady() {
+		sel := workflow.NewSelector(ctx)
+		sel.AddFuture(f, func(workflow.Future) {})
+		sel.AddReceive(ib.commands, func(c workflow.ReceiveChannel, _ bool) {
+			var u contract.ChatUpdate
+			c.Receive(ctx, &u)
+			ib.drain()
+			ib.handle(ctx, u)
+		})
+		sel.Select(ctx)
+	}
+	return f
 }
 
 // drain takes the asking messages told since.
@@ -321,14 +351,10 @@ func chatAnswer(cs contract.ChatSent, text string) contract.Answer {
 // answer gives ans to the session cs asks for, and tells the chat what
 // became of it.
 func (ib *inbox) answer(ctx workflow.Context, u contract.ChatUpdate, cs *contract.ChatSent, ans contract.Answer) contract.ChatAnswered {
-	ans.By = u.User
-	updateID := fmt.Sprintf("telegram-%d", u.ID)
-	if u.Slack != nil {
-		ans.Via, updateID = "Slack", "slack-"+u.Slack.Channel+"-"+u.Slack.TS
-	}
+	ans.By, ans.Via = u.User, via(u)
 	var res contract.ChatAnswered
 	err := workflow.ExecuteActivity(ctx, contract.ActivityChatAnswer, contract.ChatAnswer{
-		WorkflowID: cs.WorkflowID, UpdateID: updateID, Answer: ans,
+		WorkflowID: cs.WorkflowID, UpdateID: updateID(u), Answer: ans,
 	}).Get(ctx, &res)
 	if err != nil {
 		res.Message = "Could not answer: " + flow.RootMessage(err)
@@ -349,6 +375,9 @@ func (ib *inbox) command(ctx workflow.Context, u contract.ChatUpdate, target str
 	case "/status":
 		ib.status(ctx, u)
 		return
+	case "/run":
+		ib.runIdea(ctx, u, arg)
+		return
 	case "/guide":
 		if arg == "" {
 			ib.reply(ctx, u, "Say what: /guide <text>.")
@@ -360,7 +389,7 @@ func (ib *inbox) command(ctx workflow.Context, u contract.ChatUpdate, target str
 	case "/resume":
 		signal = contract.SignalResume
 	case "/stop":
-		signal, payload = contract.SignalStop, contract.StopSignal{Reason: "stopped from Telegram by " + u.User}
+		signal, payload = contract.SignalStop, contract.StopSignal{Reason: "stopped from " + via(u) + " by " + u.User}
 	default:
 		ib.reply(ctx, u, "Unknown command "+words.Clip(name, 40)+". "+chatHelp)
 		return
@@ -376,6 +405,44 @@ func (ib *inbox) command(ctx workflow.Context, u contract.ChatUpdate, target str
 		return
 	}
 	ib.reply(ctx, u, fmt.Sprintf("Sent %s to %s.", name, target))
+}
+
+// runUsage is what the bot says to a /run without a workspace or an idea.
+const runUsage = "Say where and what: /run <workspace> <idea>, such as /run api Add a /health endpoint. The workspaces are those of the worker's notify.workspaces."
+
+// runIdea acts on /run ALIAS IDEA: the worker plans the idea in the
+// workspace its configuration names ALIAS, and the plan comes to the
+// chats to approve before anything runs.
+func (ib *inbox) runIdea(ctx workflow.Context, u contract.ChatUpdate, arg string) {
+	alias, idea, _ := strings.Cut(arg, " ")
+	idea = strings.TrimSpace(idea)
+	if alias == "" || idea == "" {
+		ib.reply(ctx, u, runUsage)
+		return
+	}
+	in := contract.ChatRun{Alias: strings.ToLower(alias), Idea: words.Cut(idea, contract.MessageLimit), By: u.User, Via: via(u), UpdateID: updateID(u)}
+	var res contract.ChatRunResult
+	if err := workflow.ExecuteActivity(ctx, contract.ActivityChatRun, in).Get(ctx, &res); err != nil {
+		res.Message = "Could not start it: " + flow.RootMessage(err)
+	}
+	ib.reply(ctx, u, res.Message)
+}
+
+// via names the chat u came from.
+func via(u contract.ChatUpdate) string {
+	if u.Slack != nil {
+		return "Slack"
+	}
+	return "Telegram"
+}
+
+// updateID names u for the updates and starts it causes, the same on
+// every retry.
+func updateID(u contract.ChatUpdate) string {
+	if u.Slack != nil {
+		return "slack-" + u.Slack.Channel + "-" + u.Slack.TS
+	}
+	return fmt.Sprintf("telegram-%d", u.ID)
 }
 
 // onlySession is the one running session, or says why there is none.

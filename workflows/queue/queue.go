@@ -113,6 +113,9 @@ func newQueue(ctx workflow.Context, in contract.QueueInput) (*queue, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("register %s update: %w", contract.UpdateSetLimits, err)
 	}
+	if err := q.registerRespond(ctx); err != nil {
+		return nil, err
+	}
 	ch := func(name, desc string) workflow.ReceiveChannel {
 		return workflow.GetSignalChannelWithOptions(ctx, name, workflow.SignalChannelOptions{Description: desc})
 	}
@@ -138,7 +141,7 @@ func (q *queue) statusNow() contract.QueueStatus {
 	st, c := q.status, q.st
 	st.StartedAt, st.Totals, st.Recent, st.Guidance, st.Runs = c.StartedAt, c.Totals, c.Recent, c.Guidance, c.Runs
 	st.Events, st.Skipped, st.Paused, st.StopRequested = c.Events, c.Skipped, c.Paused, c.Stop != ""
-	st.Working, st.Waiting = c.Working, c.Waiting
+	st.Working, st.Waiting, st.Settings = c.Working, c.Waiting, q.in.Settings // limits set since the start
 	s := q.in.Settings
 	for _, n := range c.Following {
 		id := contract.PullRequestID(contract.IssueSessionID(q.in.Session.Host, s.Repo.Owner, s.Repo.Name, n))

@@ -57,7 +57,7 @@ func (q *queue) spend(ctx workflow.Context, cost float64) {
 // starts from nothing.
 func (q *queue) spentToday(ctx workflow.Context) float64 {
 	if day := workflow.Now(ctx).UTC().Format(time.DateOnly); q.st.Day != day {
-		q.st.Day, q.st.DayCostUSD = day, 0
+		q.st.Day, q.st.DayCostUSD, q.st.DayAsks = day, 0, 0
 	}
 	return q.st.DayCostUSD
 }
@@ -74,8 +74,19 @@ func (q *queue) awaitTomorrow(ctx workflow.Context) error {
 	parks := workflow.GetVersion(ctx, versionBudgetWait, workflow.DefaultVersion, 1) >= 1
 	budget := fmt.Sprintf("today's issues cost %s, queue.max-cost-per-day is $%.2f: no new issue before %s",
 		words.Dollars(q.st.DayCostUSD), q.in.Settings.MaxCostPerDay, next.Format(time.RFC3339))
+	var cp *contract.Checkpoint
 	if parks {
-		budget += fmt.Sprintf(", or until the budget is raised (starter set-limits --queue DIR --max-cost-per-day %.2f)", 2*q.in.Settings.MaxCostPerDay)
+		asks := workflow.GetVersion(ctx, versionBudgetAnswer, workflow.DefaultVersion, 1) >= 1
+		raise := 2 * q.in.Settings.MaxCostPerDay
+		if asks {
+			raise = q.raiseHint()
+		}
+		budget += fmt.Sprintf(", or until the budget is raised (starter set-limits --queue DIR --max-cost-per-day %.2f)", raise)
+		if asks {
+			cp = q.budgetQuestion(ctx, next)
+			budget += fmt.Sprintf("; or answer its question %s (%s) in the chat or with starter respond %s --answer ...",
+				cp.ID, budgetAnswers(raise), q.status.QueueID)
+		}
 	}
 	q.event(ctx, 0, budget)
 	q.status.NextPollAt = next
@@ -84,10 +95,15 @@ func (q *queue) awaitTomorrow(ctx workflow.Context) error {
 	} else {
 		q.setState(ctx, contract.StateIdle)
 	}
-	q.notes.Send(ctx, contract.NotifyBudget, budget, nil, nil)
+	if cp != nil {
+		q.status.Pending = cp
+		q.notes.Send(ctx, contract.NotifyBudget, cp.Question, nil, cp)
+	} else {
+		q.notes.Send(ctx, contract.NotifyBudget, budget, nil, nil)
+	}
 	if parks {
 		q.status.Budget = budget
-		defer func() { q.status.Budget = "" }()
+		defer func() { q.status.Budget, q.status.Pending = "", nil }()
 	}
 	_, err := workflow.AwaitWithTimeout(ctx, next.Sub(now), func() bool {
 		return q.st.Stop != "" || q.st.Paused || parks && q.spentToday(ctx) < q.in.Settings.MaxCostPerDay

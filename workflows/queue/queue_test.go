@@ -63,6 +63,8 @@ type queueEnv struct {
 	child func(workflow.Context, contract.SessionInput) (contract.SessionResult, error)
 	// push runs in place of PushBranch.
 	push func(contract.PushInput) (contract.PushResult, error)
+	// notes records the notifications sent.
+	notes *workflowtest.Notes
 }
 
 func newQueueEnv(t *testing.T, result contract.SessionResult, picks ...contract.PickResult) *queueEnv {
@@ -71,7 +73,7 @@ func newQueueEnv(t *testing.T, result contract.SessionResult, picks ...contract.
 	env.RegisterWorkflow(queue.IssueQueue)
 	env.RegisterWorkflow(issue.IssueWork)
 	env.RegisterWorkflow(session.Session)
-	workflowtest.RegisterNotify(env.TestWorkflowEnvironment)
+	env.notes = workflowtest.RegisterNotify(env.TestWorkflowEnvironment)
 	env.RegisterActivity(gha)
 	env.RegisterActivity(a)
 	// Every issue's workflow runs (until a test says otherwise).
