@@ -342,6 +342,9 @@ type QueueConfig struct {
 	MaxReviewRounds int `mapstructure:"max-review-rounds"`
 	// TrustedBots are bots whose review comments reach a prompt.
 	TrustedBots []string `mapstructure:"trusted-bots"`
+	// AdoptPRs lets a writer's "@bot <instruction>" on a pull request
+	// Ralph did not open run one round on its branch.
+	AdoptPRs bool `mapstructure:"adopt-prs"`
 	// AutoMerge merges an approved, green pull request with MergeMethod.
 	AutoMerge   bool   `mapstructure:"auto-merge"`
 	MergeMethod string `mapstructure:"merge-method"`

@@ -259,6 +259,9 @@
 //     request (--max-review-rounds, 5).
 //   - RALPH_QUEUE_TRUSTED_BOTS: bot logins whose review comments reach the
 //     agent, space separated (--trusted-bot, repeated; none).
+//   - RALPH_QUEUE_ADOPT_PRS: a comment "@<bot> <instruction>" by someone
+//     with write access on a pull request Ralph did not open runs one
+//     round on its branch (--adopt-prs, false).
 //   - RALPH_QUEUE_AUTO_MERGE: merge a pull request once its checks are
 //     green and GitHub says it can be merged (--auto-merge, false).
 //   - RALPH_QUEUE_MERGE_METHOD: squash, merge or rebase (--merge-method,

@@ -78,6 +78,7 @@ var keyDocs = map[string]string{
 	"queue.checks-timeout":            "2h (how long a head's checks may take; 0 = no limit)",
 	"queue.max-review-rounds":         "5 (rounds that answer reviews of one pull request)",
 	"queue.trusted-bots":              "none; bot logins, such as `coderabbitai[bot]`, whose review comments reach the agent",
+	"queue.adopt-prs":                 "false (a comment `@<bot> <instruction>` on a pull request Ralph did not open is not taken); true runs one round on its branch: see *Asked for in a comment* in [The GitHub issue queue](github.md#the-github-issue-queue)",
 	"queue.auto-merge":                "false (merge once every check is green and GitHub says the pull request can be merged)",
 	"queue.merge-method":              "`squash` (or `merge`, `rebase`)",
 	"queue.update-strategy":           "`merge` (or `rebase`: pushed by force with lease; falls back to merge on conflicts)",

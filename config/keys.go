@@ -387,6 +387,8 @@ var specs = slices.Concat([]spec{
 	{key: "queue.trusted-bots", flag: "trusted-bot", kind: kindArgs, def: []string{},
 		text:  "[] (none)",
 		usage: "bot logins whose review comments reach the agent like those of people with write access (repeatable; others' never do)"},
+	{key: "queue.adopt-prs", flag: "adopt-prs", kind: kindBool, def: false,
+		usage: "let a comment \"@<bot> <instruction>\" by someone with write access on a pull request Ralph did not open run one round on its branch (not a fork's, not the base)"},
 	{key: "queue.auto-merge", flag: "auto-merge", kind: kindBool, def: false,
 		usage: "merge a pull request once every check is green and GitHub says it can be merged (approved where the repository asks for reviews)"},
 	{key: "queue.merge-method", flag: "merge-method", kind: kindString, def: contract.MergeSquash,

@@ -74,9 +74,39 @@ type Mention struct {
 	Author      string    `json:"author"`
 	Instruction string    `json:"instruction"`
 	PullRequest bool      `json:"pull_request,omitempty"`
+	// Pull is the pull request a comment on one asks on (set for an
+	// open one whose comment's author may write).
+	Pull *MentionPull `json:"pull,omitempty"`
 	// Ignored says why the comment asks for nothing: its author may not
 	// write, the issue is closed.
 	Ignored string `json:"ignored,omitempty"`
+}
+
+// MentionPull is the pull request a mention is on: its head and base
+// branches, whether its head is in a fork (where Ralph cannot push), who
+// opened it, and its text.
+type MentionPull struct {
+	Head   string `json:"head"`
+	Base   string `json:"base"`
+	Fork   bool   `json:"fork,omitempty"`
+	Author string `json:"author"`
+	URL    string `json:"url,omitempty"`
+	Body   string `json:"body,omitempty"`
+}
+
+// Ralphs reports whether the pull request is one Ralph opened for an
+// issue: its head is an issue's branch of the repository (IssueBranch).
+func (p MentionPull) Ralphs() bool {
+	n, ok := strings.CutPrefix(p.Head, "ralph/issue-")
+	if !ok || p.Fork || n == "" {
+		return false
+	}
+	for _, r := range n {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // Unmerged is an issue whose pull request was closed without a merge at

@@ -104,8 +104,35 @@ type FollowInput struct {
 	// Self is the login the worker writes as: what it wrote is never
 	// feedback.
 	Self string `json:"self,omitempty"`
+	// Adopt makes the workflow one round on a pull request Ralph did not
+	// open, asked for in a comment (queue.adopt-prs): the Adopted
+	// workflow, not a follower.
+	Adopt *AdoptRequest `json:"adopt,omitempty"`
 	// CarryOver is filled in by continue-as-new.
 	CarryOver *FollowCarryOver `json:"carry_over,omitempty"`
+}
+
+// AdoptRequest is a writer's "@bot <instruction>" on a pull request Ralph
+// did not open, which queue.adopt-prs lets Ralph take: one round on its
+// branch with the instruction.
+type AdoptRequest struct {
+	CommentID   int64  `json:"comment_id"`
+	By          string `json:"by"`
+	Instruction string `json:"instruction"`
+	// Round numbers the request among those asked on the pull request,
+	// from 1: its comment's marker.
+	Round int `json:"round"`
+	// Author opened the pull request; Body is its text, cleaned of
+	// hidden text.
+	Author string `json:"author"`
+	Body   string `json:"body,omitempty"`
+}
+
+// AdoptedRoundID is the workflow ID of the round asked for on pull
+// request number of owner/name, which Ralph did not open: one at a time
+// on a pull request.
+func AdoptedRoundID(host, owner, name string, number int) string {
+	return withHost(fmt.Sprintf("ralph-%s-%s-pr-%d-round", idPart(owner), idPart(name), number), host)
 }
 
 // FollowCarryOver is what a follower keeps across continue-as-new.

@@ -69,6 +69,9 @@ type QueueSettings struct {
 	UntilIdle bool `json:"until_idle,omitempty"`
 	// Pull says how far a pull request is carried after it is opened.
 	Pull PullSettings `json:"pull,omitempty"`
+	// AdoptPRs lets a writer's "@bot <instruction>" on a pull request
+	// Ralph did not open run one round on its branch (queue.adopt-prs).
+	AdoptPRs bool `json:"adopt_prs,omitempty"`
 	// MaxCostPerDay stops taking issues for the rest of a UTC day once
 	// that day's issues (and rounds) cost that much; 0 is no limit.
 	MaxCostPerDay float64 `json:"max_cost_per_day,omitempty"`
@@ -192,6 +195,9 @@ type QueueCarryOver struct {
 	// end, Handled the comments it took.
 	MentionsSince time.Time `json:"mentions_since,omitempty"`
 	Handled       []int64   `json:"handled,omitempty"`
+	// Adopted are the pull requests Ralph did not open whose rounds it
+	// started (queue.adopt-prs), one entry a round, the latest.
+	Adopted []int `json:"adopted,omitempty"`
 	// Unmerged are the issues whose pull requests it saw closed without
 	// a merge (the latest).
 	Unmerged []Unmerged `json:"unmerged,omitempty"`

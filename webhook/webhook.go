@@ -383,6 +383,11 @@ func (h *Handler) routeIssue(ctx context.Context, rt routing, owner, name string
 		for _, n := range issues {
 			rt.ids = append(rt.ids, followerID(h.host, owner, name, n))
 		}
+		if e.GetAction() == "created" && strings.Contains(e.GetComment().GetBody(), "@") {
+			// Perhaps "@bot <instruction>" on a pull request Ralph did
+			// not open (queue.adopt-prs), which the queue reads.
+			rt.queue = contract.QueueWorkflowID(h.host, owner, name)
+		}
 		return rt, nil
 	}
 	return ignore("event not used")

@@ -184,6 +184,14 @@ func mentionEvent(n int) map[string]any {
 	return e
 }
 
+// mentionOnPull is a comment on pull request n that asks the bot for a
+// round (queue.adopt-prs).
+func mentionOnPull(n int) map[string]any {
+	e := commentEvent(n, true)
+	e["comment"] = map[string]any{"id": 5003, "body": "@ralph-bot rename the flag", "user": sender()}
+	return e
+}
+
 func pullEvent(action, head string) map[string]any {
 	return map[string]any{"action": action, "number": 12, "pull_request": pullRequest(12, head),
 		"repository": repository("acme/app"), "sender": sender()}
@@ -261,6 +269,8 @@ func TestRouting(t *testing.T) {
 		{"a mention on an issue pokes the queue too", "issue_comment", mentionEvent(3), http.StatusAccepted,
 			[]signal{{contract.IssueSessionID(testHost, "acme", "app", 3), contract.SignalGitHubPoke}, {queue, contract.SignalPoke}}},
 		{"comment on a pull request wakes the followers", "issue_comment", commentEvent(12, true), http.StatusAccepted, poke(f7, f9)},
+		{"a mention on a pull request pokes the queue too", "issue_comment", mentionOnPull(12), http.StatusAccepted,
+			[]signal{{f7, contract.SignalGitHubPoke}, {f9, contract.SignalGitHubPoke}, {queue, contract.SignalPoke}}},
 		{"pull request closed", "pull_request", pullEvent("closed", "ralph/issue-7"), http.StatusAccepted, poke(f7)},
 		{"pull request pushed to", "pull_request", pullEvent("synchronize", "ralph/issue-9"), http.StatusAccepted, poke(f9)},
 		{"pull request labelled", "pull_request", pullEvent("labeled", "ralph/issue-7"), http.StatusNoContent, nil},

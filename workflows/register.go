@@ -5,7 +5,8 @@
 //	session    Session: the Ralph loop over one workspace
 //	queue      IssueQueue: a repository's ready-labelled issues
 //	issue      IssueWork: one issue from claim to pull request
-//	pull       PullRequest: an issue's pull request followed to its merge
+//	pull       PullRequest: an issue's pull request followed to its merge;
+//	           Adopted: one round asked for on a pull request Ralph did not open
 //	notify     Notification: one notification to every channel
 //	inbox      ChatInbox: the answers people give in Telegram and Slack
 //	preflight  AgentPreflight: a host's check that its agents can run
@@ -36,6 +37,7 @@ var All = []any{
 	queue.IssueQueue,
 	issue.IssueWork,
 	pull.PullRequest,
+	pull.Adopted,
 	notify.Notification,
 	inbox.ChatInbox,
 	preflight.AgentPreflight,

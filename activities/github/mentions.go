@@ -111,6 +111,25 @@ func (c *client) mention(ctx context.Context, cm *gh.IssueComment, text string, 
 		m.Ignored = "the issue is closed"
 	case is.GetLocked():
 		m.Ignored = "the issue is locked"
+	case m.PullRequest:
+		m.Pull, err = c.mentionPull(ctx, n)
 	}
-	return m, nil
+	return m, err
+}
+
+// mentionPull is pull request n as a mention on it needs it: its
+// branches, whether its head is in another repository (a fork), who
+// opened it and its text, cleaned of hidden text.
+func (c *client) mentionPull(ctx context.Context, n int) (*contract.MentionPull, error) {
+	pr, _, err := c.PullRequests.Get(ctx, c.repo.Owner, c.repo.Name, n)
+	if err != nil {
+		return nil, c.fail(fmt.Sprintf("read pull request #%d", n), err)
+	}
+	head := pr.GetHead().GetRepo().GetFullName()
+	return &contract.MentionPull{
+		Head: pr.GetHead().GetRef(), Base: pr.GetBase().GetRef(),
+		Fork:   !strings.EqualFold(head, c.repo.Owner+"/"+c.repo.Name),
+		Author: pr.GetUser().GetLogin(), URL: pr.GetHTMLURL(),
+		Body: clip(Clean(pr.GetBody()), instructionLimit),
+	}, nil
 }

@@ -95,6 +95,7 @@ func queueInput(ctx context.Context, cfg config.Config, dir string) (contract.Qu
 			BaseBranch:    cfg.Queue.BaseBranch,
 			Draft:         cfg.Queue.Draft,
 			Pull:          cfg.Queue.PullSettings(),
+			AdoptPRs:      cfg.Queue.AdoptPRs,
 		},
 		Session: sess,
 	}, nil

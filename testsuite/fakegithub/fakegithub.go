@@ -180,6 +180,10 @@ type IssueSpec struct {
 	PullRequest bool
 	// Head is the head branch of a pull request; default "pr-<number>".
 	Head string
+	// HeadOwner is the owner of the head's repository: another than the
+	// repository's makes a pull request from a fork; default the
+	// repository's owner.
+	HeadOwner string
 	// Draft makes a pull request a draft.
 	Draft bool
 }
@@ -362,7 +366,11 @@ func (s *Server) AddIssue(spec IssueSpec) int {
 		if head == "" {
 			head = fmt.Sprintf("pr-%d", n)
 		}
-		is.pull = &pull{headOwner: s.owner, head: head, base: DefaultBranch, draft: spec.Draft}
+		owner := s.owner
+		if spec.HeadOwner != "" {
+			owner = spec.HeadOwner
+		}
+		is.pull = &pull{headOwner: owner, head: head, base: DefaultBranch, draft: spec.Draft}
 	}
 	s.issues = append(s.issues, is)
 	s.quietly(func() { s.seed(is, spec) })

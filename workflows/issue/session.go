@@ -100,19 +100,25 @@ func (w *Work) runSession(ctx workflow.Context, wt contract.WorktreeResult) (con
 // cur: the queue's template, in issue mode, asking its checkpoints on the
 // issue.
 func (w *Work) sessionInput(cur *contract.CurrentIssue, wt contract.WorktreeResult) contract.SessionInput {
-	s := w.Settings
-	in := w.Session
-	in.Workspace = wt.Dir
+	return SessionFor(w.Settings, w.Session, w.Preflight.Login, w.Owner.Guidance(), cur.Number, cur.LabeledBy, wt.Dir)
+}
+
+// SessionFor is the input of a session that works on issue (or pull
+// request) number of the queue of settings s in its work tree dir: the
+// queue's session template tmpl in issue mode, the queue's rules, the
+// clone's memories; self is the login the worker writes as, by who asked.
+func SessionFor(s contract.QueueSettings, tmpl contract.SessionInput, self string, rules []string, number int, by, dir string) contract.SessionInput {
+	in := tmpl
+	in.Workspace = dir
 	in.Repo = s.Repo.FullName()
 	in.CarryOver = nil
 	in.Git.AllowDirty = true // the work tree is Ralph's own: leftovers are an earlier attempt's work
-	in.Issue = &contract.IssueLink{Repo: s.Repo, Number: cur.Number, LabeledBy: cur.LabeledBy,
-		Self: w.Preflight.Login, PollInterval: s.PollInterval}
+	in.Issue = &contract.IssueLink{Repo: s.Repo, Number: number, LabeledBy: by, Self: self, PollInterval: s.PollInterval}
 	in.Task = contract.TaskSettings{
 		Mode:         string(contract.ModeIssue),
-		CheckCommand: w.Session.Task.CheckCommand,
+		CheckCommand: tmpl.Task.CheckCommand,
 		MemoriesFile: filepath.Join(s.Clone, memoriesFile),
-		Rules:        append([]string(nil), w.Owner.Guidance()...),
+		Rules:        append([]string(nil), rules...),
 	}
 	return in
 }

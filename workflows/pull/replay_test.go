@@ -7,6 +7,6 @@ import (
 	"github.com/durable-ralph/ralph/workflows/workflowtest"
 )
 
-// TestReplay replays every recorded history of PullRequest against today's
-// code.
-func TestReplay(t *testing.T) { workflowtest.Replay(t, pull.PullRequest) }
+// TestReplay replays every recorded history of PullRequest and Adopted
+// against today's code.
+func TestReplay(t *testing.T) { workflowtest.Replay(t, pull.PullRequest, pull.Adopted) }

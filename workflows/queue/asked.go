@@ -44,7 +44,13 @@ func (q *queue) takeAsked(ctx workflow.Context, pick contract.PickResult) (ok bo
 		case m.Ignored != "":
 			q.event(ctx, m.Number, fmt.Sprintf("%s: ignored (%s)", who, m.Ignored))
 		case m.PullRequest:
-			q.event(ctx, m.Number, who+" on a pull request: the follower of a pull request Ralph opened takes it as review feedback; one Ralph did not open is not taken")
+			if !q.askedOnPull(ctx, m, who) {
+				// A round asked earlier runs there: the next look reads it again.
+				if at := m.CreatedAt.Add(-time.Nanosecond); at.Before(scanned) {
+					scanned = at
+				}
+				continue
+			}
 		case slices.Contains(q.workingNumbers(), m.Number):
 			q.event(ctx, m.Number, who+" while it is worked on: its session takes comments as answers only")
 		case ok || len(q.st.Working) >= q.in.Settings.Slots():

@@ -116,9 +116,9 @@ func RegisterNotify(env *testsuite.TestWorkflowEnvironment) *Notes {
 const HistoriesDir = "testdata/histories"
 
 // Replay replays every history in the package's HistoriesDir against
-// today's code of workflow, so that a change that would break the runs
-// of it that are open fails here, before it reaches a worker.
-func Replay(t *testing.T, workflow any) {
+// today's code of its workflows, so that a change that would break the
+// runs of them that are open fails here, before it reaches a worker.
+func Replay(t *testing.T, workflows ...any) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(HistoriesDir, "*.json"))
 	require.NoError(t, err)
@@ -126,7 +126,9 @@ func Replay(t *testing.T, workflow any) {
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			replayer := worker.NewWorkflowReplayer()
-			replayer.RegisterWorkflow(workflow)
+			for _, w := range workflows {
+				replayer.RegisterWorkflow(w)
+			}
 			require.NoError(t, ReplayFile(replayer, f))
 		})
 	}
