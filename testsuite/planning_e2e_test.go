@@ -246,6 +246,7 @@ func TestSchedules(t *testing.T) {
 		{[]string{"bad", "--every", "1h", "--", "run", r.Dir, "--follow"}, "--follow does not apply to a scheduled run"},
 		{[]string{"bad", "--every", "1h", "--", "run", r.Dir, "--max-iterations", "lots"}, "--max-iterations"},
 		{[]string{"bad", "--every", "1h", "--", "run", filepath.Join(r.Dir, "gone")}, "is not a directory"},
+		{[]string{"bad", "--every", "1h", "--", "run", r.Dir, "--agent-command", "no-such-agent"}, `agent binary "no-such-agent" (backend claude) not found on the PATH of host`},
 	} {
 		code, out := starter(t, se, append([]string{"schedule", "add", "--dev"}, bad.args...)...)
 		require.Equal(t, 1, code, out)

@@ -132,6 +132,9 @@ func (s *scheduleAddCommand) run(cctx *commandContext, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := cctx.checkScheduled(conn, in); err != nil {
+		return err
+	}
 	_, err = conn.client.ScheduleClient().Create(cctx, client.ScheduleOptions{
 		ID:      contract.ScheduleID(name),
 		Spec:    spec,
@@ -161,6 +164,28 @@ func (s *scheduleAddCommand) run(cctx *commandContext, args []string) error {
 		fmt.Fprintf(cctx.stdout, "Temporal UI: %s/namespaces/%s/schedules/%s\n", strings.TrimRight(u, "/"), conn.namespace, contract.ScheduleID(name))
 	}
 	return nil
+}
+
+// checkScheduled checks, when the schedule is made, what its runs would
+// fail on at once, as run and queue check before they start: the agents
+// on the worker of the host (AgentPreflight), and a required sandbox
+// and a queue's GitHub token when this process is the worker. A queue
+// that runs already is not checked.
+func (cctx *commandContext) checkScheduled(conn *connection, in contract.ScheduledInput) error {
+	sess := in.Session
+	if q := in.Queue; q != nil {
+		if err := needToken(conn); err != nil {
+			return err
+		}
+		return cctx.queuePreflight(conn, in.WorkflowID, q.Session, false)
+	}
+	if conn.started {
+		if err := app.NeedSandbox(sess.Agent.Sandbox, app.SandboxProblem); err != nil {
+			return err
+		}
+		return app.LookAgents(app.AgentsOf(*sess))
+	}
+	return cctx.preflight(conn, sess.Host, app.AgentsOf(*sess), nil)
 }
 
 // scheduleCommandMemo is the memo field of a schedule that holds its
