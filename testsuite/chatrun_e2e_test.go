@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/testsuite/fakechat"
 )
 
@@ -118,4 +119,7 @@ func TestRunFromAChat(t *testing.T) {
 	require.Contains(t, string(prompt), "a catalogue of widgets")
 	require.NotContains(t, string(prompt), "a second idea")
 	replayFrom(t, se, id)
+	c := se.dial(t)
+	defer c.Close()
+	replayAs(t, c, contract.ChatInboxID, "inbox")
 }
