@@ -46,19 +46,19 @@ func (q *queue) budgetQuestion(ctx workflow.Context, next time.Time) *contract.C
 	}
 	b, raise := q.in.Settings.MaxCostPerDay, q.raiseHint()
 	question := fmt.Sprintf("Today's (%s UTC) issues cost %s; the queue's daily budget (queue.max-cost-per-day) is $%.2f, "+
-		"so it takes no new issue before %s. Answer with a new budget for today (\"raise to $%.2f\", or an amount), "+
-		"\"approve\" to allow twice the budget ($%.2f), or \"stop\" to stop the queue (the issues being worked on finish); "+
-		"or let it wait for the next UTC day.",
-		q.st.Day, words.Dollars(q.st.DayCostUSD), b, next.Format(time.RFC3339), raise, 2*b)
+		"so it takes no new issue before %s. Answer \"approve\" to allow $%.2f for today, another amount (\"raise to $%.2f\"), "+
+		"or \"stop\" to stop the queue (the issues being worked on finish); or let it wait for the next UTC day.",
+		q.st.Day, words.Dollars(q.st.DayCostUSD), b, next.Format(time.RFC3339), raise, 2*raise)
 	return &contract.Checkpoint{
 		ID: id, Kind: contract.KindBudget, Type: contract.CheckpointHumanVerify,
 		Question: question, Options: []string{"approve", "stop"}, AskedAt: workflow.Now(ctx),
 	}
 }
 
-// raiseHint is the raise the budget question suggests: twice the
-// budget, or more when today's issues cost more than that already (a
-// raise not above what today cost is refused).
+// raiseHint is the raise the budget question suggests, and what approve
+// allows: twice the budget, or today's cost and the budget again when
+// today's issues cost more than that already (a raise not above what
+// today cost is refused).
 func (q *queue) raiseHint() float64 {
 	b := q.in.Settings.MaxCostPerDay
 	return max(2*b, math.Ceil((q.st.DayCostUSD+b)*100-1e-6)/100)
@@ -67,7 +67,7 @@ func (q *queue) raiseHint() float64 {
 // budgetAnswers says, for the queue's story and status, what answers the
 // budget question takes.
 func budgetAnswers(raise float64) string {
-	return fmt.Sprintf("\"raise to $%.2f\", \"approve\" for twice the budget, \"stop\"", raise)
+	return fmt.Sprintf("\"approve\" for $%.2f, another amount such as \"raise to $%.2f\", \"stop\"", raise, 2*raise)
 }
 
 // validateRespond accepts ans only as the answer to the pending budget
@@ -111,16 +111,17 @@ func (q *queue) respond(ctx workflow.Context, ans contract.Answer) (contract.Res
 // readBudgetAnswer reads ans, an answer to the budget question, with the
 // grammar of an answer to a session's cost limit (contract.ReadLimitAnswer):
 // stop (or a rejection) stops the queue, an amount ("raise to $20", "20")
-// is the new daily budget, approve alone doubles it. An answer that names
+// is the new daily budget, approve alone allows raiseHint (twice the
+// budget, or more when today cost more). An answer that names
 // no amount, or one not above what today's issues cost, is refused with
 // why.
 func (q *queue) readBudgetAnswer(ans contract.Answer) (contract.LimitAnswer, error) {
-	b := q.in.Settings.MaxCostPerDay
-	got, err := contract.ReadLimitAnswer(contract.ReasonMaxCost, contract.Limits{MaxCostUSD: b}, ans)
+	raise := q.raiseHint()
+	// ReadLimitAnswer's approve allows twice the limit it is given.
+	got, err := contract.ReadLimitAnswer(contract.ReasonMaxCost, contract.Limits{MaxCostUSD: raise / 2}, ans)
 	switch {
 	case errors.Is(err, contract.ErrLimitAnswer) || err == nil && !got.Stop && got.Raise.MaxCostUSD <= 0:
-		return got, fmt.Errorf("say how far to raise the daily budget (%s), \"approve\" to allow twice the budget ($%.2f), or \"stop\"",
-			fmt.Sprintf("\"raise to $%.2f\"", q.raiseHint()), 2*b)
+		return got, fmt.Errorf("say how far to raise the daily budget (\"raise to $%.2f\"), \"approve\" to allow $%.2f, or \"stop\"", 2*raise, raise)
 	case err != nil, got.Stop:
 		return got, err
 	case got.Raise.MaxCostUSD <= q.st.DayCostUSD:

@@ -72,7 +72,8 @@ func storySays(events []contract.QueueEvent, text string) bool {
 
 // TestQueueBudgetQuestionRaises: the budget_wait notification asks a
 // question whose answer, through the respond update, sets the daily
-// budget (an amount, or approve for twice the budget) and wakes the
+// budget (an amount, or approve for the suggested raise: twice the
+// budget, or today's cost and the budget when more) and wakes the
 // queue at once; the status shows the question while it is pending, and
 // the story says who answered through what.
 func TestQueueBudgetQuestionRaises(t *testing.T) {
@@ -86,8 +87,10 @@ func TestQueueBudgetQuestionRaises(t *testing.T) {
 			`budget question ` + budgetID + ` answered "raise to $1" by @alice through Telegram: daily budget raised from $0.40 to $1.00`},
 		{"bare_number", contract.Answer{ID: budgetID, Answer: "2", By: "carol", Via: "Slack"}, 2,
 			`answered "2" by @carol through Slack: daily budget raised from $0.40 to $2.00`},
-		{"approve_doubles", contract.Answer{ID: budgetID, Approve: true, By: "bob", Via: "starter respond"}, 0.8,
-			`budget question ` + budgetID + ` approved by @bob through starter respond: daily budget raised from $0.40 to $0.80`},
+		// Today cost $0.50: twice the budget ($0.80) would leave $0.30 for
+		// the day; approve allows today's cost and the budget again.
+		{"approve_allows_the_suggested_raise", contract.Answer{ID: budgetID, Approve: true, By: "bob", Via: "starter respond"}, 0.9,
+			`budget question ` + budgetID + ` approved by @bob through starter respond: daily budget raised from $0.40 to $0.90`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,7 +166,7 @@ func TestQueueBudgetQuestionRefuses(t *testing.T) {
 	}{
 		{"wrong_id", contract.Answer{ID: "budget-2026-11-23", Approve: true}, `checkpoint "budget-2026-11-23" is not pending; the pending checkpoint is ` + budgetID},
 		{"no_id", contract.Answer{Approve: true}, `checkpoint "" is not pending`},
-		{"names_nothing", contract.Answer{ID: budgetID, Answer: "more please"}, `say how far to raise the daily budget ("raise to $0.90")`},
+		{"names_nothing", contract.Answer{ID: budgetID, Answer: "more please"}, `say how far to raise the daily budget ("raise to $1.80"), "approve" to allow $0.90, or "stop"`},
 		{"names_no_amount", contract.Answer{ID: budgetID, Answer: "8h"}, "say how far to raise the daily budget"},
 		{"not_above_today", contract.Answer{ID: budgetID, Answer: "raise to $0.45"}, "a daily budget of $0.45 is not above the $0.5000 today's issues cost"},
 		{"empty", contract.Answer{ID: budgetID}, "an answer must approve, reject or give an answer text"},
@@ -226,7 +229,7 @@ func TestQueueBudgetNotificationAsks(t *testing.T) {
 	require.Equal(t, st.QueueID, n.WorkflowID, "answers in the chat go to the queue")
 	require.Equal(t, st.Pending.Question, n.Text)
 	require.Contains(t, n.Text, "Today's (2026-11-24 UTC) issues cost $0.5000; the queue's daily budget (queue.max-cost-per-day) is $0.40")
-	require.Contains(t, n.Text, `"raise to $0.90"`)
-	require.Contains(t, n.Text, `"approve" to allow twice the budget ($0.80)`)
+	require.Contains(t, n.Text, `("raise to $1.80")`)
+	require.Contains(t, n.Text, `Answer "approve" to allow $0.90 for today`)
 	require.Contains(t, n.Text, `"stop" to stop the queue`)
 }
