@@ -81,9 +81,12 @@ func TestAdoptAPullRequest(t *testing.T) {
 	gh.AddComment(pr, "alice", "@"+ghBot+" and add it to the README")
 	waitFor(t, 2*time.Minute, "round 2's comment", func() bool { return len(round(2)) == 1 })
 	require.Len(t, round(1), 1, "round 1's comment is kept")
-	fo := follow.Output()
-	require.Contains(t, fo, fmt.Sprintf("#%d: @alice asked for work in a comment on a pull request from a fork: not taken", fork))
-	require.Contains(t, fo, fmt.Sprintf("#%d: @alice asked for round 2 on pull request #%d (branch feature/flag)", pr, pr))
+	// --follow prints the story as it reads it, a moment behind.
+	waitFor(t, 30*time.Second, "the story in --follow", func() bool {
+		fo := follow.Output()
+		return strings.Contains(fo, fmt.Sprintf("#%d: @alice asked for work in a comment on a pull request from a fork: not taken", fork)) &&
+			strings.Contains(fo, fmt.Sprintf("#%d: @alice asked for round 2 on pull request #%d (branch feature/flag)", pr, pr))
+	})
 
 	stop := qr.starter(t, "stop", "--queue", qr.clone.Dir)
 	require.Equal(t, 0, stop.wait(t, time.Minute), stop.Output())

@@ -322,9 +322,12 @@ func TestWorkAskedInAComment(t *testing.T) {
 	require.False(t, first.IsZero(), "the instruction reached the agent")
 	t.Logf("figure: comment to the agent's first prompt: %s", first.Sub(asked).Round(10*time.Millisecond))
 	require.Less(t, first.Sub(asked), 15*time.Second)
-	fo := follow.Output()
-	require.Equal(t, 1, strings.Count(fo, fmt.Sprintf("#%d: @mallory asked for work in a comment: ignored (read permission)", other)), fo)
-	require.Contains(t, fo, "asked for by @alice in a comment")
+	// --follow prints the story as it reads it, a moment behind.
+	ignored := fmt.Sprintf("#%d: @mallory asked for work in a comment: ignored (read permission)", other)
+	waitFor(t, 30*time.Second, "the story in --follow", func() bool {
+		return strings.Contains(follow.Output(), ignored) && strings.Contains(follow.Output(), "asked for by @alice in a comment")
+	})
+	require.Equal(t, 1, strings.Count(follow.Output(), ignored), follow.Output())
 	var progress []string
 	for _, c := range botComments(gh.Issue(wanted)) {
 		progress = append(progress, c.Body)
