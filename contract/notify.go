@@ -221,7 +221,11 @@ type ChatUpdate struct {
 	// workers before it, which the inbox treats as before).
 	ReplyToBot bool `json:"reply_to_bot,omitempty"`
 	// CallbackID and the tap's button: the key hash of the notification
-	// and the index of its choice.
+	// and the index of its choice. A reply to a bot's message with
+	// buttons carries their key hash too (without CallbackID): the inbox
+	// finds the question by it when it did not hear of that message (a
+	// second copy sent after a worker died between the send and its
+	// record). Empty in the updates of workers before it.
 	CallbackID string `json:"callback_id,omitempty"`
 	KeyHash    string `json:"key_hash,omitempty"`
 	Choice     int    `json:"choice,omitempty"`

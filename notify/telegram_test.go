@@ -97,6 +97,8 @@ func TestTelegramUpdates(t *testing.T) {
 		`{"update_id":8,"callback_query":{"id":"cb-1","from":{"id":9,"is_bot":false,"first_name":"Ada"},"chat_instance":"x","data":"q:abc:3:1","message":{"message_id":101,"date":1,"chat":{"id":11,"type":"private"}}}}`,
 		`{"update_id":9,"edited_message":{"message_id":50,"date":1,"chat":{"id":11,"type":"private"},"text":"edited"}}`,
 		`{"update_id":10,"message":{"message_id":51,"date":1,"from":{"id":9,"is_bot":false,"first_name":"Ada"},"chat":{"id":-22,"type":"group"},"text":"/status"}}`,
+		`{"update_id":12,"message":{"message_id":53,"date":1,"from":{"id":9,"is_bot":false,"first_name":"Ada"},"chat":{"id":11,"type":"private"},"text":"approve","reply_to_message":{"message_id":102,"date":1,"from":{"id":1,"is_bot":true,"first_name":"Ralph"},"chat":{"id":11,"type":"private"},"text":"Plan","reply_markup":{"inline_keyboard":[[{"text":"docs","url":"https://example.com"}],[{"text":"approve","callback_data":"q:abc:1:0"},{"text":"reject","callback_data":"q:abc:1:1"}]]}}}}`,
+		`{"update_id":13,"message":{"message_id":54,"date":1,"from":{"id":9,"is_bot":false,"first_name":"Ada"},"chat":{"id":11,"type":"private"},"text":"approve","reply_to_message":{"message_id":53,"date":1,"from":{"id":9,"is_bot":false,"first_name":"Ada"},"chat":{"id":11,"type":"private"},"text":"x","reply_markup":{"inline_keyboard":[[{"text":"approve","callback_data":"q:abc:1:0"}]]}}}}`,
 		`{"update_id":11,"message":{"message_id":52,"date":1,"from":{"id":9,"is_bot":false,"first_name":"Ada"},"chat":{"id":11,"type":"private"},"text":"approve","reply_to_message":{"message_id":50,"date":1,"from":{"id":9,"is_bot":false,"first_name":"Ada"},"chat":{"id":11,"type":"private"},"text":"use SQLite"}}}`,
 	} {
 		fake.updates = append(fake.updates, json.RawMessage(u))
@@ -109,8 +111,10 @@ func TestTelegramUpdates(t *testing.T) {
 		{ID: 8, ChatID: 11, UserID: 9, User: "Ada", MessageID: 101, CallbackID: "cb-1", CallbackData: "q:abc:3:1"},
 		{ID: 9},
 		{ID: 10, ChatID: -22, UserID: 9, User: "Ada", MessageID: 51, Text: "/status"},
+		{ID: 12, ChatID: 11, UserID: 9, User: "Ada", MessageID: 53, Text: "approve", ReplyTo: 102, ReplyToBot: true, ReplyToData: "q:abc:1:0"},
+		{ID: 13, ChatID: 11, UserID: 9, User: "Ada", MessageID: 54, Text: "approve", ReplyTo: 53},
 		{ID: 11, ChatID: 11, UserID: 9, User: "Ada", MessageID: 52, Text: "approve", ReplyTo: 50},
-	}, updates)
+	}, updates, "a reply to the bot's question carries its buttons' data; a person's message's buttons are not read")
 	require.Equal(t, map[string]any{
 		"offset": float64(7), "timeout": float64(2), "allowed_updates": []any{"message", "callback_query"},
 	}, fake.lastParams("getUpdates"))

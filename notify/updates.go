@@ -30,6 +30,11 @@ type Update struct {
 	ReplyTo int64
 	// ReplyToBot says the message replied to is a bot's.
 	ReplyToBot bool
+	// ReplyToData is the data of the first button of the message replied
+	// to that is a button of Ralph's question (ParseCallbackData); "" for
+	// none. It ties a reply to its question when the record of the
+	// message was lost (a worker killed between the send and the record).
+	ReplyToData string
 	// CallbackID and CallbackData are the tap's query ID, for
 	// AnswerCallback, and its button's data (ParseCallbackData); "" for a
 	// message.
@@ -50,6 +55,11 @@ type (
 		Chat           tgChat     `json:"chat"`
 		Text           string     `json:"text"`
 		ReplyToMessage *tgMessage `json:"reply_to_message"`
+		ReplyMarkup    *struct {
+			InlineKeyboard [][]struct {
+				CallbackData string `json:"callback_data"`
+			} `json:"inline_keyboard"`
+		} `json:"reply_markup"`
 	}
 	tgChat struct {
 		ID int64 `json:"id"`
@@ -88,6 +98,9 @@ func ParseUpdates(result []byte) ([]Update, error) {
 			if m.ReplyToMessage != nil {
 				u.ReplyTo = m.ReplyToMessage.MessageID
 				u.ReplyToBot = m.ReplyToMessage.From != nil && m.ReplyToMessage.From.IsBot
+				if u.ReplyToBot {
+					u.ReplyToData = m.ReplyToMessage.questionData()
+				}
 			}
 		case r.CallbackQuery != nil:
 			q := r.CallbackQuery
@@ -100,6 +113,22 @@ func ParseUpdates(result []byte) ([]Update, error) {
 		updates[i] = u
 	}
 	return updates, nil
+}
+
+// questionData is the data of m's first button that is a button of
+// Ralph's question, or "".
+func (m *tgMessage) questionData() string {
+	if m.ReplyMarkup == nil {
+		return ""
+	}
+	for _, row := range m.ReplyMarkup.InlineKeyboard {
+		for _, b := range row {
+			if _, ok := ParseCallbackData(b.CallbackData); ok {
+				return b.CallbackData
+			}
+		}
+	}
+	return ""
 }
 
 // name is @username, else the first name.

@@ -25,15 +25,17 @@ const slackSigningSecret = "e2e-slack-signing-secret-0123456789"
 // with the known ones. A Slack slash command, signed, from the bot's
 // channel, is acted on while the session runs (it says one runs there);
 // one from another channel or wrongly signed changes nothing. The worker
-// is killed with SIGKILL after the /run was taken: the session goes on,
-// one plan message, no second session.
+// is killed with SIGKILL after the /run was taken, while the planner
+// runs: the session goes on, one plan message, no second session. (A
+// kill between the plan's send and its record could send a second copy;
+// a reply to either answers it: TestChatInboxHoldsARepliedQuestion...)
 func TestRunFromAChat(t *testing.T) {
 	cr := newChatRig(t)
 	r := newRepo(t, map[string]string{"README.md": "# Widgets\n"})
 	se := newStarterEnv(t, rawScenario(t, map[string]any{
 		"steps":  []any{map[string]any{"auto": true}},
 		"repeat": "auto",
-		"roles":  map[string]any{"planner": []any{map[string]any{"write": map[string]string{"prd.json": planTwoStories}, "text": "Planned."}}},
+		"roles":  map[string]any{"planner": []any{map[string]any{"write": map[string]string{"prd.json": planTwoStories}, "text": "Planned.", "sleep_ms": 5000}}},
 	}))
 	se.env = append(se.env, cr.env...)
 	se.env = append(se.env, "RALPH_NOTIFY_WORKSPACES=widgets="+r.Dir+" docs=/srv/docs",

@@ -100,6 +100,8 @@ func (a *Activities) ChatUpdates(ctx context.Context, poll contract.ChatPoll) (c
 		cu := contract.ChatUpdate{ID: u.ID, Chat: u.ChatID, User: u.User, MessageID: u.MessageID, Text: u.Text, ReplyTo: u.ReplyTo, ReplyToBot: u.ReplyToBot, CallbackID: u.CallbackID}
 		if cb, ok := notify.ParseCallbackData(u.CallbackData); ok {
 			cu.KeyHash, cu.Choice = cb.KeyHash, cb.Choice
+		} else if cb, ok := notify.ParseCallbackData(u.ReplyToData); ok {
+			cu.KeyHash = cb.KeyHash
 		}
 		res.Updates = append(res.Updates, cu)
 	}

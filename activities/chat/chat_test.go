@@ -1,6 +1,7 @@
 package chat_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -43,6 +44,21 @@ func TestChatUpdatesKeepsTheAllowedChats(t *testing.T) {
 	require.Equal(t, "/status", res.Updates[0].Text)
 	require.Equal(t, "@alice", res.Updates[0].User)
 	require.Greater(t, res.Next, res.Updates[0].ID, "past both updates")
+
+	// A reply to a question carries the key hash its buttons name.
+	key := "s1/r1/plan/1"
+	sent, err := n.Send(t.Context(), contract.Notification{Key: key, Event: contract.NotifyPlan, Text: "Plan", Choices: []string{"approve", "reject"}, At: time.Now()})
+	require.NoError(t, err)
+	require.Len(t, sent.Sent, 1)
+	var id int
+	_, err = fmt.Sscan(sent.Sent[0].MessageID, &id)
+	require.NoError(t, err)
+	_, err = tg.UserReply(1, fakechat.User{ID: 7, FirstName: "A", Username: "alice"}, id, "approve")
+	require.NoError(t, err)
+	res = run[contract.ChatUpdates](t, a.ChatUpdates, contract.ChatPoll{Offset: res.Next})
+	require.Len(t, res.Updates, 1)
+	require.Equal(t, contract.ChatUpdate{ID: res.Updates[0].ID, Chat: 1, User: "@alice", MessageID: res.Updates[0].MessageID, Text: "approve",
+		ReplyTo: int64(id), ReplyToBot: true, KeyHash: contract.KeyHash(key)}, res.Updates[0])
 }
 
 // TestChatSlackRepliesTakesMembersOnly: in a question's thread, a guest's

@@ -238,6 +238,19 @@ func (ib *inbox) asking(chat, id string) *contract.ChatSent {
 	return nil
 }
 
+// repliedTo finds the asking message the reply u replies to: by its
+// message ID, else by the key hash its buttons carry (a copy of the
+// question whose sending the inbox was not told of).
+func (ib *inbox) repliedTo(u contract.ChatUpdate) *contract.ChatSent {
+	if cs := ib.asking(strconv.FormatInt(u.Chat, 10), strconv.FormatInt(u.ReplyTo, 10)); cs != nil {
+		return cs
+	}
+	if u.KeyHash != "" {
+		return ib.byKeyHash(u.KeyHash)
+	}
+	return nil
+}
+
 // byKeyHash finds the asking notification whose key has hash h.
 func (ib *inbox) byKeyHash(h string) *contract.ChatSent {
 	for i := len(ib.st.Asked) - 1; i >= 0; i-- {
@@ -256,13 +269,13 @@ func (ib *inbox) handle(ctx workflow.Context, u contract.ChatUpdate) {
 	case strings.HasPrefix(strings.TrimSpace(u.Text), "/"):
 		var target string
 		if u.ReplyTo != 0 {
-			if cs := ib.asking(strconv.FormatInt(u.Chat, 10), strconv.FormatInt(u.ReplyTo, 10)); cs != nil {
+			if cs := ib.repliedTo(u); cs != nil {
 				target = cs.WorkflowID
 			}
 		}
 		ib.command(ctx, u, target)
 	case u.ReplyTo != 0:
-		cs := ib.asking(strconv.FormatInt(u.Chat, 10), strconv.FormatInt(u.ReplyTo, 10))
+		cs := ib.repliedTo(u)
 		switch {
 		case cs != nil:
 			ib.answer(ctx, u, cs, chatAnswer(*cs, u.Text))
@@ -313,7 +326,7 @@ func (ib *inbox) settleHeld(ctx workflow.Context) {
 	ib.st.Held = nil
 	for _, h := range held {
 		u := h.Update
-		if cs := ib.asking(strconv.FormatInt(u.Chat, 10), strconv.FormatInt(u.ReplyTo, 10)); cs != nil {
+		if cs := ib.repliedTo(u); cs != nil {
 			ib.answer(ctx, u, cs, chatAnswer(*cs, u.Text))
 		} else if !now.Before(h.Until) {
 			ib.reply(ctx, u, notAQuestion)

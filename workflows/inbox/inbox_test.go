@@ -122,7 +122,9 @@ func TestChatInboxActsOnEachUpdate(t *testing.T) {
 // TestChatInboxHoldsARepliedQuestionItHasNotHeardOf: a reply to a message
 // of the bot that the inbox does not know yet (its worker died between
 // sending the question and telling the inbox) waits for the question to
-// be told and then answers it; one whose question is never told is told
+// be told and then answers it, and so does a reply to a copy of the
+// question whose sending the inbox never heard of (found by the key hash
+// of its buttons); one whose question is never told is told
 // after inboxHoldFor that it answers nothing; a reply to a person's
 // message is told so at once.
 func TestChatInboxHoldsARepliedQuestionItHasNotHeardOf(t *testing.T) {
@@ -133,6 +135,9 @@ func TestChatInboxHoldsARepliedQuestionItHasNotHeardOf(t *testing.T) {
 		Checkpoint: "cp-2", Choices: []string{"postgres", "sqlite"}, Messages: []contract.SentMessage{{Channel: "telegram", Chat: "111", MessageID: "10"}}}
 	first := []contract.ChatUpdate{
 		{ID: 1, Chat: 111, User: "@alice", MessageID: 20, ReplyTo: 10, ReplyToBot: true, Text: "sqlite"},
+		// A copy of the question sent before the worker died: its buttons
+		// name the question, which is answered once it is told.
+		{ID: 4, Chat: 111, User: "@bob", MessageID: 23, ReplyTo: 9, ReplyToBot: true, KeyHash: contract.KeyHash(question.Key), Text: "postgres"},
 		{ID: 2, Chat: 111, User: "@alice", MessageID: 21, ReplyTo: 55, ReplyToBot: true, Text: "approve"},
 		{ID: 3, Chat: 111, User: "@alice", MessageID: 22, ReplyTo: 19, Text: "approve"},
 	}
@@ -142,7 +147,7 @@ func TestChatInboxHoldsARepliedQuestionItHasNotHeardOf(t *testing.T) {
 		polls++
 		switch n := polls; {
 		case n == 1:
-			return contract.ChatUpdates{Updates: first, Next: 4}, nil
+			return contract.ChatUpdates{Updates: first, Next: 5}, nil
 		case n%2 == 0 && n < 20:
 			// A failed poll: the inbox waits 30 s, the test's clock moves.
 			return contract.ChatUpdates{}, temporal.NewNonRetryableApplicationError("telegram down", "test", nil)
@@ -175,17 +180,20 @@ func TestChatInboxHoldsARepliedQuestionItHasNotHeardOf(t *testing.T) {
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 
-	require.Len(t, answers, 1, "the held reply answers its question once it is told")
+	require.Len(t, answers, 2, "the held replies answer their question once it is told")
 	require.Equal(t, contract.ChatAnswer{WorkflowID: "s1", UpdateID: "telegram-1",
 		Answer: contract.Answer{ID: "cp-2", Answer: "sqlite", By: "@alice", Via: "Telegram"}}, answers[0])
+	require.Equal(t, contract.ChatAnswer{WorkflowID: "s1", UpdateID: "telegram-4",
+		Answer: contract.Answer{ID: "cp-2", Answer: "postgres", By: "@bob", Via: "Telegram"}}, answers[1], "a reply to a copy of the question, by its buttons")
 	require.GreaterOrEqual(t, answeredAt.Sub(start), 45*time.Second, "not before the question was told")
 	require.Less(t, answeredAt.Sub(start), 2*time.Minute, "at the first poll after it was told")
 
-	require.Len(t, replies, 3)
+	require.Len(t, replies, 4)
 	require.Equal(t, int64(22), replies[0].ReplyTo, "a reply to a person's message is told at once")
 	require.Contains(t, replies[0].Text, "That message is not a question of a Ralph session")
 	require.Equal(t, contract.ChatReply{Chat: 111, ReplyTo: 20, Text: "Answered (/work/a)"}, replies[1], "the held answer is confirmed")
-	require.Equal(t, int64(21), replies[2].ReplyTo, "the reply whose question never came")
-	require.Contains(t, replies[2].Text, "That message is not a question of a Ralph session")
+	require.Equal(t, contract.ChatReply{Chat: 111, ReplyTo: 23, Text: "Answered (/work/a)"}, replies[2])
+	require.Equal(t, int64(21), replies[3].ReplyTo, "the reply whose question never came")
+	require.Contains(t, replies[3].Text, "That message is not a question of a Ralph session")
 	require.GreaterOrEqual(t, expiredAt.Sub(start), 3*time.Minute, "held for inboxHoldFor")
 }
