@@ -76,9 +76,13 @@ func (w *Worker) failOrphans(ctx context.Context) {
 		if o.KillAgent() {
 			log.Info("killed the agent an earlier worker left", "workflow", o.WorkflowID, "pid", o.AgentPID)
 		}
-		cause := temporal.NewApplicationError(
+		// NextRetryDelay: the retry policy's first interval (1 s) is for
+		// a failure that may fix itself; this one is fixed (the new worker
+		// is up), so the retry is scheduled at once. The server reads a
+		// zero delay as none given, hence a millisecond.
+		cause := temporal.NewApplicationErrorWithOptions(
 			fmt.Sprintf("worker restarted: the worker (PID %d) running attempt %d of this iteration died; retried at once", o.WorkerPID, o.Attempt),
-			contract.ErrTypeWorkerRestarted)
+			contract.ErrTypeWorkerRestarted, temporal.ApplicationErrorOptions{NextRetryDelay: time.Millisecond})
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err := w.c.CompleteActivity(rctx, o.TaskToken, nil, cause)
 		cancel()

@@ -227,6 +227,13 @@ func NewWorker(c client.Client, opts WorkerOptions, agent *activities.Agent, gh 
 		// heartbeat timeout.
 		MaxHeartbeatThrottleInterval: activities.DefaultHeartbeatInterval,
 		Identity:                     opts.Identity,
+		// Sessions finish their iterations in bursts (many agents
+		// started together end together): a fixed two pollers take a
+		// burst of workflow tasks two round trips at a time, and each
+		// waits behind the others (2.9 s an iteration at 200 sessions).
+		// The server's backlog scales the pollers up and down instead.
+		WorkflowTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
+		ActivityTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
 	}
 	shared := worker.New(c, opts.TaskQueue, base)
 	workflows.Register(shared)

@@ -15,7 +15,7 @@ import (
 )
 
 // rawScenario writes a scenario file from a JSON document.
-func rawScenario(t *testing.T, v any) string {
+func rawScenario(t testing.TB, v any) string {
 	t.Helper()
 	data, err := json.Marshal(v)
 	require.NoError(t, err)

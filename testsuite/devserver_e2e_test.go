@@ -31,7 +31,7 @@ func devServerRecord(t *testing.T, stateDir string) devserver.Record {
 // devServerProcs are the live (not zombie) processes that serve a dev
 // server in the background on stateDir: starter dev serve and worker
 // dev-server, found by their command lines in /proc.
-func devServerProcs(t *testing.T, stateDir string) []int {
+func devServerProcs(t testing.TB, stateDir string) []int {
 	t.Helper()
 	entries, err := os.ReadDir("/proc")
 	require.NoError(t, err)
@@ -70,7 +70,7 @@ func alive(pid int) bool {
 
 // stopDevServer stops the background dev server of stateDir, if one
 // runs, and every process that serves one there: nothing else reaps it.
-func stopDevServer(t *testing.T, stateDir string) {
+func stopDevServer(t testing.TB, stateDir string) {
 	t.Helper()
 	pids := devServerProcs(t, stateDir)
 	if rec, st, err := devserver.Find(stateDir); err == nil && st != devserver.NotRunning && rec.PID > 0 && rec.PID != os.Getpid() {

@@ -170,7 +170,7 @@ func (se *starterEnv) dial(t *testing.T) client.Client {
 	return dial(t, fmt.Sprintf("127.0.0.1:%d", se.port), "")
 }
 
-func newStarterEnv(t *testing.T, scenarioPath string) *starterEnv {
+func newStarterEnv(t testing.TB, scenarioPath string) *starterEnv {
 	t.Helper()
 	se := &starterEnv{stateDir: t.TempDir(), port: fixedPort(t)}
 	t.Cleanup(func() { stopDevServer(t, se.stateDir) }) // --dev leaves it running

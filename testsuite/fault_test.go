@@ -136,6 +136,16 @@ func (k killedWorker) complete(t *testing.T) (contract.SessionResult, client.Cli
 // session in a heartbeat), and starts another worker.
 func killWorkerMidAgent(t *testing.T, scenario map[string]any) killedWorker {
 	t.Helper()
+	k, _, _ := killWorker(t, scenario, 3*time.Second)
+	return k
+}
+
+// killWorker starts a worker on a server of its own and a session of
+// scenario, kills the worker with SIGKILL once the agent has run for
+// settle, and starts another worker, which it returns with when it
+// started.
+func killWorker(t testing.TB, scenario map[string]any, settle time.Duration) (killedWorker, *proc, time.Time) {
+	t.Helper()
 	k := killedWorker{srv: startServer(t, t.TempDir())}
 	t.Cleanup(k.srv.Stop)
 	k.r = newRepo(t, map[string]string{"prd.json": threeStoryPRD, "progress.txt": ""})
@@ -147,13 +157,13 @@ func killWorkerMidAgent(t *testing.T, scenario map[string]any) killedWorker {
 	require.Equal(t, 0, p.wait(t, time.Minute), p.Output())
 	waitFor(t, time.Minute, "the agent to start", func() bool {
 		cs := calls(t, k.env)
-		return len(cs) == 1 && time.Since(cs[0].Time) > 3*time.Second
+		return len(cs) == 1 && time.Since(cs[0].Time) > settle
 	})
 	require.NoError(t, w1.cmd.Process.Signal(syscall.SIGKILL))
 	k.killed = time.Now()
 	w1.wait(t, time.Minute)
-	startProc(t, k.env, bins.worker)
-	return k
+	restarted := time.Now()
+	return k, startProc(t, k.env, bins.worker), restarted
 }
 
 // peakRSS is the peak resident memory of a process, from /proc.

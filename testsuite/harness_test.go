@@ -83,11 +83,11 @@ func TestMain(m *testing.M) {
 
 // repo is a git repository in a temp dir.
 type repo struct {
-	t   *testing.T
+	t   testing.TB
 	Dir string
 }
 
-func newRepo(t *testing.T, files map[string]string) *repo {
+func newRepo(t testing.TB, files map[string]string) *repo {
 	t.Helper()
 	return &repo{t: t, Dir: gittest.NewRepo(t, files)}
 }
@@ -199,7 +199,7 @@ func fakeDir(t testing.TB) string {
 //
 // The agent gets only allowed variables of a worker's environment: worker
 // processes pass the fake agent's own by agent.env (RALPH_AGENT_ENV).
-func fakeEnv(t *testing.T, scenarioPath string) []string {
+func fakeEnv(t testing.TB, scenarioPath string) []string {
 	env := []string{"FAKE_CLAUDE_STATE_DIR=" + fakeDir(t), "RALPH_AGENT_ENV=FAKE_CLAUDE_STATE_DIR FAKE_CLAUDE_SCENARIO"}
 	if scenarioPath != "" {
 		env = append(env, "FAKE_CLAUDE_SCENARIO="+scenarioPath)
@@ -218,7 +218,7 @@ type fakeCall struct {
 
 // calls reads what the fake agent recorded of its invocations; none
 // before it first runs.
-func calls(t *testing.T, env []string) []fakeCall {
+func calls(t testing.TB, env []string) []fakeCall {
 	t.Helper()
 	var dir string
 	for _, kv := range env {
@@ -366,7 +366,7 @@ func (p *proc) Output() string {
 	return p.out.String()
 }
 
-func startProc(t *testing.T, env []string, name string, args ...string) *proc {
+func startProc(t testing.TB, env []string, name string, args ...string) *proc {
 	t.Helper()
 	return startProcIn(t, "", env, name, args...)
 }
@@ -383,7 +383,7 @@ func childEnv(env ...string) []string {
 }
 
 // startProcIn is startProc in the working directory dir.
-func startProcIn(t *testing.T, dir string, env []string, name string, args ...string) *proc {
+func startProcIn(t testing.TB, dir string, env []string, name string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
@@ -393,7 +393,7 @@ func startProcIn(t *testing.T, dir string, env []string, name string, args ...st
 
 // startCmd starts cmd with its output kept, and ends it with kill at the
 // end of the test if it still runs.
-func startCmd(t *testing.T, cmd *exec.Cmd, kill func(*os.Process)) *proc {
+func startCmd(t testing.TB, cmd *exec.Cmd, kill func(*os.Process)) *proc {
 	t.Helper()
 	p := &proc{cmd: cmd, end: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p, p
@@ -414,7 +414,7 @@ func startCmd(t *testing.T, cmd *exec.Cmd, kill func(*os.Process)) *proc {
 }
 
 // wait waits for the process to exit and returns its exit code.
-func (p *proc) wait(t *testing.T, timeout time.Duration) int {
+func (p *proc) wait(t testing.TB, timeout time.Duration) int {
 	t.Helper()
 	select {
 	case <-p.end:
@@ -426,7 +426,7 @@ func (p *proc) wait(t *testing.T, timeout time.Duration) int {
 	return p.cmd.ProcessState.ExitCode()
 }
 
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {

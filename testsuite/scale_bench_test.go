@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -104,6 +105,17 @@ func BenchmarkScale(b *testing.B) {
 					n, plainCPU.self, plainCPU.children, s.serverCPU.self, s.workerCPU.self, s.workerCPU.children)
 				fmt.Printf("scale N=%d: sessions per iteration: activities %.0f ms running, %.0f ms queued; workflow tasks %.0f ms queued, %.0f ms running\n",
 					n, 1000*s.waits.activity, 1000*s.waits.activityQueue, 1000*s.waits.workflowQueue, 1000*s.waits.workflowTask)
+				iters := float64(n * sc.iterations)
+				orch := 1000 * (s.serverCPU.self + s.workerCPU.self - plainCPU.self) / iters
+				fmt.Printf("scale N=%d: CPU per iteration: sessions %.1f ms (server %.1f, worker %.1f, agents and git %.1f), plain loops %.1f ms; orchestration %.1f ms (server and worker beyond the plain loop's own)\n",
+					n, 1000*(s.serverCPU.self+s.workerCPU.self+s.workerCPU.children)/iters, 1000*s.serverCPU.self/iters, 1000*s.workerCPU.self/iters,
+					1000*s.workerCPU.children/iters, 1000*(plainCPU.self+plainCPU.children)/iters, orch)
+				p50, p99 := percentile(s.waits.gaps, 50), percentile(s.waits.gaps, 99)
+				fmt.Printf("scale N=%d: an iteration's end to the next one's start: p50 %.0f ms, p99 %.0f ms (%d gaps)\n",
+					n, ms(p50), ms(p99), len(s.waits.gaps))
+				b.ReportMetric(orch, "orchestration-CPU-ms/iter")
+				b.ReportMetric(ms(p50), "gap-p50-ms")
+				b.ReportMetric(ms(p99), "gap-p99-ms")
 				b.ReportMetric(plain.Seconds(), "plain-s")
 				b.ReportMetric(s.elapsed.Seconds(), "sessions-s")
 				b.ReportMetric(ratio, "ratio")
@@ -113,6 +125,18 @@ func BenchmarkScale(b *testing.B) {
 		})
 	}
 }
+
+// percentile is the p-th percentile of ds (nearest rank); 0 for none.
+func percentile(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, (len(s)*p+99)/100-1)]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // scaleCounter is the file the fake agent bumps each iteration.
 const scaleCounter = "counter.txt"
@@ -370,6 +394,11 @@ type scaleWaits struct {
 	// time from their start to their completion (the worker running the
 	// workflow code and the round trip of its answer).
 	workflowQueue, workflowTask float64
+	// gaps are, for every iteration but each session's first, the time
+	// from the end of the iteration before (its activity's completion)
+	// to the start of its own activity: what the session adds between
+	// two agent runs that a plain loop does not.
+	gaps []time.Duration
 }
 
 // sessionWaits reads the histories of the sessions of dirs.
@@ -383,15 +412,23 @@ func sessionWaits(b *testing.B, c client.Client, dirs []string) scaleWaits {
 		h, err := collectHistory(c.GetWorkflowHistory(ctx, sessionIDOf(dir), "", false, 0))
 		require.NoError(b, err)
 		at := map[int64]time.Time{}
+		var completed int
+		var lastEnd time.Time
 		for _, e := range h.Events {
 			at[e.GetEventId()] = e.GetEventTime().AsTime()
 			since := func(id int64) float64 { return e.GetEventTime().AsTime().Sub(at[id]).Seconds() }
 			switch {
 			case e.GetActivityTaskStartedEventAttributes() != nil:
 				w.activityQueue += since(e.GetActivityTaskStartedEventAttributes().GetScheduledEventId())
+				// The first completion is the preparation's.
+				if completed >= 2 {
+					w.gaps = append(w.gaps, e.GetEventTime().AsTime().Sub(lastEnd))
+				}
 			case e.GetActivityTaskCompletedEventAttributes() != nil:
 				w.activity += since(e.GetActivityTaskCompletedEventAttributes().GetStartedEventId())
 				iterations++
+				completed++
+				lastEnd = e.GetEventTime().AsTime()
 			case e.GetWorkflowTaskStartedEventAttributes() != nil:
 				w.workflowQueue += since(e.GetWorkflowTaskStartedEventAttributes().GetScheduledEventId())
 			case e.GetWorkflowTaskCompletedEventAttributes() != nil:
@@ -402,7 +439,7 @@ func sessionWaits(b *testing.B, c client.Client, dirs []string) scaleWaits {
 	// The activities are the iterations and one preparation each.
 	iterations -= len(dirs)
 	n := float64(iterations)
-	return scaleWaits{activity: w.activity / n, activityQueue: w.activityQueue / n, workflowQueue: w.workflowQueue / n, workflowTask: w.workflowTask / n}
+	return scaleWaits{activity: w.activity / n, activityQueue: w.activityQueue / n, workflowQueue: w.workflowQueue / n, workflowTask: w.workflowTask / n, gaps: w.gaps}
 }
 
 // scaleWorker is a worker process.

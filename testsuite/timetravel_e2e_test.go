@@ -22,7 +22,7 @@ var fourStoryPRD = strings.Replace(threeStoryPRD, `"priority": 3, "passes": fals
     {"id": "US-004", "title": "Rename a widget", "description": "As a user I rename a widget.", "acceptanceCriteria": ["name changes"], "priority": 4, "passes": false, "notes": ""}`, 1)
 
 // callsIn are the fake agent's calls whose working directory is dir.
-func callsIn(t *testing.T, se *starterEnv, dir string) []fakeCall {
+func callsIn(t testing.TB, se *starterEnv, dir string) []fakeCall {
 	t.Helper()
 	var out []fakeCall
 	for _, c := range calls(t, se.env) {
