@@ -114,3 +114,10 @@ soak:
 bench:
 	go test -count=1 -run '^$$' -bench . -benchtime 20x ./sandbox/
 	go test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 20m ./testsuite/
+
+# The fleet benchmark (not part of make test): 1,000 short sessions at each
+# of a few concurrencies on the PostgreSQL-backed cluster with three worker
+# processes; see BenchmarkFleet for its RALPH_BENCH_FLEET_* settings.
+.PHONY: bench-fleet
+bench-fleet: deps
+	RALPH_BENCH_FLEET=1 go test -count=1 -run '^$$' -bench '^BenchmarkFleet$$' -benchtime 1x -timeout 90m ./testsuite/

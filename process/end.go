@@ -74,35 +74,9 @@ func endMarked(mark string, w pidWindow) {
 }
 
 // marked lists the live processes (not zombies) whose environment holds
-// mark, among those the run could have made (w).
-func marked(mark string, w pidWindow) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	last, known := w.bounds()
-	want := []byte(mark)
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() || !w.holds(pid, last, known) {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil || !bytes.Contains(env, want) {
-			continue
-		}
-		for _, kv := range bytes.Split(env, []byte{0}) {
-			if bytes.Equal(kv, want) {
-				if state, _, ok := procStat(pid); ok && state != 'Z' && state != 'X' {
-					pids = append(pids, pid)
-				}
-				break
-			}
-		}
-	}
-	return pids
-}
+// mark, among those the run could have made (w); the runs that ask at
+// about the same time share one read of /proc (scanner).
+func marked(mark string, w pidWindow) []int { return scans.marked(mark, w) }
 
 // groupAlive reports whether a process of group pgid still runs (is not
 // a zombie).

@@ -91,6 +91,7 @@ func BenchmarkScale(b *testing.B) {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			for range b.N {
 				plain, plainCPU := sc.plainLoops(b, n)
+				floor, floorCPU, floorWaits := sc.floorLoops(b, n)
 				s := sc.sessions(b, n)
 				ratio := float64(s.elapsed) / float64(plain)
 				const mib = 1 << 20
@@ -116,6 +117,12 @@ func BenchmarkScale(b *testing.B) {
 				b.ReportMetric(orch, "orchestration-CPU-ms/iter")
 				b.ReportMetric(ms(p50), "gap-p50-ms")
 				b.ReportMetric(ms(p99), "gap-p99-ms")
+				fmt.Printf("scale N=%d: Temporal floor (the plain loop's iteration as the one activity of a minimal workflow, same server): %.1f s, ratio %.2f to the plain loops, CPU %.1f ms per iteration; sessions %.2f× the floor\n",
+					n, floor.Seconds(), float64(floor)/float64(plain), 1000*(floorCPU.self+floorCPU.children)/iters, float64(s.elapsed)/float64(floor))
+				fmt.Printf("scale N=%d: Temporal floor per iteration: activities %.0f ms running, %.0f ms queued; workflow tasks %.0f ms queued, %.0f ms running; an iteration's end to the next one's start p50 %.0f ms, p99 %.0f ms\n",
+					n, 1000*floorWaits.activity, 1000*floorWaits.activityQueue, 1000*floorWaits.workflowQueue, 1000*floorWaits.workflowTask,
+					ms(percentile(floorWaits.gaps, 50)), ms(percentile(floorWaits.gaps, 99)))
+				b.ReportMetric(float64(floor)/float64(plain), "floor-ratio")
 				b.ReportMetric(plain.Seconds(), "plain-s")
 				b.ReportMetric(s.elapsed.Seconds(), "sessions-s")
 				b.ReportMetric(ratio, "ratio")
@@ -371,7 +378,11 @@ func (sc *scaleBench) sessions(b *testing.B, n int) scaleRun {
 		}
 	}
 	run.elapsed = last.Sub(start)
-	run.waits = sessionWaits(b, c, dirs)
+	ids := make([]string, len(dirs))
+	for i, dir := range dirs {
+		ids[i] = sessionIDOf(dir)
+	}
+	run.waits = sessionWaits(b, c, ids, true)
 	hwm, err := procMem(w.cmd.Process.Pid, "VmHWM")
 	require.NoError(b, err)
 	run.workerPeak = max(workerPeak, hwm)
@@ -401,15 +412,20 @@ type scaleWaits struct {
 	gaps []time.Duration
 }
 
-// sessionWaits reads the histories of the sessions of dirs.
-func sessionWaits(b *testing.B, c client.Client, dirs []string) scaleWaits {
+// sessionWaits reads the histories of the workflows ids; prepared says
+// that each runs one activity (the preparation) before its iterations.
+func sessionWaits(b *testing.B, c client.Client, ids []string, prepared bool) scaleWaits {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var w scaleWaits
 	var iterations int
-	for _, dir := range dirs {
-		h, err := collectHistory(c.GetWorkflowHistory(ctx, sessionIDOf(dir), "", false, 0))
+	first := 1 // the completion after which gaps are counted
+	if prepared {
+		first = 2
+	}
+	for _, id := range ids {
+		h, err := collectHistory(c.GetWorkflowHistory(ctx, id, "", false, 0))
 		require.NoError(b, err)
 		at := map[int64]time.Time{}
 		var completed int
@@ -420,8 +436,7 @@ func sessionWaits(b *testing.B, c client.Client, dirs []string) scaleWaits {
 			switch {
 			case e.GetActivityTaskStartedEventAttributes() != nil:
 				w.activityQueue += since(e.GetActivityTaskStartedEventAttributes().GetScheduledEventId())
-				// The first completion is the preparation's.
-				if completed >= 2 {
+				if completed >= first {
 					w.gaps = append(w.gaps, e.GetEventTime().AsTime().Sub(lastEnd))
 				}
 			case e.GetActivityTaskCompletedEventAttributes() != nil:
@@ -437,7 +452,9 @@ func sessionWaits(b *testing.B, c client.Client, dirs []string) scaleWaits {
 		}
 	}
 	// The activities are the iterations and one preparation each.
-	iterations -= len(dirs)
+	if prepared {
+		iterations -= len(ids)
+	}
 	n := float64(iterations)
 	return scaleWaits{activity: w.activity / n, activityQueue: w.activityQueue / n, workflowQueue: w.workflowQueue / n, workflowTask: w.workflowTask / n, gaps: w.gaps}
 }
@@ -486,6 +503,11 @@ func startScaleWorker(b *testing.B, srv *devserver.Server, n int, scenario strin
 		}
 	}
 	w.cmd.Env = append(w.cmd.Env, workerEnv(srv, home, n, scenario)...)
+	// RALPH_BENCH_WORKER_PROFILE=DIR: a CPU profile of each N's worker,
+	// worker-N.pprof (docs/development.md).
+	if dir := os.Getenv("RALPH_BENCH_WORKER_PROFILE"); dir != "" {
+		w.cmd.Env = append(w.cmd.Env, fmt.Sprintf("RALPH_WORKER_CPU_PROFILE=%s/worker-%d.pprof", dir, n))
+	}
 	w.cmd.Stdout, w.cmd.Stderr = w, w
 	require.NoError(b, w.cmd.Start())
 	go func() {

@@ -116,6 +116,17 @@ func TestWebhookWakesTheQueue(t *testing.T) {
 	})
 	took := time.Since(sent)
 	t.Logf("figure: label to session start with a webhook: %s", took.Round(10*time.Millisecond))
+	var first time.Time
+	waitFor(t, time.Minute, "the issue's first agent run", func() bool {
+		for _, c := range calls(t, qr.se.env) {
+			if strings.Contains(c.Prompt, "Add a greeting") {
+				first = c.Time
+				return true
+			}
+		}
+		return false
+	})
+	fmt.Printf("FIGURE label_to_first_prompt_seconds %.2f (webhook delivery to the agent's first start)\n", first.Sub(sent).Seconds())
 
 	// GitHub's redelivery of the same delivery has no effect.
 	status, body = postDelivery(t, url, webhookSecret, "issues", delivery, payload)

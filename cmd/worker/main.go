@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"syscall"
 
@@ -48,9 +49,39 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := newRootCmd().ExecuteContext(ctx); err != nil && !errors.Is(err, context.Canceled) {
+	endProfile := cpuProfile()
+	err := newRootCmd().ExecuteContext(ctx)
+	endProfile()
+	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		os.Exit(1)
+	}
+}
+
+// cpuProfileVar names the file a CPU profile of the whole run is written
+// to, for `go tool pprof` (docs/development.md): a diagnostic, not a
+// setting. The profile is complete once the worker stopped on SIGINT or
+// SIGTERM.
+const cpuProfileVar = "RALPH_WORKER_CPU_PROFILE"
+
+// cpuProfile starts the CPU profile cpuProfileVar asks for, and returns
+// what ends it.
+func cpuProfile() (end func()) {
+	path := os.Getenv(cpuProfileVar)
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "worker: %s: %v\n", cpuProfileVar, err)
+		os.Exit(1)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
 	}
 }
 
