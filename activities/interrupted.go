@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -15,22 +14,21 @@ import (
 )
 
 // createLog saves the prompt and opens the raw stream log of one attempt
-// under dir, relative to the workspace ws (never out of it: tasks.Create).
-// When they cannot be written it returns io.Discard and the error, so the
-// iteration still runs.
+// under dir, relative to the workspace ws (never out of it:
+// tasks.CreateAll). When they cannot be written it returns io.Discard and
+// the error, so the iteration still runs.
 func createLog(ws, dir, promptName, logName, prompt string) (io.Writer, func(), error) {
-	p, err := tasks.Create(ws, filepath.Join(dir, promptName))
-	if err == nil {
-		_, err = p.WriteString(prompt)
-		if cerr := p.Close(); err == nil {
-			err = cerr
-		}
-	}
+	fs, err := tasks.CreateAll(ws, dir, promptName, logName)
 	if err != nil {
 		return io.Discard, func() {}, fmt.Errorf("agent log not saved: %w", err)
 	}
-	f, err := tasks.Create(ws, filepath.Join(dir, logName))
+	p, f := fs[0], fs[1]
+	_, err = p.WriteString(prompt)
+	if cerr := p.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
+		f.Close()
 		return io.Discard, func() {}, fmt.Errorf("agent log not saved: %w", err)
 	}
 	return f, func() { f.Close() }, nil

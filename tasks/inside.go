@@ -204,19 +204,44 @@ func ReadFile(dir, name string) ([]byte, error) { return readInside(dir, name) }
 // the worker's write out of the workspace.
 func Create(dir, name string) (*os.File, error) {
 	local := filepath.FromSlash(name)
+	fs, err := CreateAll(dir, filepath.Dir(local), filepath.Base(local))
+	if err != nil {
+		return nil, err
+	}
+	return fs[0], nil
+}
+
+// CreateAll creates or truncates the files names in sub, a directory
+// relative to the workspace dir that it makes, as Create does each, but
+// walking to sub once for all of them (an iteration's prompt and log: each
+// walk is a system call per directory on the way).
+func CreateAll(dir, sub string, names ...string) ([]*os.File, error) {
+	sub = filepath.FromSlash(sub)
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", dir, err)
 	}
 	defer root.Close()
-	if err := root.MkdirAll(filepath.Dir(local), 0o755); err != nil {
-		return nil, fmt.Errorf("create %s in workspace %s: %w", name, dir, err)
+	if err := root.MkdirAll(sub, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s in workspace %s: %w", sub, dir, err)
 	}
-	f, err := root.OpenFile(local, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	in, err := root.OpenRoot(sub)
 	if err != nil {
-		return nil, fmt.Errorf("create %s in workspace %s: %w", name, dir, err)
+		return nil, fmt.Errorf("create %s in workspace %s: %w", sub, dir, err)
 	}
-	return f, nil
+	defer in.Close()
+	files := make([]*os.File, 0, len(names))
+	for _, name := range names {
+		f, err := in.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			for _, f := range files {
+				f.Close()
+			}
+			return nil, fmt.Errorf("create %s in workspace %s: %w", filepath.Join(sub, name), dir, err)
+		}
+		files = append(files, f)
+	}
+	return files, nil
 }
 
 // Rename moves from to to, both relative to the workspace dir, making the

@@ -192,3 +192,33 @@ func TestReadersRefuseSymlinkOutOfWorkspace(t *testing.T) {
 		})
 	}
 }
+
+// TestCreateAllStaysInTheWorkspace: CreateAll makes the directory and
+// its files in one walk; a directory on the way, or the directory
+// itself, that the agent made a symlink out of the workspace is refused,
+// and nothing is written outside.
+func TestCreateAllStaysInTheWorkspace(t *testing.T) {
+	ws, outside := t.TempDir(), t.TempDir()
+	fs, err := CreateAll(ws, ".ralph/logs/key", "a.prompt.md", "a.jsonl")
+	require.NoError(t, err)
+	require.Len(t, fs, 2)
+	for _, f := range fs {
+		_, err := f.WriteString("x")
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	data, err := os.ReadFile(filepath.Join(ws, ".ralph", "logs", "key", "a.jsonl"))
+	require.NoError(t, err)
+	require.Equal(t, "x", string(data))
+
+	for _, link := range []string{".ralph/logs/other", ".ralph/away"} {
+		require.NoError(t, os.Symlink(outside, filepath.Join(ws, filepath.FromSlash(link))))
+	}
+	for _, sub := range []string{".ralph/logs/other", ".ralph/away/key"} {
+		_, err := CreateAll(ws, sub, "a.jsonl")
+		require.Error(t, err, sub)
+	}
+	entries, err := os.ReadDir(outside)
+	require.NoError(t, err)
+	require.Empty(t, entries, "nothing was made outside the workspace")
+}
