@@ -58,6 +58,9 @@ var Changes = []Change{
 	{"inbox-hold-replies", "2026-11-27", []string{
 		"a reply to the bot that answers no question is told so",
 		"it is held a moment for the question it may answer"}},
+	{"inbox-reply-by-buttons", "2026-11-29", []string{
+		"a reply to a message of the bot the inbox does not know matches no question",
+		"it answers the question its message's buttons name (a copy sent again after a worker died)"}},
 	{"ask-before-complete", "2026-11-28", []string{
 		"a question asked in the iteration that completes the work is dropped",
 		"it is asked before the session ends, the loop going on with its answer"}},

@@ -47,6 +47,15 @@ const (
 // question; before, it was told at once that it answers nothing.
 const versionHoldReplies = "inbox-hold-replies"
 
+// versionReplyByButtons is the change ID of replies matched by their
+// buttons: from 1 on, a reply to a message of the bot that the inbox does
+// not know is matched to its question by the key hash of that message's
+// buttons (a second copy, sent after a worker died between the send and
+// its record). Before, only the message ID matched. The hash comes from
+// the chat activity of workers since the change: an older inbox run may
+// have recorded one and decided without it.
+const versionReplyByButtons = "inbox-reply-by-buttons"
+
 // chatHelp is what the bot says to what it does not understand.
 const chatHelp = "Reply to a question of a session to answer it (approve, reject: why, or your answer), or to a plan to approve it or say what to change. Commands: /run <workspace> <idea> (plans it, and runs the plan you approve); /status; /guide <text>, /pause, /resume, /stop (as a reply to a session's message, or with one session running)."
 
@@ -194,6 +203,8 @@ type inbox struct {
 	slackAt time.Time
 	// holds caches GetVersion(versionHoldReplies) of this run.
 	holds *bool
+	// byButtons caches GetVersion(versionReplyByButtons) of this run.
+	byButtons *bool
 }
 
 // serveUntil acts on the slash commands that come until f is ready, and
@@ -239,16 +250,28 @@ func (ib *inbox) asking(chat, id string) *contract.ChatSent {
 }
 
 // repliedTo finds the asking message the reply u replies to: by its
-// message ID, else by the key hash its buttons carry (a copy of the
-// question whose sending the inbox was not told of).
-func (ib *inbox) repliedTo(u contract.ChatUpdate) *contract.ChatSent {
+// message ID, else, from version 1 of versionReplyByButtons, by the key
+// hash its buttons carry (a copy of the question whose sending the inbox
+// was not told of).
+func (ib *inbox) repliedTo(ctx workflow.Context, u contract.ChatUpdate) *contract.ChatSent {
 	if cs := ib.asking(strconv.FormatInt(u.Chat, 10), strconv.FormatInt(u.ReplyTo, 10)); cs != nil {
 		return cs
 	}
-	if u.KeyHash != "" {
-		return ib.byKeyHash(u.KeyHash)
+	if u.KeyHash == "" || !ib.matchesButtons(ctx) {
+		return nil
 	}
-	return nil
+	return ib.byKeyHash(u.KeyHash)
+}
+
+// matchesButtons reports whether this run finds a reply's question by
+// the key hash of the replied message's buttons (GetVersion
+// versionReplyByButtons, asked once per run, and only for such a reply).
+func (ib *inbox) matchesButtons(ctx workflow.Context) bool {
+	if ib.byButtons == nil {
+		on := workflow.GetVersion(ctx, versionReplyByButtons, workflow.DefaultVersion, 1) == 1
+		ib.byButtons = &on
+	}
+	return *ib.byButtons
 }
 
 // byKeyHash finds the asking notification whose key has hash h.
@@ -269,13 +292,13 @@ func (ib *inbox) handle(ctx workflow.Context, u contract.ChatUpdate) {
 	case strings.HasPrefix(strings.TrimSpace(u.Text), "/"):
 		var target string
 		if u.ReplyTo != 0 {
-			if cs := ib.repliedTo(u); cs != nil {
+			if cs := ib.repliedTo(ctx, u); cs != nil {
 				target = cs.WorkflowID
 			}
 		}
 		ib.command(ctx, u, target)
 	case u.ReplyTo != 0:
-		cs := ib.repliedTo(u)
+		cs := ib.repliedTo(ctx, u)
 		switch {
 		case cs != nil:
 			ib.answer(ctx, u, cs, chatAnswer(*cs, u.Text))
@@ -326,7 +349,7 @@ func (ib *inbox) settleHeld(ctx workflow.Context) {
 	ib.st.Held = nil
 	for _, h := range held {
 		u := h.Update
-		if cs := ib.repliedTo(u); cs != nil {
+		if cs := ib.repliedTo(ctx, u); cs != nil {
 			ib.answer(ctx, u, cs, chatAnswer(*cs, u.Text))
 		} else if !now.Before(h.Until) {
 			ib.reply(ctx, u, notAQuestion)
