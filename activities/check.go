@@ -64,6 +64,8 @@ func (a *Agent) check(ctx context.Context, in contract.IterationInput, beat func
 	}()
 	if err = c.cmd.Start(cmd); err == nil {
 		err = cmd.Wait()
+	} else if cmd.Process != nil {
+		_ = cmd.Wait() // the sandbox could not be set up and was killed
 	}
 	close(done)
 	if cmd.Process != nil {

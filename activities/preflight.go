@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -106,6 +107,7 @@ func (a *Agent) CheckAgent(ctx context.Context, s contract.AgentSettings) (contr
 		Env:        c.cmd.Env,
 		Guarded:    c.cmd.Guarded,
 		ExtraFiles: c.cmd.Files,
+		Ready:      c.cmd.Ready,
 		Stdin:      strings.NewReader(""),
 		MaxLine:    4 << 10,
 		OnLine:     func(line []byte, _ bool) { lineOnce(&stdout, line) },
@@ -114,6 +116,8 @@ func (a *Agent) CheckAgent(ctx context.Context, s contract.AgentSettings) (contr
 	c.close()
 	version := strings.Join(s.Command, " ") + " --version"
 	switch {
+	case errors.Is(err, sandbox.ErrStart):
+		return check, fmt.Errorf("check agent %s: %w", bin, err) // retried
 	case err != nil:
 		return check, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("agent binary %q (backend %s) could not be started: %v", bin, backend.Name(), err),

@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -82,6 +83,7 @@ func (a *Agent) runAgent(ctx context.Context, in contract.IterationInput, backen
 		Env:        c.cmd.Env,
 		Guarded:    c.cmd.Guarded,
 		ExtraFiles: c.cmd.Files,
+		Ready:      c.cmd.Ready,
 		Stdin:      strings.NewReader(prompt),
 		MaxLine:    a.maxLine(),
 		OnLine:     st.line,
@@ -94,9 +96,7 @@ func (a *Agent) runAgent(ctx context.Context, in contract.IterationInput, backen
 		activity.GetLogger(ctx).Warn("The sandbox refused the agent network destinations", "Iteration", in.Iteration, "Refused", refused)
 	}
 	if err != nil {
-		return agentRun{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("start agent %q: %v", bin, err), contract.ErrTypeAgentNotFound, err,
-			contract.AgentProblem{Backend: backend.Name(), Binary: in.Agent.Command[0]})
+		return agentRun{}, startFailure(err, in, backend, bin)
 	}
 	// Cancellation of the activity (heartbeat timeout, session runtime
 	// limit, a stop by hand) is an error for Temporal; the end of the
@@ -118,6 +118,19 @@ func (a *Agent) runAgent(ctx context.Context, in contract.IterationInput, backen
 	// which Verdict read.
 	run.resumeFailed = resume != "" && st.parser.ResumeFailed()
 	return run, nil
+}
+
+// startFailure is the error of an agent process that did not start:
+// retried when its sandbox could not be set up (the worker found at its
+// start that it can set sandboxes up), for good when its binary could not
+// be run.
+func startFailure(err error, in contract.IterationInput, backend agent.Backend, bin string) error {
+	if errors.Is(err, sandbox.ErrStart) {
+		return fmt.Errorf("agent iteration %d: %w", in.Iteration, err)
+	}
+	return temporal.NewNonRetryableApplicationError(
+		fmt.Sprintf("start agent %q: %v", bin, err), contract.ErrTypeAgentNotFound, err,
+		contract.AgentProblem{Backend: backend.Name(), Binary: in.Agent.Command[0]})
 }
 
 // beatEvery calls fn every heartbeat interval until the returned stop,

@@ -55,8 +55,8 @@ func (a *Agent) contain(in contract.IterationInput, backend agent.Backend, cmd s
 	if network == "" {
 		network = sandbox.NetInternet
 	}
-	if err == nil && sandbox.Proxied(network) && box.Socat == "" {
-		err = fmt.Errorf("%w: agent.network %s needs socat, which is not on PATH", sandbox.ErrUnavailable, network)
+	if err == nil {
+		err = box.ProxyProblem(network)
 	}
 	if err != nil {
 		if s.Mode == sandbox.ModeRequired {

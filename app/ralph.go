@@ -426,10 +426,11 @@ func SandboxNotice() string {
 	switch {
 	case err != nil:
 		return fmt.Sprintf("Agents run UNCONTAINED (agent.sandbox auto; sessions with agent.sandbox required fail): %v. To contain them: %s.", err, sandbox.InstallHint)
-	case box.Socat == "":
-		return fmt.Sprintf("Agents run in %s, but socat is not on PATH: sessions on agent.network internet or allow-list run uncontained (auto) or fail (required). Install socat.", box.Name())
+	case box.ProxyProblem(sandbox.NetInternet) != nil:
+		return fmt.Sprintf("Agents run in %s, but socat is not on PATH (and this worker may not enter a sandbox's network namespace, as root could): sessions on agent.network internet or allow-list run uncontained (auto) or fail (required). Install socat.", box.Name())
 	}
-	return fmt.Sprintf("Agents run contained: %s, network through the worker's egress proxy (see agent.sandbox and agent.network); limits: %s.", box.Name(), box.Enforcement())
+	return fmt.Sprintf("Agents run contained: %s, network through the worker's egress proxy (bridge: %s; see agent.sandbox and agent.network); limits: %s.",
+		box.Name(), box.Bridge(), box.Enforcement())
 }
 
 // LoadCodec returns the payload codec cfg configures, or nil when

@@ -9,8 +9,9 @@ import (
 
 // SandboxProblem is why the agents of a session with the sandbox settings
 // s cannot run contained on this machine (an error that wraps
-// sandbox.ErrUnavailable): no usable bubblewrap, or no socat for a
-// network that goes through the egress proxy. It is nil when they can,
+// sandbox.ErrUnavailable): no usable bubblewrap, or no bridge (socat,
+// or a worker that enters the sandbox's network) for a network that goes
+// through the egress proxy. It is nil when they can,
 // or when s does not contain them (agent.sandbox off). A worker of this
 // machine finds the same at the session's first iteration.
 func SandboxProblem(s contract.SandboxSettings) error {
@@ -25,10 +26,8 @@ func sandboxProblem(s contract.SandboxSettings, box *sandbox.Bubblewrap, found e
 		return nil
 	case found != nil:
 		return found
-	case sandbox.Proxied(networkOf(s)) && box.Socat == "":
-		return fmt.Errorf("%w: agent.network %s needs socat, which is not on PATH", sandbox.ErrUnavailable, networkOf(s))
 	}
-	return nil
+	return box.ProxyProblem(networkOf(s))
 }
 
 // networkOf is the agent.network of s, internet when unset.

@@ -36,7 +36,7 @@ func TestSessionSandboxNotice(t *testing.T) {
 		{"required_with_a_sandbox", contract.SandboxSettings{Mode: sandbox.ModeRequired}, box, nil,
 			"Agents of this session run contained: , network internet through the worker's egress proxy", false},
 		{"required_without_socat", contract.SandboxSettings{Mode: sandbox.ModeRequired, Network: sandbox.NetAllowList}, noSocat, nil,
-			"their iterations fail (no sandbox available: agent.network allow-list needs socat, which is not on PATH)", true},
+			"their iterations fail (no sandbox available: agent.network allow-list needs socat, which is not on PATH; a worker that may enter the sandbox's network namespace (root) needs none)", true},
 		{"no_network_needs_no_socat", contract.SandboxSettings{Mode: sandbox.ModeRequired, Network: sandbox.NetNone}, noSocat, nil,
 			"run contained: , without a network (agent.network none)", false},
 	}

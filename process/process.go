@@ -63,6 +63,10 @@ type Spec struct {
 	// ExtraFiles are inherited by a Guarded process as its fds 3, 4, …;
 	// Run closes them once the process has its own copies.
 	ExtraFiles []*os.File
+	// Ready, when set, is called with the process's PID once it started,
+	// before its output is read (a sandbox's Command.Ready). When it
+	// fails, Run ends the process group and returns its error.
+	Ready func(pid int) error
 }
 
 // Result is how a process ended.
@@ -123,6 +127,13 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	pgid := cmd.Process.Pid
 	window.first = pgid
+	if spec.Ready != nil {
+		if err := spec.Ready(pgid); err != nil {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			_ = cmd.Wait()
+			return Result{}, err
+		}
+	}
 	if spec.OnStart != nil {
 		spec.OnStart(pgid)
 	}

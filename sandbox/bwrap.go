@@ -31,6 +31,10 @@ type Bubblewrap struct {
 	// nestedUserns says this bwrap takes --disable-userns (0.8.0 and
 	// later): the run cannot make user namespaces of its own.
 	nestedUserns bool
+	// entersNet says the worker may enter a run's network namespace
+	// (CAP_SYS_ADMIN, as root): it listens for the egress proxy in
+	// there itself, with no bridge (socat) inside.
+	entersNet bool
 	// cgroups are where runs get a control group; cgroupErr says why
 	// they get none.
 	cgroups   cgroups
@@ -87,7 +91,62 @@ func probe() (*Bubblewrap, error) {
 			ErrUnavailable, bw, err, strings.TrimSpace(string(out)))
 	}
 	b.cgroups, b.cgroupErr = findCgroups()
+	b.entersNet = b.tryEnterNet()
 	return b, nil
+}
+
+// tryEnterNet reports whether the worker can open a listener in the
+// network namespace of a run: it starts one that runs nothing until the
+// listener is open.
+func (b *Bubblewrap) tryEnterNet() bool {
+	g, err := newGate()
+	if err != nil {
+		return false
+	}
+	defer g.close()
+	args := append(append(b.namespaces(NetNone), "--ro-bind", "/", "/"), g.args()...)
+	cmd := exec.Command(b.Bwrap, append(args, "--", "true")...)
+	// fds 4 and 5; fd 3 is unused here.
+	cmd.ExtraFiles = []*os.File{nil, g.infoW, g.blockR}
+	if cmd.Start() != nil {
+		return false
+	}
+	g.infoW.Close()
+	g.blockR.Close()
+	ok := false
+	if in, err := g.readInfo(); err == nil {
+		if l, err := listenIn(fmt.Sprintf("/proc/%d/ns/net", in.ChildPID), in.NetNS); err == nil {
+			l.Close()
+			ok = true
+		}
+	}
+	g.blockW.Close()
+	_ = cmd.Wait()
+	return ok
+}
+
+// ProxyProblem is why runs on network cannot be contained here (it wraps
+// ErrUnavailable), or nil: a network that goes through the egress proxy
+// needs the worker to enter the run's network namespace or socat.
+func (b *Bubblewrap) ProxyProblem(network string) error {
+	if network == "" {
+		network = NetInternet
+	}
+	if Proxied(network) && !b.entersNet && b.Socat == "" {
+		return fmt.Errorf("%w: agent.network %s needs socat, which is not on PATH; a worker that may enter the sandbox's network namespace (root) needs none", ErrUnavailable, network)
+	}
+	return nil
+}
+
+// Bridge says how a run's loopback reaches the egress proxy here.
+func (b *Bubblewrap) Bridge() string {
+	switch {
+	case b.entersNet:
+		return "the worker listens in the sandbox's network namespace"
+	case b.Socat != "":
+		return "socat inside the sandbox"
+	}
+	return "none (no socat): only agent.network none and open"
 }
 
 // Name is bwrap's version line.
@@ -141,8 +200,8 @@ func (b *Bubblewrap) Wrap(spec Spec, cmd Command) (Command, error) {
 		network = NetInternet
 	}
 	if Proxied(network) {
-		if b.Socat == "" {
-			return Command{}, fmt.Errorf("%w: agent.network %s needs socat, which is not on PATH", ErrUnavailable, network)
+		if err := b.ProxyProblem(network); err != nil {
+			return Command{}, err
 		}
 		if spec.ProxySocket == "" {
 			return Command{}, errors.New("sandbox: no egress proxy for agent.network " + network)
@@ -155,8 +214,11 @@ func (b *Bubblewrap) Wrap(spec Spec, cmd Command) (Command, error) {
 	}
 	args := append(b.namespaces(network), m...)
 	env := sandboxEnv(cmd.Env)
-	if Proxied(network) {
+	bridged := Proxied(network) && !b.entersNet
+	if bridged {
 		args = append(args, "--bind", spec.ProxySocket, proxySocket, "--ro-bind", b.Socat, b.Socat)
+	}
+	if Proxied(network) {
 		env = proxyEnv(env)
 	}
 	// Nothing is mounted after this: the root of the sandbox is read-only
@@ -166,16 +228,19 @@ func (b *Bubblewrap) Wrap(spec Spec, cmd Command) (Command, error) {
 	if err != nil {
 		return Command{}, err
 	}
-	args = append(args, "--add-seccomp-fd", "3", "--chdir", spec.Workspace, "--")
+	if Proxied(network) && b.entersNet {
+		run.proxySocket = spec.ProxySocket
+	}
+	args = append(append(args, "--add-seccomp-fd", "3"), run.gate.args()...)
+	args = append(args, "--chdir", spec.Workspace, "--")
 	contents := append([]string{cmd.Path}, cmd.Args...)
-	if Proxied(network) {
+	if bridged {
 		// sh starts the bridge to the proxy, waits until it listens,
 		// and becomes the agent.
 		contents = append([]string{"/bin/sh", "-c", bridgeScript, "ralph-sandbox", b.Socat}, contents...)
 	}
-	line := run.outside(append(append([]string{b.Bwrap}, args...), run.inside(b.Prlimit, contents)...))
-	return Command{Path: line[0], Args: line[1:], Env: env, Guarded: true,
-		Files: []*os.File{run.filter}, Release: run.release}, nil
+	return Command{Path: b.Bwrap, Args: append(args, run.inside(b.Prlimit, contents)...), Env: env, Guarded: true,
+		Files: []*os.File{run.filter, run.gate.infoW, run.gate.blockR}, Ready: run.ready, Release: run.release}, nil
 }
 
 // bridgeScript runs socat ($1) to bridge the sandbox's 127.0.0.1:3128 to

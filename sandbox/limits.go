@@ -232,12 +232,18 @@ func (g group) remove() {
 }
 
 // run is what applies one run's limits: the seccomp filter bwrap reads
-// (fd 3), and the run's control group where the machine gives one.
+// (fd 3), the run's control group where the machine gives one, and the
+// gate that holds bwrap until the group and the network are ready.
 type run struct {
 	filter  *os.File
 	limits  Limits
 	group   group
 	grouped bool
+	gate    *gate
+	// proxySocket, when set, is the egress proxy the worker's own
+	// listener in the sandbox forwards to (bridge).
+	proxySocket string
+	bridge      *bridge
 }
 
 // newRun prepares the limits of one run, bounded by l.
@@ -245,6 +251,10 @@ func (b *Bubblewrap) newRun(l Limits) (*run, error) {
 	r := &run{limits: l}
 	var err error
 	if r.filter, err = filterFile(); err != nil {
+		return nil, err
+	}
+	if r.gate, err = newGate(); err != nil {
+		r.release()
 		return nil, err
 	}
 	if b.cgroups.usable() {
@@ -272,31 +282,17 @@ func (r *run) inside(prlimit string, cmd []string) []string {
 		fmt.Sprintf("--data=%d:%d", r.limits.Memory, r.limits.Memory), "--"}, cmd...)
 }
 
-// outside is the command line that starts bwrap (cmd) in the run's
-// control group: a shell that moves itself into the group, then becomes
-// bwrap, so that nothing of the run starts outside it. Without a group,
-// cmd.
-func (r *run) outside(cmd []string) []string {
-	if !r.grouped {
-		return cmd
-	}
-	args := []string{"/bin/sh", "-c", joinScript, "ralph-sandbox"}
-	for _, d := range r.group.dirs {
-		args = append(args, filepath.Join(d, "cgroup.procs"))
-	}
-	return append(append(args, "--"), cmd...)
-}
-
-// joinScript writes its own PID into each file before "--", then runs
-// what follows.
-const joinScript = `while [ "$1" != -- ]; do echo $$ > "$1" || { echo "ralph-sandbox: cannot join the control group $1" >&2; exit 125; }; shift; done
-shift; exec "$@"`
-
 // release closes what is left of the run's files and removes its
 // control group; it runs once the run has ended.
 func (r *run) release() {
 	if r.filter != nil {
 		r.filter.Close()
+	}
+	if r.gate != nil {
+		r.gate.close()
+	}
+	if r.bridge != nil {
+		r.bridge.close()
 	}
 	if r.grouped {
 		// The kernel holds an emptied group busy for a moment: the run's

@@ -100,20 +100,28 @@ type Command struct {
 	// Files are inherited by the command as its fds 3, 4, …; the runner
 	// closes its copies once the command has started.
 	Files []*os.File
+	// Ready, when set, must be called with the command's PID as soon as
+	// it started: it finishes the sandbox (the run's control group, its
+	// network's listener) and lets the command run. Its error wraps
+	// ErrStart; the command was killed before it ran anything.
+	Ready func(pid int) error
 	// Release, when set, is run once the command has ended.
 	Release func()
 }
 
 // Start starts cmd, made of c's Path, Args and Env, as c must be
-// started: with c's Files, which it then closes. The caller waits for
-// cmd, then runs Release.
+// started: with c's Files, which it then closes, and Ready. The caller
+// waits for cmd (also after an error of Ready), then runs Release.
 func (c Command) Start(cmd *exec.Cmd) error {
 	cmd.ExtraFiles = c.Files
 	err := cmd.Start()
 	for _, f := range c.Files {
 		f.Close()
 	}
-	return err
+	if err != nil || c.Ready == nil {
+		return err
+	}
+	return c.Ready(cmd.Process.Pid)
 }
 
 // Box runs commands contained.

@@ -31,7 +31,13 @@ func box(t testing.TB) *sandbox.Bubblewrap {
 // run runs script under sh in a sandbox of spec and returns its output.
 func run(t *testing.T, spec sandbox.Spec, script string, stdin ...string) (string, error) {
 	t.Helper()
-	c, err := box(t).Wrap(spec, sandbox.Command{Path: "/bin/sh", Args: []string{"-c", script}, Env: []string{"PATH=" + spec.Path, "HOME=" + spec.Home}})
+	return runIn(t, box(t), spec, script, stdin...)
+}
+
+// runIn is run in the sandbox of b.
+func runIn(t *testing.T, b *sandbox.Bubblewrap, spec sandbox.Spec, script string, stdin ...string) (string, error) {
+	t.Helper()
+	c, err := b.Wrap(spec, sandbox.Command{Path: "/bin/sh", Args: []string{"-c", script}, Env: []string{"PATH=" + spec.Path, "HOME=" + spec.Home}})
 	require.NoError(t, err)
 	return runWrapped(t, c, strings.Join(stdin, ""))
 }
@@ -46,7 +52,10 @@ func runWrapped(t *testing.T, c sandbox.Command, stdin string) (string, error) {
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	defer c.Release()
-	require.NoError(t, c.Start(cmd))
+	if err := c.Start(cmd); err != nil {
+		_ = cmd.Wait()
+		return out.String(), err
+	}
 	err := cmd.Wait()
 	return out.String(), err
 }
@@ -196,20 +205,76 @@ func TestProxiedNetworkReachesOnlyTheProxy(t *testing.T) {
 		t.Skip("socat is not installed")
 	}
 	f := newFixture(t)
-	sock := filepath.Join(t.TempDir(), "egress.sock")
-	l, err := net.Listen("unix", sock)
-	require.NoError(t, err)
-	defer l.Close()
-	go serve(l, func(c net.Conn) {
+	sock := fakeProxy(t, func(c net.Conn) {
 		line, _ := bufio.NewReader(c).ReadString('\n')
 		_, _ = c.Write([]byte("proxy got " + line))
 	})
 	spec := f.spec(sandbox.NetAllowList)
 	spec.ProxySocket = sock
-	out, err := run(t, spec, `read -r x; echo "stdin: $x"; echo "$HTTPS_PROXY"; echo ping | socat - TCP:127.0.0.1:3128; echo pong | socat - TCP:127.0.0.1:3128`, "the prompt\n")
-	require.NoError(t, err, out)
-	require.Contains(t, out, "stdin: the prompt", "the program reads the stdin it was given")
-	require.Contains(t, out, "http://127.0.0.1:3128")
-	require.Contains(t, out, "proxy got ping")
-	require.Contains(t, out, "proxy got pong", "the bridge serves on after its first connection")
+	spec.ReadOnly = []string{b.Socat} // the client
+	for _, bridged := range bridges(t, b) {
+		t.Run(bridged.name, func(t *testing.T) {
+			out, err := runIn(t, bridged.box, spec, `read -r x; echo "stdin: $x"; echo "$HTTPS_PROXY"; echo ping | socat - TCP:127.0.0.1:3128; echo pong | socat - TCP:127.0.0.1:3128`, "the prompt\n")
+			require.NoError(t, err, out)
+			require.Contains(t, out, "stdin: the prompt", "the program reads the stdin it was given")
+			require.Contains(t, out, "http://127.0.0.1:3128")
+			require.Contains(t, out, "proxy got ping")
+			require.Contains(t, out, "proxy got pong", "the bridge serves on after its first connection")
+		})
+	}
+}
+
+// bridges are the ways b's runs reach the egress proxy here: socat
+// inside, and the worker's own listener where it may enter a run's
+// network namespace (root); CI, as root, runs both.
+func bridges(t *testing.T, b *sandbox.Bubblewrap) []struct {
+	name string
+	box  *sandbox.Bubblewrap
+} {
+	out := []struct {
+		name string
+		box  *sandbox.Bubblewrap
+	}{{"socat", sandbox.WithSocatBridge(b)}}
+	if b.EntersNet() {
+		out = append(out, struct {
+			name string
+			box  *sandbox.Bubblewrap
+		}{"worker_listener", b})
+	} else if os.Geteuid() == 0 {
+		t.Errorf("a root worker may enter a sandbox's network namespace, but this one found it may not")
+	}
+	return out
+}
+
+// TestRunsOnTheWorkerListenerAreNotKilled: a run whose listener the
+// worker opened in its network namespace ends as its command ends, run
+// after run. (The thread that entered a namespace once ended with its
+// goroutine, and with it, by bwrap's --die-with-parent, whichever run
+// that thread had started: one run in ten was killed.)
+func TestRunsOnTheWorkerListenerAreNotKilled(t *testing.T) {
+	b := box(t)
+	if !b.EntersNet() {
+		t.Skip("this worker may not enter a sandbox's network namespace (not root)")
+	}
+	f := newFixture(t)
+	sock := fakeProxy(t, func(net.Conn) {})
+	spec := f.spec(sandbox.NetInternet)
+	spec.ProxySocket = sock
+	for i := range 40 {
+		out, err := runIn(t, b, spec, "echo ran")
+		require.NoError(t, err, "run %d: %s", i, out)
+		require.Equal(t, "ran\n", out, "run %d", i)
+	}
+}
+
+// fakeProxy is the socket of an egress proxy that handles each
+// connection, until t ends.
+func fakeProxy(t *testing.T, handle func(net.Conn)) string {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "egress.sock")
+	l, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	go serve(l, handle)
+	return sock
 }
