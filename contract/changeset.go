@@ -1,0 +1,197 @@
+package contract
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// ChangeSetSpec is one change across several repositories, as a set file
+// writes it: a task for the whole set and one member per repository, each
+// with its own task and the members it comes after (whose changes it
+// builds on and which merge before it).
+type ChangeSetSpec struct {
+	// Name names the set: its workflow is ChangeSetID(Name).
+	Name string `json:"name" yaml:"name"`
+	// Task is what the whole set is for; every member's prompt carries it.
+	Task    string            `json:"task,omitempty" yaml:"task"`
+	Members []ChangeSetMember `json:"members" yaml:"repos"`
+}
+
+// ChangeSetMember is one repository of a change set.
+type ChangeSetMember struct {
+	// Repo is the GitHub repository, owner/name.
+	Repo string `json:"repo" yaml:"repo"`
+	// Workspace, when set, is a local clone of Repo to work in; otherwise
+	// the repository is cloned.
+	Workspace string `json:"workspace,omitempty" yaml:"workspace"`
+	// Host is the host whose worker runs the member (its workspace is
+	// there); the set's host when empty.
+	Host string `json:"host,omitempty" yaml:"host"`
+	// Task is what this repository's change is; the set's task when empty.
+	Task string `json:"task,omitempty" yaml:"task"`
+	// After are the members (by Repo) whose changes this one builds on:
+	// it starts once they are done and merges after them.
+	After []string `json:"after,omitempty" yaml:"after"`
+}
+
+// ChangeSetID is the ID of the ChangeSet workflow of the set called name.
+func ChangeSetID(name string) string { return "ralph-changeset-" + name }
+
+// changeSetNameRE is what a change set's name may hold (it is part of
+// workflow IDs and branch names).
+var changeSetNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,62}$`)
+
+// repoRE is an owner/name of GitHub.
+var repoRE = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
+
+// Validate checks s as a set file must be: a name, at least one member,
+// every member a repository of its own (owner/name, once) with a task
+// (its own or the set's), and an order without cycles among known
+// members. Each error names the key it is about (repos[1].after).
+func (s ChangeSetSpec) Validate() error {
+	if !changeSetNameRE.MatchString(s.Name) {
+		return fmt.Errorf("name: %q is not a change set name: use lower-case letters, digits, '.', '_' and '-' (at most 63, starting with a letter or digit)", s.Name)
+	}
+	if len(s.Members) == 0 {
+		return fmt.Errorf("repos: a change set needs at least one repository")
+	}
+	seen := map[string]int{}
+	for i, m := range s.Members {
+		key := fmt.Sprintf("repos[%d]", i)
+		if !repoRE.MatchString(m.Repo) {
+			return fmt.Errorf("%s.repo: %q is not a GitHub repository (owner/name)", key, m.Repo)
+		}
+		if j, ok := seen[strings.ToLower(m.Repo)]; ok {
+			return fmt.Errorf("%s.repo: %s is repos[%d] already: a repository is in a set once", key, m.Repo, j)
+		}
+		seen[strings.ToLower(m.Repo)] = i
+		if strings.TrimSpace(m.Task) == "" && strings.TrimSpace(s.Task) == "" {
+			return fmt.Errorf("%s.task: %s has no task, and the set has none (task)", key, m.Repo)
+		}
+	}
+	for i, m := range s.Members {
+		for _, a := range m.After {
+			j, ok := seen[strings.ToLower(a)]
+			switch {
+			case !ok:
+				return fmt.Errorf("repos[%d].after: %q is not a repository of this set", i, a)
+			case j == i:
+				return fmt.Errorf("repos[%d].after: %s cannot come after itself", i, a)
+			}
+		}
+	}
+	if cycle := s.cycle(); cycle != nil {
+		names := make([]string, len(cycle))
+		for k, i := range cycle {
+			names[k] = s.Members[i].Repo
+		}
+		return fmt.Errorf("repos[%d].after: the order has a cycle: %s", cycle[0], strings.Join(append(names, names[0]), " after "))
+	}
+	return nil
+}
+
+// Index is the member whose Repo is repo (case as GitHub ignores it), or
+// -1.
+func (s ChangeSetSpec) Index(repo string) int {
+	return slices.IndexFunc(s.Members, func(m ChangeSetMember) bool { return strings.EqualFold(m.Repo, repo) })
+}
+
+// Before are the members (indexes, in the set's order) that member i
+// comes after.
+func (s ChangeSetSpec) Before(i int) []int {
+	var out []int
+	for _, a := range s.Members[i].After {
+		if j := s.Index(a); j >= 0 && !slices.Contains(out, j) {
+			out = append(out, j)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Order is the order the members merge in: each after the members it
+// comes after, and otherwise as the file lists them (the first member
+// whose predecessors are all placed goes next). s must be valid.
+func (s ChangeSetSpec) Order() []int {
+	placed := make([]bool, len(s.Members))
+	out := make([]int, 0, len(s.Members))
+	for len(out) < len(s.Members) {
+		next := -1
+		for i := range s.Members {
+			if !placed[i] && s.ready(i, placed) {
+				next = i
+				break
+			}
+		}
+		if next < 0 {
+			return out // a cycle: Validate refuses it
+		}
+		placed[next] = true
+		out = append(out, next)
+	}
+	return out
+}
+
+// Ready are the members not in done and not started whose predecessors
+// are all done, in the set's order: those that may start now.
+func (s ChangeSetSpec) Ready(done, started []bool) []int {
+	var out []int
+	for _, i := range s.Order() {
+		if !done[i] && !started[i] && s.ready(i, done) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// ready reports whether every member i comes after is in set.
+func (s ChangeSetSpec) ready(i int, set []bool) bool {
+	for _, j := range s.Before(i) {
+		if !set[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// cycle is a cycle of the members' order (indexes, each after the next,
+// the last after the first, starting at the lowest index), or nil.
+func (s ChangeSetSpec) cycle() []int {
+	const (
+		unseen = iota
+		open
+		closed
+	)
+	state := make([]int, len(s.Members))
+	var path []int
+	var visit func(i int) []int
+	visit = func(i int) []int {
+		state[i] = open
+		path = append(path, i)
+		for _, j := range s.Before(i) {
+			switch state[j] {
+			case open:
+				c := slices.Clone(path[slices.Index(path, j):])
+				low := slices.Index(c, slices.Min(c))
+				return append(c[low:], c[:low]...)
+			case unseen:
+				if c := visit(j); c != nil {
+					return c
+				}
+			}
+		}
+		path = path[:len(path)-1]
+		state[i] = closed
+		return nil
+	}
+	for i := range s.Members {
+		if state[i] == unseen {
+			if c := visit(i); c != nil {
+				return c
+			}
+		}
+	}
+	return nil
+}
