@@ -34,6 +34,8 @@ func TestActivityNames(t *testing.T) {
 		{contract.ActivityReplyToComment, &github.Activities{}},
 		{contract.ActivityRequestReviewers, &github.Activities{}},
 		{contract.ActivityMergePull, &github.Activities{}},
+		{contract.ActivityOpenIssue, &github.Activities{}},
+		{contract.ActivityClosePull, &github.Activities{}},
 		{contract.ActivityReadAnswer, &github.Activities{}},
 	}
 	for _, tt := range tests {

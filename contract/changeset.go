@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 )
 
 // ChangeSetSpec is one change across several repositories, as a set file
@@ -194,4 +195,103 @@ func (s ChangeSetSpec) cycle() []int {
 		}
 	}
 	return nil
+}
+
+// ChangeSetInput is the input of the ChangeSet workflow.
+type ChangeSetInput struct {
+	Spec ChangeSetSpec `json:"spec"`
+	// Members are what each member's issue work runs with, in the order
+	// of Spec.Members: its repository, clone and pull request settings
+	// (whose AutoMerge the set ignores: the set merges), and its
+	// session's template.
+	Members []ChangeSetMemberInput `json:"members"`
+	// AutoMerge merges the set, in its order, once every pull request is
+	// green and approved; otherwise a person says merge
+	// (SignalChangeSetMerge).
+	AutoMerge bool `json:"auto_merge,omitempty"`
+	// MaxCostUSD bounds what the whole set may cost; 0 is no limit.
+	MaxCostUSD float64 `json:"max_cost_usd,omitempty"`
+	// PollInterval is how often the set reads its pull requests once all
+	// are open.
+	PollInterval time.Duration `json:"poll_interval,omitempty"`
+}
+
+// ChangeSetMemberInput is what one member's issue work runs with.
+type ChangeSetMemberInput struct {
+	Settings QueueSettings `json:"settings"`
+	Session  SessionInput  `json:"session"`
+}
+
+// Messages of a ChangeSet workflow (besides those of its members'
+// issue works and followers: SignalIssueEvent, SignalIssueEnded,
+// SignalPullEnded).
+const (
+	// SignalChangeSetMerge asks a set whose pull requests are all green
+	// and approved to merge them, in its order.
+	SignalChangeSetMerge = "change-set-merge"
+	// SignalChangeSetAbandon ends the set: nothing more starts, the
+	// members' work is cancelled and their pull requests closed, with a
+	// comment saying so.
+	SignalChangeSetAbandon = "change-set-abandon"
+)
+
+// States of a change set and of its members.
+const (
+	// The set's.
+	SetWorking    = "working"     // members are worked on
+	SetReady      = "ready"       // every pull request is open; waiting for green, approved, and a merge
+	SetMerging    = "merging"     // merging in order
+	SetMerged     = "merged"      // every pull request merged
+	SetFailed     = "failed"      // a member failed for good: the others were closed
+	SetAbandoned  = "abandoned"   // a person abandoned it: the members were closed
+	SetHalfMerged = "half_merged" // a merge failed midway: some merged, the rest stopped
+
+	// A member's.
+	MemberWaiting = "waiting" // for the members it comes after
+	MemberWorking = "working" // its issue is worked on
+	MemberOpen    = "open"    // its pull request is open
+	MemberMerged  = "merged"
+	MemberFailed  = "failed"
+	MemberClosed  = "closed" // its pull request was closed (by the set's compensation or a person)
+)
+
+// ChangeSetStatus is what the status query of a ChangeSet answers.
+type ChangeSetStatus struct {
+	Name    string                  `json:"name"`
+	State   string                  `json:"state"`
+	Message string                  `json:"message,omitempty"`
+	Members []ChangeSetMemberStatus `json:"members"`
+	// Order is the merge order, by repository.
+	Order   []string  `json:"order"`
+	CostUSD float64   `json:"cost_usd"`
+	Story   []string  `json:"story,omitempty"`
+	Updated time.Time `json:"updated"`
+}
+
+// ChangeSetMemberStatus is one member as the set sees it.
+type ChangeSetMemberStatus struct {
+	Repo     string   `json:"repo"`
+	State    string   `json:"state"`
+	After    []string `json:"after,omitempty"`
+	Issue    int      `json:"issue,omitempty"`
+	IssueURL string   `json:"issue_url,omitempty"`
+	Pull     int      `json:"pull,omitempty"`
+	PullURL  string   `json:"pull_url,omitempty"`
+	Branch   string   `json:"branch,omitempty"`
+	Head     string   `json:"head,omitempty"`
+	Log      []string `json:"log,omitempty"`
+	// Checks and Approved are the last reading of the pull request.
+	Checks   string  `json:"checks,omitempty"`
+	Approved bool    `json:"approved,omitempty"`
+	CostUSD  float64 `json:"cost_usd,omitempty"`
+	Message  string  `json:"message,omitempty"`
+}
+
+// ClosePullInput closes a pull request with a comment saying why, once:
+// a pull request that is closed or merged already is left as it is.
+type ClosePullInput struct {
+	Repo   Repo   `json:"repo"`
+	Number int    `json:"number"`
+	Marker string `json:"marker"`
+	Why    string `json:"why"`
 }

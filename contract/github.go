@@ -187,6 +187,19 @@ type IssueText struct {
 // issue number, so that every attempt edits the same comment.
 func Marker(number int) string { return fmt.Sprintf("<!-- ralph:issue-%d -->", number) }
 
+// OpenIssueInput is an issue the worker opens once in Repo, for what
+// Marker names (an HTML comment, such as a change set's member's).
+type OpenIssueInput struct {
+	Repo Repo `json:"repo"`
+	// Self is the worker's login (PreflightResult.Login): only an issue
+	// it opened is taken as the one asked for.
+	Self   string   `json:"self"`
+	Marker string   `json:"marker"`
+	Title  string   `json:"title"`
+	Body   string   `json:"body"`
+	Labels []string `json:"labels,omitempty"`
+}
+
 // LabelsInput changes the labels of an issue.
 type LabelsInput struct {
 	Repo   Repo `json:"repo"`

@@ -81,6 +81,9 @@ const (
 	// WorkflowAgentPreflight checks, on the worker of a session's host,
 	// the agents of a session about to start (see PreflightInput).
 	WorkflowAgentPreflight = "AgentPreflight"
+	// WorkflowChangeSet runs one change across several repositories (see
+	// ChangeSetID).
+	WorkflowChangeSet = "ChangeSet"
 )
 
 // Activity type names, as the worker registers them (the names of the
@@ -109,7 +112,11 @@ const (
 	ActivityReplyToComment   = "ReplyToComment"
 	ActivityRequestReviewers = "RequestReviewers"
 	ActivityMergePull        = "MergePull"
-	ActivityPrepareRound     = "PrepareRound"
+	// ActivityOpenIssue opens a change set member's issue once;
+	// ActivityClosePull closes a member's pull request with a comment.
+	ActivityOpenIssue    = "OpenIssue"
+	ActivityClosePull    = "ClosePull"
+	ActivityPrepareRound = "PrepareRound"
 	// ActivityReadAnswer reads an issue's answer to a checkpoint.
 	ActivityReadAnswer = "ReadAnswer"
 )

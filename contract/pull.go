@@ -396,6 +396,9 @@ const SignalGitHubPoke = "github-poke"
 
 // PullEnd is the data of SignalPullEnded.
 type PullEnd struct {
+	// Repo is the pull request's repository (a change set follows pull
+	// requests of several, whose issue numbers may be the same).
+	Repo   Repo         `json:"repo,omitzero"`
 	Issue  int          `json:"issue"`
 	Result FollowResult `json:"result"`
 }

@@ -111,17 +111,22 @@ func (t QueueTotals) Taken() int { return t.Done + t.Failed }
 
 // IssueOutcome is what became of one issue.
 type IssueOutcome struct {
-	Number     int       `json:"number"`
-	Title      string    `json:"title"`
-	SessionID  string    `json:"session_id"`
-	Reason     Reason    `json:"reason"`
-	Message    string    `json:"message,omitempty"`
-	PR         int       `json:"pr,omitempty"`
-	PRURL      string    `json:"pr_url,omitempty"`
-	Iterations int       `json:"iterations"`
-	CostUSD    float64   `json:"cost_usd"`
-	Commits    int       `json:"commits"`
-	Pushed     bool      `json:"pushed,omitempty"`
+	Number     int     `json:"number"`
+	Title      string  `json:"title"`
+	SessionID  string  `json:"session_id"`
+	Reason     Reason  `json:"reason"`
+	Message    string  `json:"message,omitempty"`
+	PR         int     `json:"pr,omitempty"`
+	PRURL      string  `json:"pr_url,omitempty"`
+	Iterations int     `json:"iterations"`
+	CostUSD    float64 `json:"cost_usd"`
+	Commits    int     `json:"commits"`
+	Pushed     bool    `json:"pushed,omitempty"`
+	// Head is the pushed branch's head commit and Log its commits'
+	// subjects, newest first (at most 20): what a change set tells the
+	// members that build on this one.
+	Head       string    `json:"head,omitempty"`
+	Log        []string  `json:"log,omitempty"`
 	StartedAt  time.Time `json:"started_at"`
 	FinishedAt time.Time `json:"finished_at"`
 	// Run is the queue run (from 1) that worked on the issue.

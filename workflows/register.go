@@ -11,6 +11,7 @@
 //	inbox      ChatInbox: the answers people give in Telegram and Slack
 //	preflight  AgentPreflight: a host's check that its agents can run
 //	schedule   Scheduled: a schedule's run of a session or a queue
+//	changeset  ChangeSet: one change across several repositories
 //	flow       what they share (host routing, activity options, search
 //	           attributes); no workflow
 //
@@ -19,6 +20,7 @@
 package workflows
 
 import (
+	"github.com/durable-ralph/ralph/workflows/changeset"
 	"github.com/durable-ralph/ralph/workflows/inbox"
 	"github.com/durable-ralph/ralph/workflows/issue"
 	"github.com/durable-ralph/ralph/workflows/notify"
@@ -42,6 +44,7 @@ var All = []any{
 	inbox.ChatInbox,
 	preflight.AgentPreflight,
 	schedule.Scheduled,
+	changeset.ChangeSet,
 }
 
 // Registry is what workflows are registered with: a worker, a replayer

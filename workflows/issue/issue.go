@@ -267,6 +267,7 @@ func (w *Work) runAndPush(ctx workflow.Context, wt contract.WorktreeResult) (con
 		}
 	}
 	w.out.Pushed = push.Pushed
+	w.out.Head, w.out.Log = push.Head, push.Log
 	if push.Pushed {
 		w.event(ctx, fmt.Sprintf("#%d: pushed %s (%s)", is.Number, cur.Branch, words.Count(push.Commits, "commit")))
 	}

@@ -424,7 +424,7 @@ func (f *follower) end(ctx workflow.Context, reason contract.Reason, msg string)
 	if f.in.QueueID != "" {
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
 		err := workflow.SignalExternalWorkflow(dctx, f.in.QueueID, "", contract.SignalPullEnded,
-			contract.PullEnd{Issue: f.in.Issue.Number, Result: res}).Get(dctx, nil)
+			contract.PullEnd{Repo: f.in.Repo, Issue: f.in.Issue.Number, Result: res}).Get(dctx, nil)
 		if err != nil {
 			f.logger.Warn("tell the queue the pull request ended", "error", err)
 		}

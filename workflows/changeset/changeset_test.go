@@ -1,0 +1,281 @@
+package changeset_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-ralph/ralph/activities/github"
+	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/workflows/changeset"
+)
+
+var gha = &github.Activities{}
+
+// setEnv runs a ChangeSet with its GitHub activities mocked and a fake
+// IssueWork for each member, which opens a pull request (or fails, for
+// the repositories in failIssue) and tells the set.
+type setEnv struct {
+	*testsuite.TestWorkflowEnvironment
+	mu        sync.Mutex
+	issues    map[string]contract.OpenIssueInput // by repo
+	started   []string                           // repos, in the order their work started
+	comments  map[string][]contract.CommentInput // by repo
+	merged    []string
+	closed    []contract.ClosePullInput
+	pulls     map[string]contract.PullState // by repo
+	failIssue map[string]bool
+	refuse    map[string]error // preflight, by repo
+	// refuseMerge is GitHub's refusal to merge, by repo.
+	refuseMerge map[string]string
+}
+
+func newSetEnv(t *testing.T) *setEnv {
+	var ts testsuite.WorkflowTestSuite
+	env := &setEnv{TestWorkflowEnvironment: ts.NewTestWorkflowEnvironment(), issues: map[string]contract.OpenIssueInput{},
+		comments: map[string][]contract.CommentInput{}, pulls: map[string]contract.PullState{}, failIssue: map[string]bool{},
+		refuse: map[string]error{}, refuseMerge: map[string]string{}}
+	env.RegisterWorkflow(changeset.ChangeSet)
+	env.RegisterWorkflowWithOptions(env.fakeIssueWork, workflow.RegisterOptions{Name: contract.WorkflowIssueWork})
+	env.RegisterActivity(gha)
+	env.OnActivity(gha.Preflight, mock.Anything, mock.Anything).Return(func(_ context.Context, r contract.Repo) (contract.PreflightResult, error) {
+		if err := env.refuse[r.FullName()]; err != nil {
+			return contract.PreflightResult{}, err
+		}
+		return contract.PreflightResult{FullName: r.FullName(), DefaultBranch: "main", Login: "ralph-bot"}, nil
+	})
+	env.OnActivity(gha.OpenIssue, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.OpenIssueInput) (contract.Issue, error) {
+		env.mu.Lock()
+		defer env.mu.Unlock()
+		env.issues[in.Repo.FullName()] = in
+		return contract.Issue{Number: 1, Title: in.Title, URL: "https://github.com/" + in.Repo.FullName() + "/issues/1", LabeledBy: in.Self}, nil
+	})
+	env.OnActivity(gha.Comment, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.CommentInput) (int64, error) {
+		env.mu.Lock()
+		defer env.mu.Unlock()
+		env.comments[in.Repo.FullName()] = append(env.comments[in.Repo.FullName()], in)
+		return 7, nil
+	})
+	env.OnActivity(gha.PullState, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.PullStateInput) (contract.PullState, error) {
+		env.mu.Lock()
+		defer env.mu.Unlock()
+		if pr, ok := env.pulls[in.Repo.FullName()]; ok {
+			return pr, nil
+		}
+		return contract.PullState{State: "open", Head: "head-" + in.Repo.Name, MergeableState: "clean", Approved: true,
+			Checks: contract.ChecksSummary{Total: 1, Passed: 1}}, nil
+	})
+	env.OnActivity(gha.MergePull, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.MergeInput) (contract.MergeResult, error) {
+		env.mu.Lock()
+		defer env.mu.Unlock()
+		if why := env.refuseMerge[in.Repo.FullName()]; why != "" {
+			return contract.MergeResult{Refused: why}, nil
+		}
+		env.merged = append(env.merged, fmt.Sprintf("%s#%d@%s", in.Repo.FullName(), in.Pull, in.Head))
+		return contract.MergeResult{Merged: true, SHA: "abcdef1234567"}, nil
+	})
+	env.OnActivity(gha.ClosePull, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.ClosePullInput) (bool, error) {
+		env.mu.Lock()
+		defer env.mu.Unlock()
+		env.closed = append(env.closed, in)
+		return true, nil
+	})
+	return env
+}
+
+// fakeIssueWork stands for a member's issue work: its pull request is
+// open (number 10 in every repository), or its session failed.
+func (env *setEnv) fakeIssueWork(ctx workflow.Context, in contract.IssueWorkInput) (contract.IssueEnded, error) {
+	repo := in.Settings.Repo
+	env.mu.Lock()
+	env.started = append(env.started, repo.FullName())
+	fail := env.failIssue[repo.FullName()]
+	env.mu.Unlock()
+	if in.Settings.Pull.AutoMerge || !in.Settings.Pull.Follow {
+		return contract.IssueEnded{}, fmt.Errorf("a member must be followed and never merge itself: %+v", in.Settings.Pull)
+	}
+	out := contract.IssueOutcome{Number: in.Issue.Number, SessionID: contract.IssueSessionID(in.Session.Host, repo.Owner, repo.Name, in.Issue.Number),
+		Reason: contract.ReasonComplete, PR: 10, PRURL: "https://github.com/" + repo.FullName() + "/pull/10",
+		Head: "head-" + repo.Name, Log: []string{"Add the " + repo.Name + " part"}, CostUSD: 0.25}
+	if fail {
+		out.Reason, out.Message, out.PR, out.PRURL = contract.ReasonMaxIterations, "the tests never passed", 0, ""
+	}
+	_ = workflow.Sleep(ctx, time.Minute)
+	end := contract.IssueEnded{Outcome: out, Following: !fail}
+	err := workflow.SignalExternalWorkflow(ctx, in.QueueID, "", contract.SignalIssueEnded, end).Get(ctx, nil)
+	return end, err
+}
+
+func setInput(auto bool) contract.ChangeSetInput {
+	spec := contract.ChangeSetSpec{Name: "greeting", Task: "Add a greeting endpoint and show it in the web app.", Members: []contract.ChangeSetMember{
+		{Repo: "acme/web", After: []string{"acme/api"}, Task: "Show the greeting from the API on the home page."},
+		{Repo: "acme/api", Task: `Add GET /greeting that returns "hello".`},
+	}}
+	in := contract.ChangeSetInput{Spec: spec, AutoMerge: auto, PollInterval: time.Minute}
+	for _, m := range spec.Members {
+		owner, name, _ := strings.Cut(m.Repo, "/")
+		in.Members = append(in.Members, contract.ChangeSetMemberInput{
+			Settings: contract.QueueSettings{Repo: contract.Repo{Owner: owner, Name: name}, Clone: "/clones/" + name, Label: "ralph-ready",
+				Pull: contract.PullSettings{AutoMerge: true, MergeMethod: contract.MergeSquash}},
+			Session: contract.SessionInput{Workspace: "/clones/" + name, Agent: contract.AgentSettings{Command: []string{"claude"}}},
+		})
+	}
+	return in
+}
+
+// TestChangeSetRunsInOrderAndMergesAllInOrder: web comes after api: api
+// is worked on first, web's issue tells what api changed, both pull
+// requests link each other, and once both are green and approved they
+// merge api first, each at the head read.
+func TestChangeSetRunsInOrderAndMergesAllInOrder(t *testing.T) {
+	env := newSetEnv(t)
+	env.ExecuteWorkflow(changeset.ChangeSet, setInput(true))
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var st contract.ChangeSetStatus
+	require.NoError(t, env.GetWorkflowResult(&st))
+
+	require.Equal(t, contract.SetMerged, st.State, st.Story)
+	require.Equal(t, []string{"acme/api", "acme/web"}, st.Order)
+	require.Equal(t, []string{"acme/api", "acme/web"}, env.started, "web starts once api's pull request is open")
+	require.Equal(t, []string{"acme/api#10@head-api", "acme/web#10@head-web"}, env.merged)
+	require.InDelta(t, 0.5, st.CostUSD, 1e-9)
+
+	web := env.issues["acme/web"].Body
+	require.Contains(t, web, "Show the greeting from the API")
+	require.Contains(t, web, "What acme/api changed")
+	require.Contains(t, web, "https://github.com/acme/api/pull/10")
+	require.Contains(t, web, "ralph/issue-1")
+	require.Contains(t, web, "Add the api part")
+	require.NotContains(t, env.issues["acme/api"].Body, "What acme/web changed")
+
+	for _, repo := range []string{"acme/api", "acme/web"} {
+		cs := env.comments[repo]
+		require.NotEmpty(t, cs, repo)
+		last := cs[len(cs)-1]
+		require.Contains(t, last.Marker, "links", "one link comment per pull request, edited in place")
+		for _, c := range cs {
+			require.Equal(t, last.Marker, c.Marker)
+		}
+		require.Contains(t, last.Body, "1. acme/api")
+		require.Contains(t, last.Body, "2. acme/web")
+		require.Contains(t, last.Body, "(this pull request)")
+		require.Contains(t, last.Body, "merged")
+	}
+}
+
+// TestChangeSetWaitsForAMergeWithoutAutoMerge: with auto-merge off the
+// set waits, ready, until a person says merge.
+func TestChangeSetWaitsForAMergeWithoutAutoMerge(t *testing.T) {
+	env := newSetEnv(t)
+	env.RegisterDelayedCallback(func() {
+		var st contract.ChangeSetStatus
+		v, err := env.QueryWorkflow(contract.QueryStatus)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&st))
+		require.Equal(t, contract.SetReady, st.State)
+		require.Empty(t, env.merged, "nothing merges before a person says so")
+		env.SignalWorkflow(contract.SignalChangeSetMerge, nil)
+	}, 3*time.Hour)
+	env.ExecuteWorkflow(changeset.ChangeSet, setInput(false))
+	require.NoError(t, env.GetWorkflowError())
+	require.Equal(t, []string{"acme/api#10@head-api", "acme/web#10@head-web"}, env.merged)
+}
+
+// TestChangeSetFailingMemberClosesTheOthers: web's checks fail for good
+// (its follower gives up): nothing merges, api's pull request is closed
+// with a comment naming web's failure.
+func TestChangeSetFailingMemberClosesTheOthers(t *testing.T) {
+	env := newSetEnv(t)
+	env.pulls["acme/web"] = contract.PullState{State: "open", Head: "head-web", MergeableState: "unstable", Approved: true,
+		Checks: contract.ChecksSummary{Total: 1, Failed: []contract.FailedCheck{{Name: "test", Conclusion: "failure"}}}}
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(contract.SignalPullEnded, contract.PullEnd{Repo: contract.Repo{Owner: "acme", Name: "web"}, Issue: 1,
+			Result: contract.FollowResult{Reason: contract.ReasonFailed, Message: "the checks still fail after 3 fix rounds", CostUSD: 0.5}})
+	}, 2*time.Hour)
+	env.ExecuteWorkflow(changeset.ChangeSet, setInput(true))
+	require.NoError(t, env.GetWorkflowError())
+	var st contract.ChangeSetStatus
+	require.NoError(t, env.GetWorkflowResult(&st))
+	require.Equal(t, contract.SetFailed, st.State)
+	require.Contains(t, st.Message, "acme/web failed")
+	require.Empty(t, env.merged, "nothing merged")
+	require.Len(t, env.closed, 1)
+	require.Equal(t, "acme/api", env.closed[0].Repo.FullName())
+	require.Contains(t, env.closed[0].Why, "acme/web failed")
+	require.Contains(t, env.closed[0].Why, "the checks still fail")
+}
+
+// TestChangeSetFailedSessionStartsNothingMore: api's session fails: web
+// never starts and nothing is closed (nothing was opened).
+func TestChangeSetFailedSessionStartsNothingMore(t *testing.T) {
+	env := newSetEnv(t)
+	env.failIssue["acme/api"] = true
+	env.ExecuteWorkflow(changeset.ChangeSet, setInput(true))
+	require.NoError(t, env.GetWorkflowError())
+	var st contract.ChangeSetStatus
+	require.NoError(t, env.GetWorkflowResult(&st))
+	require.Equal(t, contract.SetFailed, st.State)
+	require.Equal(t, contract.MemberWaiting, st.Members[0].State, "web never started")
+	require.Equal(t, []string{"acme/api"}, env.started)
+	require.Empty(t, env.closed)
+	require.Empty(t, env.merged)
+}
+
+// TestChangeSetRefusesARepositoryTheTokenCannotWrite: the preflight of
+// every member runs before anything starts; a refusal names the
+// repository and nothing is opened.
+func TestChangeSetRefusesARepositoryTheTokenCannotWrite(t *testing.T) {
+	env := newSetEnv(t)
+	env.refuse["acme/web"] = temporal.NewNonRetryableApplicationError("the GitHub token cannot work the queue of acme/web: it lacks push", contract.ErrTypeGitHubPreflight, nil)
+	env.ExecuteWorkflow(changeset.ChangeSet, setInput(true))
+	err := env.GetWorkflowError()
+	require.ErrorContains(t, err, "repos[0] acme/web")
+	require.Empty(t, env.issues)
+	require.Empty(t, env.started)
+}
+
+// TestChangeSetAbandonClosesEveryPullRequest: a person abandons a set
+// whose pull requests are open: both are closed, with the reason.
+func TestChangeSetAbandonClosesEveryPullRequest(t *testing.T) {
+	env := newSetEnv(t)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(contract.SignalChangeSetAbandon, "the API design changed") }, 3*time.Hour)
+	env.ExecuteWorkflow(changeset.ChangeSet, setInput(false))
+	require.NoError(t, env.GetWorkflowError())
+	var st contract.ChangeSetStatus
+	require.NoError(t, env.GetWorkflowResult(&st))
+	require.Equal(t, contract.SetAbandoned, st.State)
+	require.Len(t, env.closed, 2)
+	for _, c := range env.closed {
+		require.Contains(t, c.Why, "the API design changed")
+	}
+	require.Empty(t, env.merged)
+}
+
+// TestChangeSetMergeStoppedMidwaySaysSo: web's merge is refused after
+// api merged: the set ends half merged, and every pull request's link
+// comment says what was merged and what was not.
+func TestChangeSetMergeStoppedMidwaySaysSo(t *testing.T) {
+	env := newSetEnv(t)
+	env.refuseMerge["acme/web"] = "Head branch was modified"
+	env.ExecuteWorkflow(changeset.ChangeSet, setInput(true))
+	require.NoError(t, env.GetWorkflowError())
+	var st contract.ChangeSetStatus
+	require.NoError(t, env.GetWorkflowResult(&st))
+	require.Equal(t, contract.SetHalfMerged, st.State)
+	require.Equal(t, []string{"acme/api#10@head-api"}, env.merged)
+	require.Contains(t, st.Message, "Head branch was modified")
+	for _, repo := range []string{"acme/api", "acme/web"} {
+		cs := env.comments[repo]
+		require.Contains(t, cs[len(cs)-1].Body, "the merge stopped at acme/web", repo)
+	}
+}

@@ -1,0 +1,313 @@
+package changeset
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/workflows/flow"
+	"github.com/durable-ralph/ralph/workflows/issue"
+)
+
+// marker is the hidden line of what the set writes once: member i's
+// issue, the link comment on its pull request, the comment that closes
+// it.
+func (s *set) marker(kind string, i int) string {
+	return fmt.Sprintf("<!-- ralph:changeset-%s-%s-%s -->", s.in.Spec.Name, kind, strings.ToLower(s.in.Spec.Members[i].Repo))
+}
+
+// startReady starts every member whose predecessors' pull requests are
+// open: its issue is opened (once), telling what they changed, and its
+// issue work started.
+func (s *set) startReady(ctx workflow.Context) {
+	n := len(s.st.Members)
+	done, started := make([]bool, n), make([]bool, n)
+	for i, m := range s.st.Members {
+		done[i] = m.State == contract.MemberOpen || m.State == contract.MemberMerged
+		started[i] = m.State != contract.MemberWaiting
+	}
+	for _, i := range s.in.Spec.Ready(done, started) {
+		if s.over() {
+			return
+		}
+		s.start(ctx, i)
+	}
+}
+
+// start opens member i's issue and starts its issue work.
+func (s *set) start(ctx workflow.Context, i int) {
+	m, mi := &s.st.Members[i], s.in.Members[i]
+	var is contract.Issue
+	err := workflow.ExecuteActivity(flow.GitHubOptions(ctx, "open the issue of "+m.Repo), contract.ActivityOpenIssue, contract.OpenIssueInput{
+		Repo: mi.Settings.Repo, Self: s.self[i], Marker: s.marker("issue", i),
+		Title: fmt.Sprintf("%s: %s", s.in.Spec.Name, headline(s.task(i), 60)), Body: s.issueBody(i),
+	}).Get(ctx, &is)
+	if err != nil {
+		m.State, m.Message = contract.MemberFailed, "could not open its issue: "+flow.RootMessage(err)
+		s.compensate(ctx, contract.SetFailed, fmt.Sprintf("%s failed: %s", m.Repo, m.Message))
+		return
+	}
+	m.Issue, m.IssueURL, m.State = is.Number, is.URL, contract.MemberWorking
+	settings := mi.Settings
+	// The set merges, in its order: no member merges itself.
+	settings.Pull.Follow, settings.Pull.AutoMerge = true, false
+	sess := mi.Session
+	if left := s.in.MaxCostUSD - s.st.CostUSD; s.in.MaxCostUSD > 0 && (sess.Limits.MaxCostUSD == 0 || left < sess.Limits.MaxCostUSD) {
+		sess.Limits.MaxCostUSD = max(left, 0.01)
+	}
+	in := contract.IssueWorkInput{
+		QueueID: workflow.GetInfo(ctx).WorkflowExecution.ID, Settings: settings, Session: sess, Issue: is,
+		Preflight: contract.PreflightResult{FullName: settings.Repo.FullName(), Login: s.self[i]},
+	}
+	err = workflow.ExecuteChildWorkflow(s.childOptions(ctx, i, is.Number), issue.IssueWork, in).GetChildWorkflowExecution().Get(ctx, nil)
+	var running *temporal.ChildWorkflowExecutionAlreadyStartedError
+	switch {
+	case err == nil:
+		s.event(ctx, fmt.Sprintf("%s: working on issue #%d", m.Repo, is.Number))
+	case errors.As(err, &running):
+		s.event(ctx, fmt.Sprintf("%s: issue #%d is being worked on already: waiting for it", m.Repo, is.Number))
+	default:
+		m.State, m.Message = contract.MemberFailed, "could not start its work: "+flow.RootMessage(err)
+		s.compensate(ctx, contract.SetFailed, fmt.Sprintf("%s failed: %s", m.Repo, m.Message))
+	}
+}
+
+// task is member i's task: its own, or the set's.
+func (s *set) task(i int) string {
+	if t := strings.TrimSpace(s.in.Spec.Members[i].Task); t != "" {
+		return t
+	}
+	return strings.TrimSpace(s.in.Spec.Task)
+}
+
+// headline is text's first line, clipped to n characters.
+func headline(text string, n int) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	if r := []rune(line); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return line
+}
+
+// issueBody is the text of member i's issue: the set's task, its own,
+// and what the members it comes after changed.
+func (s *set) issueBody(i int) string {
+	var b strings.Builder
+	spec := s.in.Spec
+	if t := strings.TrimSpace(spec.Task); t != "" && t != s.task(i) {
+		b.WriteString(fmt.Sprintf("%s\n\n", t))
+	}
+	b.WriteString(fmt.Sprintf("## This repository's part\n\n%s\n\n", s.task(i)))
+	b.WriteString(fmt.Sprintf("## The change set\n\nThis issue is part of change set `%s`: one change across %s, merged in this order: %s. Its pull request merges only with the others, all or none.\n",
+		spec.Name, strings.Join(s.repos(), ", "), strings.Join(s.st.Order, ", ")))
+	for _, j := range spec.Before(i) {
+		m := s.st.Members[j]
+		b.WriteString(fmt.Sprintf("\n## What %s changed\n\nIts pull request %s (branch `%s` at %s), which merges before this one:\n\n", m.Repo, m.PullURL, m.Branch, contract.ShortSHA(m.Head)))
+		for _, l := range m.Log {
+			b.WriteString(fmt.Sprintf("- %s\n", l))
+		}
+		b.WriteString("\nBuild on that change: its API as that branch has it.\n")
+	}
+	return b.String()
+}
+
+// repos are the members' repositories, as the file lists them.
+func (s *set) repos() []string {
+	out := make([]string, len(s.st.Members))
+	for i, m := range s.st.Members {
+		out[i] = m.Repo
+	}
+	return out
+}
+
+// writeLinks writes, on every open pull request, the one comment that
+// names the set's other pull requests and the set's state.
+func (s *set) writeLinks(ctx workflow.Context) {
+	for i, m := range s.st.Members {
+		if m.Pull != 0 && m.State == contract.MemberOpen {
+			s.writeLink(ctx, i, s.linkText(i))
+		}
+	}
+}
+
+// writeLink writes text as the link comment of member i's pull request:
+// edited in place, and written only when it changed.
+func (s *set) writeLink(ctx workflow.Context, i int, text string) {
+	if text == s.links[i] {
+		return
+	}
+	m := s.st.Members[i]
+	err := workflow.ExecuteActivity(flow.GitHubOptions(ctx, "link the pull requests of "+m.Repo), contract.ActivityComment, contract.CommentInput{
+		Repo: s.in.Members[i].Settings.Repo, Number: m.Pull, Marker: s.marker("links", i), Body: text,
+	}).Get(ctx, nil)
+	if err != nil {
+		s.event(ctx, fmt.Sprintf("%s: could not link the set's pull requests: %s", m.Repo, flow.RootMessage(err)))
+		return
+	}
+	s.links[i] = text
+}
+
+// linkText is the link comment of member i's pull request.
+func (s *set) linkText(i int) string {
+	var b strings.Builder
+	b.WriteString(fmt.Sprintf("This pull request is part of change set **%s** (%s), merged in this order, all or none:\n\n", s.in.Spec.Name, s.st.State))
+	for k, repo := range s.st.Order {
+		j := s.in.Spec.Index(repo)
+		m := s.st.Members[j]
+		line := fmt.Sprintf("%d. %s", k+1, m.Repo)
+		switch {
+		case j == i:
+			line += fmt.Sprintf(" #%d (this pull request)", m.Pull)
+		case m.Pull != 0:
+			line += fmt.Sprintf(" %s", m.PullURL)
+		}
+		b.WriteString(fmt.Sprintf("%s: %s\n", line, m.State))
+	}
+	return b.String()
+}
+
+// readPulls reads every pull request and reports whether all are ready
+// to merge: open, green, approved, and mergeable.
+func (s *set) readPulls(ctx workflow.Context) bool {
+	ready := true
+	for i := range s.st.Members {
+		m := &s.st.Members[i]
+		var pr contract.PullState
+		err := workflow.ExecuteActivity(flow.GitHubOptions(ctx, fmt.Sprintf("read pull request #%d of %s", m.Pull, m.Repo)), contract.ActivityPullState, contract.PullStateInput{
+			Repo: s.in.Members[i].Settings.Repo, Number: m.Pull, Self: s.self[i],
+		}).Get(ctx, &pr)
+		if err != nil {
+			s.event(ctx, fmt.Sprintf("%s: could not read pull request #%d: %s", m.Repo, m.Pull, flow.RootMessage(err)))
+			return false
+		}
+		m.Head, m.Approved, m.Checks = pr.Head, pr.Approved, checksText(pr.Checks)
+		if pr.State != "open" || !pr.Checks.Green() || !pr.Approved || pr.MergeableState != "clean" {
+			ready = false
+		}
+	}
+	return ready
+}
+
+// checksText says how a head's checks stand.
+func checksText(c contract.ChecksSummary) string {
+	switch {
+	case len(c.Failed) > 0:
+		return fmt.Sprintf("%d failed", len(c.Failed))
+	case !c.Done():
+		return fmt.Sprintf("%d pending", len(c.Pending))
+	case c.Total == 0:
+		return "none"
+	}
+	return "green"
+}
+
+// merge merges the pull requests in the set's order, each at the head
+// it was read at. A merge GitHub refuses stops the rest: with nothing
+// merged yet the set waits and reads again; after a merge, the set is
+// half merged and every pull request says so.
+func (s *set) merge(ctx workflow.Context) {
+	s.st.State = contract.SetMerging
+	s.event(ctx, "every pull request is green and approved: merging "+strings.Join(s.st.Order, ", "))
+	s.writeLinks(ctx)
+	merged := 0
+	for _, repo := range s.st.Order {
+		i := s.in.Spec.Index(repo)
+		m := &s.st.Members[i]
+		mi := s.in.Members[i]
+		var res contract.MergeResult
+		err := workflow.ExecuteActivity(flow.GitHubOptions(ctx, fmt.Sprintf("merge pull request #%d of %s", m.Pull, m.Repo)), contract.ActivityMergePull, contract.MergeInput{
+			Repo: mi.Settings.Repo, Pull: m.Pull, Head: m.Head, Method: mi.Settings.Pull.MergeMethod,
+			Title: fmt.Sprintf("%s: %s (#%d)", s.in.Spec.Name, headline(s.task(i), 60), m.Pull),
+		}).Get(ctx, &res)
+		why := res.Refused
+		if err != nil {
+			why = flow.RootMessage(err)
+		}
+		if err != nil || !res.Merged {
+			s.mergeStopped(ctx, i, merged, why)
+			return
+		}
+		m.State = contract.MemberMerged
+		merged++
+		s.event(ctx, fmt.Sprintf("%s: merged pull request #%d at %s", m.Repo, m.Pull, contract.ShortSHA(res.SHA)))
+	}
+	s.end(ctx, contract.SetMerged, fmt.Sprintf("merged %s in order", strings.Join(s.st.Order, ", ")))
+}
+
+// mergeStopped takes a merge of member i that GitHub refused after
+// merged others.
+func (s *set) mergeStopped(ctx workflow.Context, i, merged int, why string) {
+	m := s.st.Members[i]
+	if merged == 0 {
+		s.st.State = contract.SetReady
+		s.event(ctx, fmt.Sprintf("%s: GitHub would not merge pull request #%d (%s): nothing is merged; the set reads its pull requests again", m.Repo, m.Pull, why))
+		return
+	}
+	s.end(ctx, contract.SetHalfMerged, fmt.Sprintf("the merge stopped at %s: GitHub would not merge pull request #%d (%s); what was merged before it stays merged, the rest is open: a person takes it from here", m.Repo, m.Pull, why))
+}
+
+// compensate ends the set in state because of why: nothing more starts,
+// the issue work still running is cancelled, and every open pull request
+// is closed with a comment saying why. Merged ones stay; the end says
+// so.
+func (s *set) compensate(ctx workflow.Context, state, why string) {
+	s.event(ctx, why)
+	merged := []string{}
+	for i := range s.st.Members {
+		m := &s.st.Members[i]
+		switch m.State {
+		case contract.MemberWorking:
+			id := contract.IssueWorkID(s.sessionID(i, m.Issue))
+			if err := workflow.RequestCancelExternalWorkflow(ctx, id, "").Get(ctx, nil); err != nil {
+				s.event(ctx, fmt.Sprintf("%s: could not cancel its work (%s): %s", m.Repo, id, flow.RootMessage(err)))
+			}
+			m.State = contract.MemberClosed
+		case contract.MemberOpen:
+			s.closePull(ctx, i, why)
+		case contract.MemberMerged:
+			merged = append(merged, m.Repo)
+		}
+	}
+	if len(merged) > 0 {
+		why += fmt.Sprintf("; merged already, and left merged: %s (revert by hand if the rest must not follow)", strings.Join(merged, ", "))
+		state = contract.SetHalfMerged
+	}
+	s.end(ctx, state, why)
+}
+
+// closePull closes member i's open pull request with a comment saying
+// why.
+func (s *set) closePull(ctx workflow.Context, i int, why string) {
+	m := &s.st.Members[i]
+	text := fmt.Sprintf("Change set **%s** ended: %s. This pull request is closed with it, so that no part of the set is merged without the rest.", s.in.Spec.Name, why)
+	var closed bool
+	err := workflow.ExecuteActivity(flow.GitHubOptions(ctx, fmt.Sprintf("close pull request #%d of %s", m.Pull, m.Repo)), contract.ActivityClosePull, contract.ClosePullInput{
+		Repo: s.in.Members[i].Settings.Repo, Number: m.Pull, Marker: s.marker("closed", i), Why: text,
+	}).Get(ctx, &closed)
+	switch {
+	case err != nil:
+		s.event(ctx, fmt.Sprintf("%s: could not close pull request #%d: %s", m.Repo, m.Pull, flow.RootMessage(err)))
+	case closed:
+		m.State = contract.MemberClosed
+		s.event(ctx, fmt.Sprintf("%s: closed pull request #%d", m.Repo, m.Pull))
+	default:
+		m.State = contract.MemberMerged
+	}
+}
+
+// end ends the set in state, saying why on every pull request's link
+// comment.
+func (s *set) end(ctx workflow.Context, state, why string) {
+	s.st.State, s.st.Message = state, why
+	s.event(ctx, fmt.Sprintf("change set %s: %s: %s", s.in.Spec.Name, state, why))
+	for i, m := range s.st.Members {
+		if m.Pull == 0 {
+			continue
+		}
+		s.writeLink(ctx, i, s.linkText(i)+"\n"+why)
+	}
+}
