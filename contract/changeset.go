@@ -214,6 +214,20 @@ type ChangeSetInput struct {
 	// PollInterval is how often the set reads its pull requests once all
 	// are open.
 	PollInterval time.Duration `json:"poll_interval,omitempty"`
+	// CarryOver is filled in by continue-as-new.
+	CarryOver *ChangeSetCarryOver `json:"carry_over,omitempty"`
+}
+
+// ChangeSetCarryOver is what a ChangeSet run passes to the next when it
+// continues as new (a set that waits long for reviews).
+type ChangeSetCarryOver struct {
+	Status    ChangeSetStatus   `json:"status"`
+	Preflight []PreflightResult `json:"preflight"`
+	// Links are the link comments last written, Opened when each pull
+	// request was seen open.
+	Links      []string    `json:"links"`
+	Opened     []time.Time `json:"opened"`
+	MergeAsked bool        `json:"merge_asked,omitempty"`
 }
 
 // ChangeSetMemberInput is what one member's issue work runs with.

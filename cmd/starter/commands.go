@@ -81,6 +81,7 @@ func newRootCmd(cctx *commandContext) *cobra.Command {
 	}
 	root.AddCommand(newDevCmd(cctx))
 	root.AddCommand(newScheduleCmd(cctx))
+	root.AddCommand(newChangeSetCmd(cctx))
 	return root
 }
 

@@ -43,11 +43,15 @@ func ChangeSet(ctx workflow.Context, in contract.ChangeSetInput) (contract.Chang
 	if err != nil {
 		return contract.ChangeSetStatus{}, err
 	}
-	if err := s.preflight(ctx); err != nil {
-		s.end(ctx, contract.SetFailed, err.Error())
-		return s.st, temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrTypeGitHubPreflight, nil)
+	if in.CarryOver == nil {
+		if err := s.preflight(ctx); err != nil {
+			s.end(ctx, contract.SetFailed, err.Error())
+			return s.st, temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrTypeGitHubPreflight, nil)
+		}
 	}
-	s.run(ctx)
+	if next := s.run(ctx); next != nil {
+		return contract.ChangeSetStatus{}, workflow.NewContinueAsNewError(ctx, ChangeSet, *next)
+	}
 	if ctx.Err() != nil {
 		return s.st, ctx.Err()
 	}
@@ -78,11 +82,13 @@ type set struct {
 	in     contract.ChangeSetInput
 	st     contract.ChangeSetStatus
 	logger log.Logger
-	// self is the login each member's repository is written as.
-	self []string
+	// pre is what each member's preflight found: its default branch,
+	// and the login its repository is written as.
+	pre []contract.PreflightResult
 	// links is the text of the link comment last written on each
-	// member's pull request.
-	links []string
+	// member's pull request, and opened when it was seen open.
+	links  []string
+	opened []time.Time
 	// mergeAsked: a person said merge.
 	mergeAsked bool
 	sig        struct {
@@ -91,7 +97,8 @@ type set struct {
 }
 
 func newSet(ctx workflow.Context, in contract.ChangeSetInput) (*set, error) {
-	s := &set{in: in, self: make([]string, len(in.Members)), links: make([]string, len(in.Members))}
+	n := len(in.Members)
+	s := &set{in: in, pre: make([]contract.PreflightResult, n), links: make([]string, n), opened: make([]time.Time, n)}
 	s.logger = log.With(workflow.GetLogger(ctx), "changeset", in.Spec.Name)
 	s.st = contract.ChangeSetStatus{Name: in.Spec.Name, State: contract.SetWorking, Updated: workflow.Now(ctx)}
 	for _, i := range in.Spec.Order() {
@@ -112,7 +119,23 @@ func newSet(ctx workflow.Context, in contract.ChangeSetInput) (*set, error) {
 	s.sig.pullEnded = ch(contract.SignalPullEnded, "The end of a member's pull request (sent by its follower)")
 	s.sig.merge = ch(contract.SignalChangeSetMerge, "Merge the set, in its order, once every pull request is green and approved")
 	s.sig.abandon = ch(contract.SignalChangeSetAbandon, "Abandon the set: close every pull request, with a comment saying so (the text, optional, says why)")
+	if c := in.CarryOver; c != nil {
+		s.st, s.pre, s.links, s.opened, s.mergeAsked = c.Status, c.Preflight, c.Links, c.Opened, c.MergeAsked
+		s.in.CarryOver = nil
+	}
 	return s, nil
+}
+
+// readsPerRun bounds the readings of the pull requests in one run: a set
+// that waits weeks for reviews continues as new before its history
+// grows large.
+const readsPerRun = 200
+
+// next is the input of the run that continues this one.
+func (s *set) next() *contract.ChangeSetInput {
+	next := s.in
+	next.CarryOver = &contract.ChangeSetCarryOver{Status: s.st, Preflight: s.pre, Links: s.links, Opened: s.opened, MergeAsked: s.mergeAsked}
+	return &next
 }
 
 // event adds a line to the set's story.
@@ -135,7 +158,7 @@ func (s *set) preflight(ctx workflow.Context) error {
 		if err := f.Get(ctx, &res); err != nil {
 			return fmt.Errorf("repos[%d] %s: %s", i, s.in.Spec.Members[i].Repo, flow.RootMessage(err))
 		}
-		s.self[i] = res.Login
+		s.pre[i] = res
 		s.in.Members[i].Settings.Repo.Owner, s.in.Members[i].Settings.Repo.Name = splitRepo(res.FullName, s.in.Members[i].Settings.Repo)
 	}
 	s.event(ctx, fmt.Sprintf("preflight: the token can work on %s", strings.Join(s.st.Order, ", ")))
@@ -153,32 +176,52 @@ func splitRepo(full string, repo contract.Repo) (string, string) {
 
 // run starts members as their predecessors' pull requests open, takes
 // what they say, and merges once every pull request is ready, until the
-// set ends.
-func (s *set) run(ctx workflow.Context) {
+// set ends; or it returns the input of the run that continues it, when
+// this one has read its pull requests often enough.
+func (s *set) run(ctx workflow.Context) *contract.ChangeSetInput {
 	poll := s.in.PollInterval
 	if poll <= 0 {
 		poll = defaultPollInterval
 	}
-	for !s.over() {
+	for reads := 0; !s.over(); {
 		s.startReady(ctx)
 		if s.over() {
-			return
+			return nil
 		}
-		if s.allOpen() {
-			s.st.State = contract.SetReady
-			if s.readPulls(ctx) && (s.in.AutoMerge || s.mergeAsked) {
-				s.merge(ctx)
-				continue
+		if !s.allOpen() {
+			if err := workflow.Await(ctx, s.signalled); err != nil {
+				return nil
 			}
-			s.writeLinks(ctx)
-			if _, err := workflow.AwaitWithTimeout(ctx, poll, s.signalled); err != nil {
-				return
+			s.drain(ctx)
+			continue
+		}
+		if reads >= readsPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			s.drain(ctx)
+			if !s.over() {
+				return s.next()
 			}
-		} else if err := workflow.Await(ctx, s.signalled); err != nil {
-			return
+			return nil
+		}
+		reads++
+		if s.allMerged() {
+			s.end(ctx, contract.SetMerged, "every pull request was merged (by people)")
+			return nil
+		}
+		s.st.State = contract.SetReady
+		if s.readPulls(ctx) && (s.in.AutoMerge || s.mergeAsked) {
+			// A merge GitHub refused with nothing merged waits for the
+			// next reading, as one that is not ready does.
+			if s.merge(ctx); s.over() {
+				return nil
+			}
+		}
+		s.writeLinks(ctx)
+		if _, err := workflow.AwaitWithTimeout(ctx, poll, s.signalled); err != nil {
+			return nil
 		}
 		s.drain(ctx)
 	}
+	return nil
 }
 
 // over says the set ended.
@@ -188,6 +231,16 @@ func (s *set) over() bool {
 		return true
 	}
 	return false
+}
+
+// allMerged says every member's pull request is merged.
+func (s *set) allMerged() bool {
+	for _, m := range s.st.Members {
+		if m.State != contract.MemberMerged {
+			return false
+		}
+	}
+	return true
 }
 
 // signalled says a signal waits.
@@ -200,10 +253,11 @@ func (s *set) signalled() bool {
 	return false
 }
 
-// allOpen says every member's pull request is open.
+// allOpen says every member's pull request is open or merged (a person
+// may merge one before the set does).
 func (s *set) allOpen() bool {
 	for _, m := range s.st.Members {
-		if m.State != contract.MemberOpen {
+		if m.State != contract.MemberOpen && m.State != contract.MemberMerged {
 			return false
 		}
 	}
@@ -278,6 +332,7 @@ func (s *set) issueEnded(ctx workflow.Context, ended contract.IssueEnded) {
 		return
 	}
 	m.State, m.Pull, m.PullURL = contract.MemberOpen, o.PR, o.PRURL
+	s.opened[i] = workflow.Now(ctx)
 	m.Branch, m.Head, m.Log = contract.IssueBranch(o.Number), o.Head, o.Log
 	s.event(ctx, fmt.Sprintf("%s: pull request #%d is open (%s at %s)", m.Repo, o.PR, m.Branch, contract.ShortSHA(o.Head)))
 	s.writeLinks(ctx)

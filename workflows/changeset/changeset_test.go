@@ -37,6 +37,7 @@ type setEnv struct {
 	refuse    map[string]error // preflight, by repo
 	// refuseMerge is GitHub's refusal to merge, by repo.
 	refuseMerge map[string]string
+	reads       int // of pull requests
 }
 
 func newSetEnv(t *testing.T) *setEnv {
@@ -68,6 +69,7 @@ func newSetEnv(t *testing.T) *setEnv {
 	env.OnActivity(gha.PullState, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.PullStateInput) (contract.PullState, error) {
 		env.mu.Lock()
 		defer env.mu.Unlock()
+		env.reads++
 		if pr, ok := env.pulls[in.Repo.FullName()]; ok {
 			return pr, nil
 		}
@@ -100,6 +102,9 @@ func (env *setEnv) fakeIssueWork(ctx workflow.Context, in contract.IssueWorkInpu
 	env.started = append(env.started, repo.FullName())
 	fail := env.failIssue[repo.FullName()]
 	env.mu.Unlock()
+	if in.Preflight.DefaultBranch != "main" || in.Preflight.Login != "ralph-bot" {
+		return contract.IssueEnded{}, fmt.Errorf("the member's preflight is not passed on: %+v", in.Preflight)
+	}
 	if in.Settings.Pull.AutoMerge || !in.Settings.Pull.Follow {
 		return contract.IssueEnded{}, fmt.Errorf("a member must be followed and never merge itself: %+v", in.Settings.Pull)
 	}
@@ -278,4 +283,19 @@ func TestChangeSetMergeStoppedMidwaySaysSo(t *testing.T) {
 		cs := env.comments[repo]
 		require.Contains(t, cs[len(cs)-1].Body, "the merge stopped at acme/web", repo)
 	}
+}
+
+// TestChangeSetWaitingLongContinuesAsNew: a set that waits for a merge
+// reads its pull requests 200 times in a run, then continues as new
+// with what it knows, so that its history stays small.
+func TestChangeSetWaitingLongContinuesAsNew(t *testing.T) {
+	env := newSetEnv(t)
+	for _, repo := range []string{"acme/api", "acme/web"} {
+		env.pulls[repo] = contract.PullState{State: "open", Head: "h", MergeableState: "blocked", Checks: contract.ChecksSummary{Total: 1, Passed: 1}}
+	}
+	env.ExecuteWorkflow(changeset.ChangeSet, setInput(false))
+	require.True(t, workflow.IsContinueAsNewError(env.GetWorkflowError()), "%v", env.GetWorkflowError())
+	require.Equal(t, 2*200, env.reads, "both pull requests, 200 times")
+	require.Empty(t, env.merged)
+	require.Empty(t, env.closed)
 }

@@ -43,7 +43,7 @@ func (s *set) start(ctx workflow.Context, i int) {
 	m, mi := &s.st.Members[i], s.in.Members[i]
 	var is contract.Issue
 	err := workflow.ExecuteActivity(flow.GitHubOptions(ctx, "open the issue of "+m.Repo), contract.ActivityOpenIssue, contract.OpenIssueInput{
-		Repo: mi.Settings.Repo, Self: s.self[i], Marker: s.marker("issue", i),
+		Repo: mi.Settings.Repo, Self: s.pre[i].Login, Marker: s.marker("issue", i),
 		Title: fmt.Sprintf("%s: %s", s.in.Spec.Name, headline(s.task(i), 60)), Body: s.issueBody(i),
 	}).Get(ctx, &is)
 	if err != nil {
@@ -61,7 +61,7 @@ func (s *set) start(ctx workflow.Context, i int) {
 	}
 	in := contract.IssueWorkInput{
 		QueueID: workflow.GetInfo(ctx).WorkflowExecution.ID, Settings: settings, Session: sess, Issue: is,
-		Preflight: contract.PreflightResult{FullName: settings.Repo.FullName(), Login: s.self[i]},
+		Preflight: s.pre[i],
 	}
 	err = workflow.ExecuteChildWorkflow(s.childOptions(ctx, i, is.Number), issue.IssueWork, in).GetChildWorkflowExecution().Get(ctx, nil)
 	var running *temporal.ChildWorkflowExecutionAlreadyStartedError
@@ -176,16 +176,22 @@ func (s *set) readPulls(ctx workflow.Context) bool {
 	ready := true
 	for i := range s.st.Members {
 		m := &s.st.Members[i]
+		if m.State == contract.MemberMerged {
+			continue
+		}
 		var pr contract.PullState
 		err := workflow.ExecuteActivity(flow.GitHubOptions(ctx, fmt.Sprintf("read pull request #%d of %s", m.Pull, m.Repo)), contract.ActivityPullState, contract.PullStateInput{
-			Repo: s.in.Members[i].Settings.Repo, Number: m.Pull, Self: s.self[i],
+			Repo: s.in.Members[i].Settings.Repo, Number: m.Pull, Self: s.pre[i].Login,
 		}).Get(ctx, &pr)
 		if err != nil {
 			s.event(ctx, fmt.Sprintf("%s: could not read pull request #%d: %s", m.Repo, m.Pull, flow.RootMessage(err)))
 			return false
 		}
 		m.Head, m.Approved, m.Checks = pr.Head, pr.Approved, checksText(pr.Checks)
-		if pr.State != "open" || !pr.Checks.Green() || !pr.Approved || pr.MergeableState != "clean" {
+		// A head without checks may get some yet; after the grace a
+		// repository without CI counts as green, as for the follower.
+		early := pr.Checks.Total == 0 && workflow.Now(ctx).Sub(s.opened[i]) < flow.NoChecksGrace
+		if pr.State != "open" || early || !pr.Checks.Green() || !pr.Approved || pr.MergeableState != "clean" {
 			ready = false
 		}
 	}
@@ -218,6 +224,10 @@ func (s *set) merge(ctx workflow.Context) {
 		i := s.in.Spec.Index(repo)
 		m := &s.st.Members[i]
 		mi := s.in.Members[i]
+		if m.State == contract.MemberMerged {
+			merged++ // by a person, before the set
+			continue
+		}
 		var res contract.MergeResult
 		err := workflow.ExecuteActivity(flow.GitHubOptions(ctx, fmt.Sprintf("merge pull request #%d of %s", m.Pull, m.Repo)), contract.ActivityMergePull, contract.MergeInput{
 			Repo: mi.Settings.Repo, Pull: m.Pull, Head: m.Head, Method: mi.Settings.Pull.MergeMethod,

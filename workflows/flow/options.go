@@ -10,6 +10,11 @@ import (
 	"github.com/durable-ralph/ralph/contract"
 )
 
+// NoChecksGrace is how long a pushed head without any check may still
+// get some (GitHub creates check runs a moment after the push): after
+// it, a repository without CI counts as green.
+const NoChecksGrace = time.Minute
+
 // githubTimeout bounds one attempt of a GitHub activity: a few requests,
 // spaced. A worker that dies mid-request is noticed that much later.
 const githubTimeout = 30 * time.Second

@@ -40,9 +40,6 @@ const (
 	// comments it lists as ignored (the queue's bounds).
 	eventLimit   = 50
 	ignoredLimit = 20
-	// noChecksGrace is how long a head without any check may still get
-	// some: after it, a repository without CI counts as green.
-	noChecksGrace = time.Minute
 )
 
 // PullRequest follows an issue's pull request from opened to merged or
@@ -229,10 +226,10 @@ func (f *follower) step(ctx workflow.Context, pr contract.PullState) (res contra
 			f.address(contract.FeedbackKey(fb.Kind, fb.ID))
 		}
 		return res, false, nil
-	case pr.Checks.Total == 0 && workflow.Now(ctx).Sub(f.st.ChecksSince) < noChecksGrace:
+	case pr.Checks.Total == 0 && workflow.Now(ctx).Sub(f.st.ChecksSince) < flow.NoChecksGrace:
 		// GitHub creates a head's check runs a moment after the push: a
 		// head without any is not green yet.
-		return res, false, f.wait(ctx, min(f.in.PollInterval, noChecksGrace), "checks to appear")
+		return res, false, f.wait(ctx, min(f.in.PollInterval, flow.NoChecksGrace), "checks to appear")
 	case !pr.Checks.Done():
 		if timeout := s.ChecksTimeout; timeout > 0 && workflow.Now(ctx).Sub(f.st.ChecksSince) >= timeout {
 			return f.giveUp(ctx, fmt.Sprintf("checks did not finish within %s: %s", timeout, strings.Join(pr.Checks.Pending, ", ")))
