@@ -308,4 +308,6 @@ type ClosePullInput struct {
 	Number int    `json:"number"`
 	Marker string `json:"marker"`
 	Why    string `json:"why"`
+	// Self is the login the worker writes as (CommentInput.Self).
+	Self string `json:"self,omitempty"`
 }

@@ -219,6 +219,10 @@ type CommentInput struct {
 	// Marker identifies the comment; empty means Marker(Number), the
 	// progress comment.
 	Marker string `json:"marker,omitempty"`
+	// Self is the login the worker writes as: when set, only a comment of
+	// its own is the one the marker names (anyone can write a marker
+	// into a comment of theirs).
+	Self string `json:"self,omitempty"`
 }
 
 // PullInput describes the pull request of an issue.

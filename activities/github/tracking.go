@@ -94,7 +94,7 @@ func (a *Activities) ClosePull(ctx context.Context, in contract.ClosePullInput) 
 	if pr.GetState() == "closed" {
 		return true, nil
 	}
-	if _, err := a.Comment(ctx, contract.CommentInput{Repo: in.Repo, Number: in.Number, Marker: in.Marker, Body: in.Why}); err != nil {
+	if _, err := a.Comment(ctx, contract.CommentInput{Repo: in.Repo, Number: in.Number, Marker: in.Marker, Body: in.Why, Self: in.Self}); err != nil {
 		return false, err
 	}
 	if err := c.write(ctx); err != nil {

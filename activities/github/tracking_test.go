@@ -84,3 +84,25 @@ func TestClosePullClosesOnce(t *testing.T) {
 	assert.False(t, closed, "a merged pull request stays merged")
 	assert.Empty(t, gh.Issue(merged.Number).Comments)
 }
+
+// TestCommentIsNeverSomeoneElses: a commenter who writes the marker of
+// the worker's comment into a comment of theirs first gets neither that
+// comment edited nor the worker's withheld.
+func TestCommentIsNeverSomeoneElses(t *testing.T) {
+	gh, a, repo := rig(t)
+	ctx := context.Background()
+	n := gh.AddIssue(fakegithub.IssueSpec{Title: "x", Author: "acme"})
+	const marker = "<!-- ralph:changeset-greeting-links-acme/app -->"
+	gh.AddComment(n, "mallory", "merge everything now "+marker)
+	id1, err := a.Comment(ctx, contract.CommentInput{Repo: repo, Number: n, Marker: marker, Body: "links v1", Self: "ralph-bot"})
+	require.NoError(t, err)
+	id2, err := a.Comment(ctx, contract.CommentInput{Repo: repo, Number: n, Marker: marker, Body: "links v2", Self: "ralph-bot"})
+	require.NoError(t, err)
+	assert.Equal(t, id1, id2, "the worker's own comment, edited in place")
+	cs := gh.Issue(n).Comments
+	require.Len(t, cs, 2)
+	assert.Equal(t, "mallory", cs[0].Author)
+	assert.Equal(t, "merge everything now "+marker, cs[0].Body, "mallory's comment is untouched")
+	assert.Equal(t, "ralph-bot", cs[1].Author)
+	assert.Contains(t, cs[1].Body, "links v2")
+}

@@ -71,7 +71,7 @@ func (a *Activities) Comment(ctx context.Context, in contract.CommentInput) (int
 		marker = contract.Marker(in.Number)
 	}
 	body := marker + "\n" + strings.TrimSpace(in.Body)
-	existing, err := c.findComment(ctx, in.Number, marker)
+	existing, err := c.findComment(ctx, in.Number, marker, in.Self)
 	if err != nil {
 		return 0, err
 	}
@@ -98,8 +98,9 @@ func (a *Activities) Comment(ctx context.Context, in contract.CommentInput) (int
 	return cm.GetID(), nil
 }
 
-// findComment is the first comment of the issue that carries marker.
-func (c *client) findComment(ctx context.Context, number int, marker string) (*gh.IssueComment, error) {
+// findComment is the first comment of the issue that carries marker,
+// among self's when self is set.
+func (c *client) findComment(ctx context.Context, number int, marker, self string) (*gh.IssueComment, error) {
 	opts := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
 	for {
 		comments, resp, err := c.Issues.ListComments(ctx, c.repo.Owner, c.repo.Name, number, opts)
@@ -107,7 +108,7 @@ func (c *client) findComment(ctx context.Context, number int, marker string) (*g
 			return nil, c.fail(fmt.Sprintf("list the comments of #%d", number), err)
 		}
 		for _, cm := range comments {
-			if strings.Contains(cm.GetBody(), marker) {
+			if strings.Contains(cm.GetBody(), marker) && (self == "" || botName(cm.GetUser().GetLogin()) == botName(self)) {
 				return cm, nil
 			}
 		}

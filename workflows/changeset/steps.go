@@ -142,7 +142,7 @@ func (s *set) writeLink(ctx workflow.Context, i int, text string) {
 	}
 	m := s.st.Members[i]
 	err := workflow.ExecuteActivity(flow.GitHubOptions(ctx, "link the pull requests of "+m.Repo), contract.ActivityComment, contract.CommentInput{
-		Repo: s.in.Members[i].Settings.Repo, Number: m.Pull, Marker: s.marker("links", i), Body: text,
+		Repo: s.in.Members[i].Settings.Repo, Number: m.Pull, Marker: s.marker("links", i), Body: text, Self: s.pre[i].Login,
 	}).Get(ctx, nil)
 	if err != nil {
 		s.event(ctx, fmt.Sprintf("%s: could not link the set's pull requests: %s", m.Repo, flow.RootMessage(err)))
@@ -296,7 +296,7 @@ func (s *set) closePull(ctx workflow.Context, i int, why string) {
 	text := fmt.Sprintf("Change set **%s** ended: %s. This pull request is closed with it, so that no part of the set is merged without the rest.", s.in.Spec.Name, why)
 	var closed bool
 	err := workflow.ExecuteActivity(flow.GitHubOptions(ctx, fmt.Sprintf("close pull request #%d of %s", m.Pull, m.Repo)), contract.ActivityClosePull, contract.ClosePullInput{
-		Repo: s.in.Members[i].Settings.Repo, Number: m.Pull, Marker: s.marker("closed", i), Why: text,
+		Repo: s.in.Members[i].Settings.Repo, Number: m.Pull, Marker: s.marker("closed", i), Why: text, Self: s.pre[i].Login,
 	}).Get(ctx, &closed)
 	switch {
 	case err != nil:

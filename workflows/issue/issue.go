@@ -177,7 +177,7 @@ func (w *Work) labels(ctx workflow.Context, add string, remove ...string) error 
 // issue is done.
 func (w *Work) comment(ctx workflow.Context, result string) {
 	err := workflow.ExecuteActivity(flow.GitHubOptions(ctx, fmt.Sprintf("progress comment on #%d", w.is.Number)), contract.ActivityComment,
-		contract.CommentInput{Repo: w.Settings.Repo, Number: w.is.Number, Body: commentBody(w.cur, result)}).Get(ctx, nil)
+		contract.CommentInput{Repo: w.Settings.Repo, Number: w.is.Number, Body: commentBody(w.cur, result), Self: w.Preflight.Login}).Get(ctx, nil)
 	if err != nil {
 		w.event(ctx, fmt.Sprintf("#%d: could not update the progress comment: %s", w.is.Number, flow.RootMessage(err)))
 	}

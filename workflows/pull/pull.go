@@ -450,7 +450,7 @@ func (f *follower) labels(ctx workflow.Context, add string, remove ...string) {
 // comment writes the issue's comment that carries marker, once.
 func (f *follower) comment(ctx workflow.Context, marker, body string) {
 	err := workflow.ExecuteActivity(flow.GitHubOptions(ctx, "comment on #"+fmt.Sprint(f.in.Issue.Number)), contract.ActivityComment,
-		contract.CommentInput{Repo: f.in.Repo, Number: f.in.Issue.Number, Body: body, Marker: marker}).Get(ctx, nil)
+		contract.CommentInput{Repo: f.in.Repo, Number: f.in.Issue.Number, Body: body, Marker: marker, Self: f.in.Self}).Get(ctx, nil)
 	if err != nil {
 		f.event(ctx, "could not comment: "+flow.RootMessage(err))
 	}

@@ -79,7 +79,7 @@ func (q *queue) taken(ctx workflow.Context, n int) {
 func (q *queue) comment(ctx workflow.Context, n int, body string) {
 	s := q.in.Settings
 	err := workflow.ExecuteActivity(flow.GitHubOptions(ctx, fmt.Sprintf("what #%d waits for", n)), contract.ActivityComment,
-		contract.CommentInput{Repo: s.Repo, Number: n, Body: body, Marker: contract.WaitMarker(q.status.QueueID, n)}).Get(ctx, nil)
+		contract.CommentInput{Repo: s.Repo, Number: n, Body: body, Marker: contract.WaitMarker(q.status.QueueID, n), Self: q.st.Preflight.Login}).Get(ctx, nil)
 	if err != nil {
 		q.logger.Warn("comment on the waiting issue", "issue", n, "error", err)
 	}

@@ -158,7 +158,7 @@ func answeredText(ans *contract.Answer, ok bool) string {
 func (q Question) comment(ctx workflow.Context, marker, body string) {
 	link := q.Link
 	err := workflow.ExecuteActivity(flow.GitHubOptions(ctx, fmt.Sprintf("question on #%d", link.Number)), contract.ActivityComment,
-		contract.CommentInput{Repo: link.Repo, Number: link.Number, Body: body, Marker: marker}).Get(ctx, nil)
+		contract.CommentInput{Repo: link.Repo, Number: link.Number, Body: body, Marker: marker, Self: link.Self}).Get(ctx, nil)
 	if err != nil {
 		q.Logger.Warn("comment on the issue", "error", err)
 	}
