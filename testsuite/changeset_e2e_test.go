@@ -162,6 +162,10 @@ func TestChangeSetMergesTwoRepositoriesInOrder(t *testing.T) {
 	require.Regexp(t, `acme/api\s+merged`, status.Output())
 	require.Regexp(t, `acme/web\s+merged`, status.Output())
 
+	list := startProc(t, r.se.env, bins.starter, "list", "--dev")
+	require.Equal(t, 0, list.wait(t, time.Minute), list.Output())
+	require.Regexp(t, `ralph-changeset-greeting\s+change set\s+completed\s+merged`, list.Output())
+
 	c := r.se.dial(t)
 	defer c.Close()
 	replayAs(t, c, contract.ChangeSetID("greeting"), "changeset")

@@ -38,6 +38,8 @@ func newWorkflowDoc(info *workflowpb.WorkflowExecutionInfo) workflowDoc {
 		kind = "queue"
 	case contract.WorkflowPullRequest:
 		kind = "pull"
+	case contract.WorkflowChangeSet:
+		kind = "change set"
 	}
 	return workflowDoc{
 		Kind:            kind,

@@ -34,7 +34,7 @@ func (s *listCommand) flags(f *pflag.FlagSet) {
 }
 
 func (s *listCommand) run(cctx *commandContext, _ []string) error {
-	visibility := "(WorkflowType = 'Session' OR WorkflowType = 'IssueQueue' OR WorkflowType = 'PullRequest')"
+	visibility := "(WorkflowType = 'Session' OR WorkflowType = 'IssueQueue' OR WorkflowType = 'PullRequest' OR WorkflowType = 'ChangeSet')"
 	if s.status != "" {
 		var names []string
 		for _, st := range contract.States() {

@@ -43,7 +43,7 @@ var changes = contract.Changes
 // ralphTypes are the workflow types of Durable Ralph, for a query.
 var ralphTypes = []string{
 	contract.WorkflowSession, contract.WorkflowIssueQueue, contract.WorkflowIssueWork, contract.WorkflowPullRequest,
-	contract.WorkflowNotification, contract.WorkflowChatInbox, contract.WorkflowAgentPreflight,
+	contract.WorkflowNotification, contract.WorkflowChatInbox, contract.WorkflowAgentPreflight, contract.WorkflowChangeSet,
 }
 
 func (v *versionsCommand) run(cctx *commandContext, _ []string) error {

@@ -91,6 +91,11 @@ type set struct {
 	opened []time.Time
 	// mergeAsked: a person said merge.
 	mergeAsked bool
+	// shown is the state and cost the search attributes show.
+	shown struct {
+		state string
+		cost  float64
+	}
 	sig        struct {
 		issueEvent, issueEnded, pullEnded, merge, abandon workflow.ReceiveChannel
 	}
@@ -138,11 +143,21 @@ func (s *set) next() *contract.ChangeSetInput {
 	return &next
 }
 
-// event adds a line to the set's story.
+// event adds a line to the set's story, and shows its state and cost in
+// its search attributes (the Temporal UI, starter list) when they
+// changed.
 func (s *set) event(ctx workflow.Context, text string) {
 	s.logger.Info(text)
 	s.st.Story = flow.AppendBounded(s.st.Story, workflow.Now(ctx).UTC().Format("15:04:05")+" "+text, storyLimit)
 	s.st.Updated = workflow.Now(ctx)
+	if s.st.State == s.shown.state && s.st.CostUSD == s.shown.cost {
+		return
+	}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, flow.SearchStatus.ValueSet(s.st.State), flow.SearchCostUSD.ValueSet(s.st.CostUSD)); err != nil {
+		s.logger.Warn("could not show the set's state", "error", err)
+		return
+	}
+	s.shown.state, s.shown.cost = s.st.State, s.st.CostUSD
 }
 
 // preflight checks every member's repository at once: the token can read
