@@ -96,7 +96,7 @@ type set struct {
 		state string
 		cost  float64
 	}
-	sig        struct {
+	sig struct {
 		issueEvent, issueEnded, pullEnded, merge, abandon workflow.ReceiveChannel
 	}
 }
