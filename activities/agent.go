@@ -89,6 +89,10 @@ type Agent struct {
 	// agent's stream (see records). "" keeps none: a retry then finds an
 	// iteration's work by its commit alone.
 	Records string
+	// ClonesDir is where the worker clones the repositories that have no
+	// clone of the user's (a change set's; CloneRepo), in <owner>/<name>;
+	// "" clones none.
+	ClonesDir string
 	// agentStarted is told the PID of the attempt's agent.
 	agentStarted func(pid int)
 	// lastAttempt says the running attempt is the last its retry policy

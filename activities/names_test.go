@@ -35,6 +35,7 @@ func TestActivityNames(t *testing.T) {
 		{contract.ActivityRequestReviewers, &github.Activities{}},
 		{contract.ActivityMergePull, &github.Activities{}},
 		{contract.ActivityOpenIssue, &github.Activities{}},
+		{contract.ActivityCloneRepo, &activities.Agent{}},
 		{contract.ActivityClosePull, &github.Activities{}},
 		{contract.ActivityReadAnswer, &github.Activities{}},
 	}

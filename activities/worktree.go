@@ -233,7 +233,12 @@ func (a *Agent) PushBranch(ctx context.Context, in contract.PushInput) (contract
 // origin that is not https, or without a token. Its error is the app's,
 // when GitHub refuses it a token.
 func (a *Agent) gitAuth(ctx context.Context, repo *git.Repo, tokenEnv string) (*git.Credential, error) {
-	if !strings.HasPrefix(repo.Remote(ctx), "https://") {
+	return a.gitAuthFor(ctx, repo.Remote(ctx), tokenEnv)
+}
+
+// gitAuthFor is gitAuth for the remote url.
+func (a *Agent) gitAuthFor(ctx context.Context, url, tokenEnv string) (*git.Credential, error) {
+	if !strings.HasPrefix(url, "https://") {
 		return nil, nil
 	}
 	var token string

@@ -99,3 +99,19 @@ func (w *Worker) failOrphans(ctx context.Context) {
 		o.Remove()
 	}
 }
+
+// ClonesDir is where a worker clones the repositories that have no clone
+// of the user's: $XDG_DATA_HOME/durable-ralph/clones, by default
+// ~/.local/share/durable-ralph/clones; "" without a home. Not in the
+// state directory, which agents never see: agents work in these clones.
+func ClonesDir(getenv func(string) string) string {
+	data := getenv("XDG_DATA_HOME")
+	if data == "" {
+		home := getenv("HOME")
+		if home == "" {
+			return ""
+		}
+		data = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(data, "durable-ralph", "clones")
+}

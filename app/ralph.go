@@ -171,6 +171,9 @@ type WorkerOptions struct {
 	// RecordsDir keeps what the worker reads back of its iterations
 	// (activities.Agent.Records); "" keeps none.
 	RecordsDir string
+	// ClonesDir is where the worker clones repositories
+	// (activities.Agent.ClonesDir); "" clones none.
+	ClonesDir string
 }
 
 // WorkerOptionsOf are the worker options cfg configures.
@@ -180,6 +183,7 @@ func WorkerOptionsOf(cfg config.Config) WorkerOptions {
 		o.AttemptsDir = AttemptsDir(cfg.Dev.StateDir, cfg.Worker.HostID)
 		o.RecordsDir = RecordsDir(cfg.Dev.StateDir)
 	}
+	o.ClonesDir = ClonesDir(os.Getenv)
 	return o
 }
 
@@ -368,6 +372,7 @@ func hostAgent(c client.Client, opts WorkerOptions, agent *activities.Agent) {
 	agent.Slots = activities.NewSlots(opts.MaxAgents)
 	agent.Attempts = attemptsIn(opts.AttemptsDir)
 	agent.Records = opts.RecordsDir
+	agent.ClonesDir = opts.ClonesDir
 	agent.OnSlot = func(ctx context.Context, ev activities.SlotEvent) {
 		err := c.SignalWorkflow(ctx, ev.WorkflowID, ev.RunID, contract.SignalAgentSlot, contract.AgentSlot{
 			Iteration: ev.Iteration, Waiting: ev.Waiting, Running: ev.Running, Max: ev.Max,

@@ -64,3 +64,16 @@ func TestSessionInputCarriesEverySetting(t *testing.T) {
 		require.Equal(t, "required", a.Sandbox.Mode)
 	}
 }
+
+func TestClonesDir(t *testing.T) {
+	for _, tt := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"XDG_DATA_HOME": "/data", "HOME": "/home/u"}, "/data/durable-ralph/clones"},
+		{map[string]string{"HOME": "/home/u"}, "/home/u/.local/share/durable-ralph/clones"},
+		{map[string]string{}, ""},
+	} {
+		require.Equal(t, tt.want, app.ClonesDir(func(k string) string { return tt.env[k] }))
+	}
+}

@@ -30,6 +30,8 @@ type PreflightResult struct {
 	// "<app slug>[bot]" for a GitHub App's installation; "" when the
 	// token cannot say.
 	Login string `json:"login,omitempty"`
+	// CloneURL is the repository's https clone URL, as GitHub gives it.
+	CloneURL string `json:"clone_url,omitempty"`
 }
 
 // PickInput asks for the next issue.

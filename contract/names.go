@@ -97,7 +97,9 @@ const (
 	ActivityRunIteration         = "RunIteration"
 	ActivityPrepareIssueWorktree = "PrepareIssueWorktree"
 	ActivityPushBranch           = "PushBranch"
-	ActivityCheckAgents          = "CheckAgents"
+	// ActivityCloneRepo clones a change set's repository on its host.
+	ActivityCloneRepo   = "CloneRepo"
+	ActivityCheckAgents = "CheckAgents"
 	// GitHub activities, on the shared task queue.
 	ActivityPreflight = "Preflight"
 	ActivityPickIssue = "PickIssue"

@@ -84,3 +84,15 @@ type PushResult struct {
 // StateDir is Ralph's directory in a workspace: records, logs, work trees
 // and the checkpoint file. git never sees it.
 const StateDir = ".ralph"
+
+// CloneInput asks the worker of a host for a clone of Repo from URL, in
+// its clones directory.
+type CloneInput struct {
+	Repo Repo   `json:"repo"`
+	URL  string `json:"url"`
+}
+
+// CloneResult is where the clone is.
+type CloneResult struct {
+	Dir string `json:"dir"`
+}

@@ -23,10 +23,13 @@ type setRig struct {
 	hub      *fakegithub.Hub
 	file     string
 	worker   []string
-	w        *proc // the worker running
+	w        *proc  // the worker running
+	home     string // the worker's HOME
 }
 
-func newSetRig(t *testing.T, autoMerge bool) *setRig {
+// newSetRig makes the rig; with cloneAPI the set file gives api no
+// workspace, so that the worker clones it.
+func newSetRig(t *testing.T, autoMerge, cloneAPI bool) *setRig {
 	t.Helper()
 	r := &setRig{api: fakegithub.New("acme", "api", ghToken, ghBot), web: fakegithub.New("acme", "web", ghToken, ghBot)}
 	t.Cleanup(r.api.Close)
@@ -46,6 +49,10 @@ func newSetRig(t *testing.T, autoMerge bool) *setRig {
 		})
 		clones = append(clones, clone.Dir)
 	}
+	apiWorkspace := "\n    workspace: " + clones[0]
+	if cloneAPI {
+		apiWorkspace = ""
+	}
 	r.file = filepath.Join(t.TempDir(), "greeting.yaml")
 	require.NoError(t, os.WriteFile(r.file, fmt.Appendf(nil, `name: greeting
 task: Add a greeting endpoint and show it in the web app.
@@ -55,11 +62,15 @@ repos:
     workspace: %s
     after: [acme/api]
     task: Show the greeting from the API on the home page.
-  - repo: acme/api
-    workspace: %s
+  - repo: acme/api%s
     task: Add GET /greeting that returns "hello".
-`, autoMerge, clones[1], clones[0]), 0o644))
+`, autoMerge, clones[1], apiWorkspace), 0o644))
 	r.worker = append(append([]string(nil), r.se.env...), "GITHUB_TOKEN="+ghToken, "RALPH_GITHUB_WRITE_INTERVAL=100ms")
+	for _, kv := range r.se.env {
+		if h, ok := strings.CutPrefix(kv, "HOME="); ok {
+			r.home = h
+		}
+	}
 	return r
 }
 
@@ -113,12 +124,13 @@ func linkComments(gh *fakegithub.Server, n int) []fakegithub.Comment {
 	return out
 }
 
-// TestChangeSetMergesTwoRepositoriesInOrder: web comes after api. Two
-// sessions run in order; web's prompt names api's branch and change;
+// TestChangeSetMergesTwoRepositoriesInOrder: web comes after api, and
+// api has no clone of the user's: the worker clones it. Two sessions run
+// in order; web's prompt names api's branch and change;
 // the two pull requests link each other (one comment each); once both
 // are green and approved they merge, api first; status says merged.
 func TestChangeSetMergesTwoRepositoriesInOrder(t *testing.T) {
-	r := newSetRig(t, true)
+	r := newSetRig(t, true, true)
 	follow := r.run(t)
 	approveWhenOpen(t, r.api)
 	// web has not started before api's pull request opened.
@@ -130,6 +142,10 @@ func TestChangeSetMergesTwoRepositoriesInOrder(t *testing.T) {
 	require.True(t, apiPR.Merged && webPR.Merged, "%+v %+v", apiPR, webPR)
 	require.False(t, webPR.MergedAt.Before(apiPR.MergedAt), "api merges first")
 	require.Equal(t, ghBot, webPR.MergedBy)
+
+	// api ran in the worker's clone of it.
+	require.Contains(t, follow.Output(), "acme/api: cloned into ")
+	require.DirExists(t, filepath.Join(r.home, ".local", "share", "durable-ralph", "clones", "acme", "api", ".git"))
 
 	// web's issue, and so its prompt, tells what api changed.
 	var webPrompt string
@@ -176,7 +192,7 @@ func TestChangeSetMergesTwoRepositoriesInOrder(t *testing.T) {
 // (its follower gives up after its fix round): nothing merges, and api's
 // pull request is closed with a comment naming web's failure.
 func TestChangeSetRollsBackWhenAMemberFails(t *testing.T) {
-	r := newSetRig(t, true)
+	r := newSetRig(t, true, false)
 	r.web.SetCI(func(string) []fakegithub.CheckRun {
 		return []fakegithub.CheckRun{{Name: "test", Status: "completed", Conclusion: "failure", Title: "3 tests failed", Summary: "TestGreeting: got \"\""}}
 	})
@@ -211,7 +227,7 @@ func TestChangeSetRollsBackWhenAMemberFails(t *testing.T) {
 // web's issue) and once web's is: still one issue and one pull request
 // per repository, one link comment each, and the set merges in order.
 func TestChangeSetSurvivesWorkerKills(t *testing.T) {
-	r := newSetRig(t, true)
+	r := newSetRig(t, true, false)
 	follow := r.run(t)
 	kill := func() {
 		require.NoError(t, r.w.cmd.Process.Signal(syscall.SIGKILL))

@@ -181,6 +181,7 @@ func newStarterEnv(t testing.TB, scenarioPath string) *starterEnv {
 		"RALPH_DEV_UI_PORT="+strconv.Itoa(fixedPort(t)),
 		"TEMPORAL_ADDRESS=",
 		"HOME="+t.TempDir(),
+		"XDG_DATA_HOME=", // clones under HOME
 	)
 	return se
 }

@@ -301,7 +301,7 @@ func (c *client) preflightApp(ctx context.Context) (contract.PreflightResult, er
 	case !r.GetHasIssues():
 		return fail("issues are disabled in the repository's settings")
 	}
-	res := contract.PreflightResult{FullName: r.GetFullName(), DefaultBranch: r.GetDefaultBranch()}
+	res := contract.PreflightResult{FullName: r.GetFullName(), DefaultBranch: r.GetDefaultBranch(), CloneURL: r.GetCloneURL()}
 	if slug := inst.GetAppSlug(); slug != "" {
 		res.Login = slug + "[bot]"
 	}

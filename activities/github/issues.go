@@ -51,7 +51,7 @@ func (a *Activities) Preflight(ctx context.Context, repo contract.Repo) (contrac
 		return contract.PreflightResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("the GitHub token in %s cannot work the queue of %s: it lacks %s", c.tokenFrom, repo.FullName(), strings.Join(missing, "; ")), contract.ErrTypeGitHubPreflight, nil)
 	}
-	res := contract.PreflightResult{FullName: r.GetFullName(), DefaultBranch: r.GetDefaultBranch()}
+	res := contract.PreflightResult{FullName: r.GetFullName(), DefaultBranch: r.GetDefaultBranch(), CloneURL: r.GetCloneURL()}
 	if u, _, err := c.Users.Get(ctx, ""); err == nil {
 		res.Login = u.GetLogin()
 	}

@@ -48,8 +48,9 @@ func changeSetCommands() []spec {
 		use:   "run FILE",
 		short: "Start the change set FILE describes, or attach to it",
 		long: `run starts the change set of the set file FILE (YAML), whose ID is ralph-changeset-<name>;
-running it again attaches. Each repository needs a local clone (workspace:, relative to FILE),
-configured as for starter queue (its ralph.yaml, the flags given here):
+running it again attaches. A repository with a workspace (a local clone, relative to FILE) is
+configured as for starter queue (its ralph.yaml, the flags given here); one without is cloned by
+the worker of its host:
 
   name: greeting
   task: Add a greeting endpoint and show it in the web app.
@@ -57,7 +58,6 @@ configured as for starter queue (its ralph.yaml, the flags given here):
   max-cost: 20            # dollars, for the whole set
   repos:
     - repo: acme/api
-      workspace: ../api
       task: Add GET /greeting that returns "hello".
     - repo: acme/web
       workspace: ../web
@@ -121,7 +121,7 @@ func loadSetFile(path string) (setFile, error) {
 	for i := range f.Members {
 		m := &f.Members[i]
 		if m.Workspace == "" {
-			return setFile{}, fmt.Errorf("set file %s: repos[%d].workspace: %s has none: give the path of a local clone of it", path, i, m.Repo)
+			continue // the worker of its host clones it
 		}
 		if !filepath.IsAbs(m.Workspace) {
 			m.Workspace = filepath.Join(dir, m.Workspace)
@@ -195,18 +195,7 @@ func (s *changeSetRunCommand) input(cctx *commandContext, f setFile) (contract.C
 	in := contract.ChangeSetInput{Spec: f.ChangeSetSpec, MaxCostUSD: f.MaxCost}
 	var first config.Config
 	for i, m := range f.Members {
-		cfg, err := config.Load(s.cmd.Flags(), m.Workspace)
-		if err == nil {
-			err = cfg.CheckWorkspaceTrusted()
-		}
-		if err != nil {
-			return in, first, fmt.Errorf("repos[%d] %s: %w", i, m.Repo, err)
-		}
-		cfg.GitHub.Repo = m.Repo
-		if m.Host != "" {
-			cfg.Worker.HostID = m.Host
-		}
-		q, err := queueInput(cctx, cfg, m.Workspace)
+		q, cfg, err := s.member(cctx, m)
 		if err != nil {
 			return in, first, fmt.Errorf("repos[%d] %s: %w", i, m.Repo, err)
 		}
@@ -221,6 +210,35 @@ func (s *changeSetRunCommand) input(cctx *commandContext, f setFile) (contract.C
 		in.AutoMerge = *f.AutoMerge
 	}
 	return in, first, nil
+}
+
+// member is member m's issue settings and session: for a local clone,
+// as starter queue makes them for it (its ralph.yaml, trusted, and the
+// flags); without one, from the user's configuration and the flags, with
+// neither clone nor workspace (the set clones it on its host).
+func (s *changeSetRunCommand) member(cctx *commandContext, m contract.ChangeSetMember) (contract.QueueInput, config.Config, error) {
+	cfg, err := config.Load(s.cmd.Flags(), m.Workspace)
+	if err == nil && m.Workspace != "" {
+		err = cfg.CheckWorkspaceTrusted()
+	}
+	if err != nil {
+		return contract.QueueInput{}, cfg, err
+	}
+	cfg.GitHub.Repo = m.Repo
+	if m.Host != "" {
+		cfg.Worker.HostID = m.Host
+	}
+	if m.Workspace != "" {
+		q, err := queueInput(cctx, cfg, m.Workspace)
+		return q, cfg, err
+	}
+	sess, err := issueSession(cfg, ".")
+	if err != nil {
+		return contract.QueueInput{}, cfg, err
+	}
+	sess.Workspace = ""
+	settings, err := queueSettings(cfg, m.Repo, "")
+	return contract.QueueInput{Settings: settings, Session: sess}, cfg, err
 }
 
 // reposOf are the repositories of spec, as its file lists them.

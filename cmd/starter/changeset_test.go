@@ -29,7 +29,6 @@ repos:
 		{"a cycle", "name: g\ntask: t\nrepos:\n  - {repo: acme/api, workspace: a, after: [acme/web]}\n  - {repo: acme/web, workspace: w, after: [acme/api]}\n",
 			"repos[0].after: the order has a cycle: acme/api after acme/web after acme/api"},
 		{"twice", "name: g\ntask: t\nrepos:\n  - {repo: acme/api, workspace: a}\n  - {repo: acme/api, workspace: b}\n", "repos[1].repo: acme/api is repos[0] already"},
-		{"no workspace", "name: g\ntask: t\nrepos:\n  - {repo: acme/api}\n", "repos[0].workspace: acme/api has none"},
 		{"negative cost", "name: g\ntask: t\nmax-cost: -1\nrepos:\n  - {repo: acme/api, workspace: a}\n", "max-cost: -1 is negative"},
 	}
 	for _, tt := range tests {

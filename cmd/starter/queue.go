@@ -50,19 +50,9 @@ func (s *queueCommand) run(cctx *commandContext, args []string) error {
 
 // queueInput builds the queue's input for the clone in dir from cfg.
 func queueInput(ctx context.Context, cfg config.Config, dir string) (contract.QueueInput, error) {
-	if cfg.Agent.Sandbox == "" {
-		// Issue text is untrusted: an issue's agent runs contained or
-		// not at all, unless agent.sandbox says otherwise.
-		cfg.Agent.Sandbox = sandbox.ModeRequired
-	}
-	sess, err := app.SessionInput(cfg, dir)
+	sess, err := issueSession(cfg, dir)
 	if err != nil {
 		return contract.QueueInput{}, err
-	}
-	if sess.Limits.OnLimit == "" {
-		// Nobody watches an issue's session: at a limit it asks on the
-		// issue (and in chat) rather than throwing the work away.
-		sess.Limits.OnLimit = contract.OnLimitAsk
 	}
 	clone := sess.Workspace
 	if fi, err := os.Stat(clone); err != nil || !fi.IsDir() {
@@ -78,26 +68,53 @@ func queueInput(ctx context.Context, cfg config.Config, dir string) (contract.Qu
 			return contract.QueueInput{}, fmt.Errorf("cannot tell the GitHub repository from origin %q of %s: give it with --repo owner/name (github.repo)", origin, clone)
 		}
 	}
+	settings, err := queueSettings(cfg, repo, clone)
+	if err != nil {
+		return contract.QueueInput{}, err
+	}
+	return contract.QueueInput{Settings: settings, Session: sess}, nil
+}
+
+// issueSession is the template of the sessions of issues in the clone
+// dir, from cfg.
+func issueSession(cfg config.Config, dir string) (contract.SessionInput, error) {
+	if cfg.Agent.Sandbox == "" {
+		// Issue text is untrusted: an issue's agent runs contained or
+		// not at all, unless agent.sandbox says otherwise.
+		cfg.Agent.Sandbox = sandbox.ModeRequired
+	}
+	sess, err := app.SessionInput(cfg, dir)
+	if err != nil {
+		return contract.SessionInput{}, err
+	}
+	if sess.Limits.OnLimit == "" {
+		// Nobody watches an issue's session: at a limit it asks on the
+		// issue (and in chat) rather than throwing the work away.
+		sess.Limits.OnLimit = contract.OnLimitAsk
+	}
+	return sess, nil
+}
+
+// queueSettings are the queue settings cfg gives the repository repo
+// (owner/name) whose clone is clone.
+func queueSettings(cfg config.Config, repo, clone string) (contract.QueueSettings, error) {
 	owner, name, err := contract.ParseRepo(repo)
 	if err != nil {
-		return contract.QueueInput{}, fmt.Errorf("github.repo: %w", err)
+		return contract.QueueSettings{}, fmt.Errorf("github.repo: %w", err)
 	}
-	return contract.QueueInput{
-		Settings: contract.QueueSettings{
-			Repo:          contract.Repo{Owner: owner, Name: name, APIURL: cfg.GitHub.APIURL, TokenEnv: cfg.GitHub.TokenEnv},
-			Clone:         clone,
-			Label:         cfg.Queue.Label,
-			PollInterval:  cfg.Queue.PollInterval,
-			MaxIssues:     cfg.Queue.MaxIssues,
-			Parallel:      cfg.Queue.Parallel,
-			MaxCostUSD:    cfg.Queue.MaxCostUSD,
-			MaxCostPerDay: cfg.Queue.MaxCostPerDay,
-			BaseBranch:    cfg.Queue.BaseBranch,
-			Draft:         cfg.Queue.Draft,
-			Pull:          cfg.Queue.PullSettings(),
-			AdoptPRs:      cfg.Queue.AdoptPRs,
-		},
-		Session: sess,
+	return contract.QueueSettings{
+		Repo:          contract.Repo{Owner: owner, Name: name, APIURL: cfg.GitHub.APIURL, TokenEnv: cfg.GitHub.TokenEnv},
+		Clone:         clone,
+		Label:         cfg.Queue.Label,
+		PollInterval:  cfg.Queue.PollInterval,
+		MaxIssues:     cfg.Queue.MaxIssues,
+		Parallel:      cfg.Queue.Parallel,
+		MaxCostUSD:    cfg.Queue.MaxCostUSD,
+		MaxCostPerDay: cfg.Queue.MaxCostPerDay,
+		BaseBranch:    cfg.Queue.BaseBranch,
+		Draft:         cfg.Queue.Draft,
+		Pull:          cfg.Queue.PullSettings(),
+		AdoptPRs:      cfg.Queue.AdoptPRs,
 	}, nil
 }
 

@@ -16,8 +16,8 @@ import (
 // each request (people push); a branch it lacks, and a fork's branch, read
 // as without a remote: a stable fake SHA. The mergeable state of a pull
 // request then also says whether its head merges into its base without
-// conflicts, and a merge moves the base branch. An empty bareDir forgets
-// the remote.
+// conflicts, and a merge moves the base branch; the repository's
+// clone_url is bareDir. An empty bareDir forgets the remote.
 func (s *Server) SetRemote(bareDir string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -201,4 +201,14 @@ func gitMerge(dir, branch, base, head, method, title, message, login string) (st
 		return "", fmt.Errorf("%w: %w", errBaseMoved, err)
 	}
 	return commit, nil
+}
+
+// cloneURL is the repository's clone_url: the remote's directory when
+// SetRemote gave one (git clones it as it clones GitHub's https URL, with
+// no server in between), the server's URL otherwise. Callers hold s.mu.
+func (s *Server) cloneURL() string {
+	if s.remote != "" {
+		return s.remote
+	}
+	return s.URL() + s.owner + "/" + s.name + ".git"
 }

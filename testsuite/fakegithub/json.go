@@ -68,7 +68,7 @@ func (s *Server) repoJSON(withPermissions bool) map[string]any {
 		"description":       nil,
 		"html_url":          s.URL() + full,
 		"url":               s.URL() + "repos/" + full,
-		"clone_url":         s.URL() + full + ".git",
+		"clone_url":         s.cloneURL(),
 		"git_url":           "git://127.0.0.1/" + full + ".git",
 		"ssh_url":           "git@127.0.0.1:" + full + ".git",
 		"default_branch":    DefaultBranch,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
@@ -37,7 +38,8 @@ type setEnv struct {
 	refuse    map[string]error // preflight, by repo
 	// refuseMerge is GitHub's refusal to merge, by repo.
 	refuseMerge map[string]string
-	reads       int // of pull requests
+	reads       int      // of pull requests
+	clones      []string // "clone workspace" of each member's issue work
 }
 
 func newSetEnv(t *testing.T) *setEnv {
@@ -48,11 +50,17 @@ func newSetEnv(t *testing.T) *setEnv {
 	env.RegisterWorkflow(changeset.ChangeSet)
 	env.RegisterWorkflowWithOptions(env.fakeIssueWork, workflow.RegisterOptions{Name: contract.WorkflowIssueWork})
 	env.RegisterActivity(gha)
+	env.RegisterActivityWithOptions(func(_ context.Context, in contract.CloneInput) (contract.CloneResult, error) {
+		if in.URL != "https://github.com/"+in.Repo.FullName()+".git" {
+			return contract.CloneResult{}, fmt.Errorf("clone of %s from %q", in.Repo.FullName(), in.URL)
+		}
+		return contract.CloneResult{Dir: "/clones/" + in.Repo.FullName()}, nil
+	}, activity.RegisterOptions{Name: contract.ActivityCloneRepo})
 	env.OnActivity(gha.Preflight, mock.Anything, mock.Anything).Return(func(_ context.Context, r contract.Repo) (contract.PreflightResult, error) {
 		if err := env.refuse[r.FullName()]; err != nil {
 			return contract.PreflightResult{}, err
 		}
-		return contract.PreflightResult{FullName: r.FullName(), DefaultBranch: "main", Login: "ralph-bot"}, nil
+		return contract.PreflightResult{FullName: r.FullName(), DefaultBranch: "main", Login: "ralph-bot", CloneURL: "https://github.com/" + r.FullName() + ".git"}, nil
 	})
 	env.OnActivity(gha.OpenIssue, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.OpenIssueInput) (contract.Issue, error) {
 		env.mu.Lock()
@@ -100,6 +108,7 @@ func (env *setEnv) fakeIssueWork(ctx workflow.Context, in contract.IssueWorkInpu
 	repo := in.Settings.Repo
 	env.mu.Lock()
 	env.started = append(env.started, repo.FullName())
+	env.clones = append(env.clones, in.Settings.Clone+" "+in.Session.Workspace)
 	fail := env.failIssue[repo.FullName()]
 	env.mu.Unlock()
 	if in.Preflight.DefaultBranch != "main" || in.Preflight.Login != "ralph-bot" {
@@ -298,4 +307,19 @@ func TestChangeSetWaitingLongContinuesAsNew(t *testing.T) {
 	require.Equal(t, 2*200, env.reads, "both pull requests, 200 times")
 	require.Empty(t, env.merged)
 	require.Empty(t, env.closed)
+}
+
+// TestChangeSetClonesARepositoryWithoutAClone: a member the set file
+// gives no workspace is cloned by the worker of its host, from the URL
+// its preflight read, and its issue work runs in that clone.
+func TestChangeSetClonesARepositoryWithoutAClone(t *testing.T) {
+	env := newSetEnv(t)
+	in := setInput(true)
+	in.Members[1].Settings.Clone, in.Members[1].Session.Workspace = "", "" // acme/api
+	env.ExecuteWorkflow(changeset.ChangeSet, in)
+	require.NoError(t, env.GetWorkflowError())
+	var st contract.ChangeSetStatus
+	require.NoError(t, env.GetWorkflowResult(&st))
+	require.Equal(t, contract.SetMerged, st.State, st.Story)
+	require.Equal(t, []string{"/clones/acme/api /clones/acme/api", "/clones/web /clones/web"}, env.clones)
 }

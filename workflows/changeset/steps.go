@@ -1,6 +1,7 @@
 package changeset
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -38,9 +39,18 @@ func (s *set) startReady(ctx workflow.Context) {
 	}
 }
 
-// start opens member i's issue and starts its issue work.
+// start opens member i's issue and starts its issue work, in a clone
+// the worker of its host makes when the set file gave none.
 func (s *set) start(ctx workflow.Context, i int) {
-	m, mi := &s.st.Members[i], s.in.Members[i]
+	m := &s.st.Members[i]
+	if s.in.Members[i].Settings.Clone == "" {
+		if err := s.clone(ctx, i); err != nil {
+			m.State, m.Message = contract.MemberFailed, "could not clone it: "+flow.RootMessage(err)
+			s.compensate(ctx, contract.SetFailed, fmt.Sprintf("%s failed: %s", m.Repo, m.Message))
+			return
+		}
+	}
+	mi := s.in.Members[i]
 	var is contract.Issue
 	err := workflow.ExecuteActivity(flow.GitHubOptions(ctx, "open the issue of "+m.Repo), contract.ActivityOpenIssue, contract.OpenIssueInput{
 		Repo: mi.Settings.Repo, Self: s.pre[i].Login, Marker: s.marker("issue", i),
@@ -74,6 +84,21 @@ func (s *set) start(ctx workflow.Context, i int) {
 		m.State, m.Message = contract.MemberFailed, "could not start its work: "+flow.RootMessage(err)
 		s.compensate(ctx, contract.SetFailed, fmt.Sprintf("%s failed: %s", m.Repo, m.Message))
 	}
+}
+
+// clone has the worker of member i's host clone its repository, from the
+// URL its preflight read, and makes the clone the member's.
+func (s *set) clone(ctx workflow.Context, i int) error {
+	mi := &s.in.Members[i]
+	host := flow.Host{ID: mi.Session.Host, Timeout: mi.Session.HostTimeout}
+	var res contract.CloneResult
+	if err := host.Execute(ctx, flow.GitOptions("clone "+mi.Settings.Repo.FullName()), &res, contract.ActivityCloneRepo,
+		contract.CloneInput{Repo: mi.Settings.Repo, URL: s.pre[i].CloneURL}); err != nil {
+		return err
+	}
+	mi.Settings.Clone, mi.Session.Workspace = res.Dir, res.Dir
+	s.event(ctx, fmt.Sprintf("%s: cloned into %s on %s", s.st.Members[i].Repo, res.Dir, cmp.Or(mi.Session.Host, "the worker")))
+	return nil
 }
 
 // task is member i's task: its own, or the set's.
