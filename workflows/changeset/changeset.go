@@ -208,6 +208,11 @@ func (s *set) run(ctx workflow.Context) *contract.ChangeSetInput {
 				return nil
 			}
 			s.drain(ctx)
+			if !s.over() && workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+				// The members' stories came as signals: a long session's
+				// many lines grow the history as the readings do.
+				return s.next()
+			}
 			continue
 		}
 		if reads >= readsPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
