@@ -5,29 +5,19 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 )
 
-// Clone makes dir a clone of url with its default branch checked out,
-// fetching with cred (nil for none) as Fetch does: an empty repository
-// is made first (git init), so that every command that reads the remote
-// runs hardened, as in any other repository Ralph opens. A dir that is a
-// clone of url already is fetched again and returned; one that holds
-// anything else is an error.
+// Clone makes the empty or missing directory dir a clone of url with its
+// default branch checked out, fetching with cred (nil for none) as Fetch
+// does: an empty repository is made first (git init), so that every
+// command that reads the remote runs hardened, as in any other
+// repository Ralph opens. A directory that holds anything is refused:
+// bringing an existing clone up to date is its owner's (it must check
+// the clone first).
 func Clone(ctx context.Context, cred *Credential, url, dir string) (*Repo, error) {
-	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
-		r, err := Open(ctx, dir)
-		if err != nil {
-			return nil, err
-		}
-		if got := r.Remote(ctx); got != url {
-			return nil, fmt.Errorf("%s is a clone of %q, not of %q", dir, got, url)
-		}
-		return r, r.Fetch(ctx, cred, "origin")
-	}
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-		return nil, fmt.Errorf("%s is not empty and not a clone of %s", dir, url)
+		return nil, fmt.Errorf("%s is not empty: it cannot become a clone of %s", dir, url)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("clone %s: %w", url, err)

@@ -39,11 +39,5 @@ func TestClone(t *testing.T) {
 	require.Equal(t, "# app\n", string(data))
 
 	_, err = git.Clone(ctx, nil, origin, dir)
-	require.NoError(t, err, "cloning again fetches")
-	_, err = git.Clone(ctx, nil, "/elsewhere.git", dir)
-	require.ErrorContains(t, err, "is a clone of")
-	other := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(other, "x"), nil, 0o644))
-	_, err = git.Clone(ctx, nil, origin, other)
-	require.ErrorContains(t, err, "not empty")
+	require.ErrorContains(t, err, "is not empty", "an existing clone is its owner's to bring up to date")
 }
