@@ -409,6 +409,9 @@ func startCmd(t testing.TB, cmd *exec.Cmd, kill func(*os.Process)) *proc {
 			kill(p.cmd.Process)
 			<-p.end
 		}
+		if t.Failed() {
+			t.Logf("%s %s printed (its end):\n%s", filepath.Base(cmd.Path), strings.Join(cmd.Args[1:], " "), tailOf(p.Output(), 4000))
+		}
 	})
 	return p
 }

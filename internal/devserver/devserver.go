@@ -116,6 +116,13 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		}
 		opts.Port = p
 	}
+	// The ports asked for are taken in this process from now on: the
+	// services' own ports, picked below, must not be one of them before
+	// the frontend or the UI binds it.
+	handedOut.Store(opts.Port, struct{}{})
+	if opts.UIPort != 0 {
+		handedOut.Store(opts.UIPort, struct{}{})
+	}
 	s := &Server{opts: opts}
 	if opts.StateDir != "" {
 		dir, err := filepath.Abs(opts.StateDir)
