@@ -59,6 +59,6 @@ func benchTemporalFloor(b *testing.B) runFigures {
 	f := runFigures{wall: time.Since(start)}
 	require.Equal(b, benchIterations, done)
 	f.events, f.bytes, f.phases = historyCost(b, c, id)
-	f.sayOutside("Temporal floor", started)
+	f.countToClose("Temporal floor", started)
 	return f
 }
