@@ -214,8 +214,24 @@ type ChangeSetInput struct {
 	// PollInterval is how often the set reads its pull requests once all
 	// are open.
 	PollInterval time.Duration `json:"poll_interval,omitempty"`
+	// Origin, for a set a queue started, is the issue it came from.
+	Origin *ChangeSetOrigin `json:"origin,omitempty"`
 	// CarryOver is filled in by continue-as-new.
 	CarryOver *ChangeSetCarryOver `json:"carry_over,omitempty"`
+}
+
+// ChangeSetOrigin is the ready issue of a queue whose "Repos:" line
+// started a set: the set takes the issue's text as its task, claims it
+// with the queue's labels, says on it how the set went, and tells the
+// queue its end (SignalIssueEnded) as an issue work would.
+type ChangeSetOrigin struct {
+	QueueID string `json:"queue_id"`
+	Repo    Repo   `json:"repo"`
+	Issue   Issue  `json:"issue"`
+	// Label is the queue's ready label; Self the login the worker writes
+	// as there.
+	Label string `json:"label"`
+	Self  string `json:"self,omitempty"`
 }
 
 // ChangeSetCarryOver is what a ChangeSet run passes to the next when it
@@ -228,6 +244,8 @@ type ChangeSetCarryOver struct {
 	Links      []string    `json:"links"`
 	Opened     []time.Time `json:"opened"`
 	MergeAsked bool        `json:"merge_asked,omitempty"`
+	// OriginText is the comment last written on the origin issue.
+	OriginText string `json:"origin_text,omitempty"`
 }
 
 // ChangeSetMemberInput is what one member's issue work runs with.
@@ -279,7 +297,10 @@ type ChangeSetStatus struct {
 	Order   []string  `json:"order"`
 	CostUSD float64   `json:"cost_usd"`
 	Story   []string  `json:"story,omitempty"`
+	Started time.Time `json:"started"`
 	Updated time.Time `json:"updated"`
+	// Origin is the issue a queue started the set from, if any.
+	Origin string `json:"origin,omitempty"`
 }
 
 // ChangeSetMemberStatus is one member as the set sees it.
@@ -304,10 +325,23 @@ type ChangeSetMemberStatus struct {
 // ClosePullInput closes a pull request with a comment saying why, once:
 // a pull request that is closed or merged already is left as it is.
 type ClosePullInput struct {
-	Repo   Repo   `json:"repo"`
-	Number int    `json:"number"`
+	Repo   Repo `json:"repo"`
+	Number int  `json:"number"`
+	// Head, when Number is 0, is the branch (of the repository itself)
+	// whose open pull request, opened by Self, is closed: that of an
+	// issue work cancelled before it said which it opened. None is no
+	// error.
+	Head   string `json:"head,omitempty"`
 	Marker string `json:"marker"`
 	Why    string `json:"why"`
 	// Self is the login the worker writes as (CommentInput.Self).
 	Self string `json:"self,omitempty"`
+}
+
+// ClosedPull is what ClosePull found: the pull request (0 when Head had
+// no open one), closed now or before, or merged and left so.
+type ClosedPull struct {
+	Number int    `json:"number,omitempty"`
+	URL    string `json:"url,omitempty"`
+	Merged bool   `json:"merged,omitempty"`
 }

@@ -129,6 +129,10 @@ type Issue struct {
 	// Instruction is what a comment "@bot <instruction>" asked for; ""
 	// for an issue taken for its label.
 	Instruction string `json:"instruction,omitempty"`
+	// Repos are the repositories its "Repos:" line names, in order, when
+	// it spans several: the queue works on it as a change set, one
+	// member per repository.
+	Repos []ChangeSetMember `json:"repos,omitempty"`
 }
 
 // By says who made an issue ready (ReadyBy).

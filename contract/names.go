@@ -116,8 +116,10 @@ const (
 	ActivityMergePull        = "MergePull"
 	// ActivityOpenIssue opens a change set member's issue once;
 	// ActivityClosePull closes a member's pull request with a comment.
-	ActivityOpenIssue    = "OpenIssue"
-	ActivityClosePull    = "ClosePull"
+	ActivityOpenIssue = "OpenIssue"
+	ActivityClosePull = "ClosePull"
+	// ActivityCloseIssue closes the issue a merged change set came from.
+	ActivityCloseIssue   = "CloseIssue"
 	ActivityPrepareRound = "PrepareRound"
 	// ActivityReadAnswer reads an issue's answer to a checkpoint.
 	ActivityReadAnswer = "ReadAnswer"

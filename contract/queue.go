@@ -131,10 +131,16 @@ type IssueOutcome struct {
 	FinishedAt time.Time `json:"finished_at"`
 	// Run is the queue run (from 1) that worked on the issue.
 	Run int `json:"run"`
+	// ChangeSet names the set that worked on an issue spanning several
+	// repositories: complete, it merged its pull requests.
+	ChangeSet string `json:"change_set,omitempty"`
 }
 
-// Succeeded reports an issue that ended with a pull request.
-func (o IssueOutcome) Succeeded() bool { return o.Reason == ReasonComplete && o.PR != 0 }
+// Succeeded reports an issue that ended with a pull request (or, worked
+// on as a change set, with its pull requests merged).
+func (o IssueOutcome) Succeeded() bool {
+	return o.Reason == ReasonComplete && (o.PR != 0 || o.ChangeSet != "")
+}
 
 // QueueEvent is one line of the queue's story, for --follow.
 type QueueEvent struct {
@@ -158,6 +164,18 @@ type CurrentIssue struct {
 	StartedAt  time.Time          `json:"started_at"`
 	Phase      string             `json:"phase"`
 	Iterations []IterationSummary `json:"iterations,omitempty"`
+	// Workflow is the ID of the workflow that works on the issue when it
+	// is not its IssueWork: the ChangeSet of an issue that spans several
+	// repositories.
+	Workflow string `json:"workflow,omitempty"`
+}
+
+// WorkID is the ID of the workflow that works on the issue.
+func (c CurrentIssue) WorkID() string {
+	if c.Workflow != "" {
+		return c.Workflow
+	}
+	return IssueWorkID(c.SessionID)
 }
 
 // QueueCarryOver is what a queue carries into its next run: totals,

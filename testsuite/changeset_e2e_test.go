@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,6 +26,7 @@ type setRig struct {
 	worker   []string
 	w        *proc  // the worker running
 	home     string // the worker's HOME
+	clones   []string
 }
 
 // newSetRig makes the rig; with cloneAPI the set file gives api no
@@ -49,6 +51,7 @@ func newSetRig(t *testing.T, autoMerge, cloneAPI bool) *setRig {
 		})
 		clones = append(clones, clone.Dir)
 	}
+	r.clones = clones
 	apiWorkspace := "\n    workspace: " + clones[0]
 	if cloneAPI {
 		apiWorkspace = ""
@@ -256,4 +259,136 @@ func TestChangeSetSurvivesWorkerKills(t *testing.T) {
 		require.Equal(t, 1, issues, "one issue in %s", gh.Name())
 	}
 	require.False(t, r.web.Pulls()[0].MergedAt.Before(r.api.Pulls()[0].MergedAt), "api merges first")
+}
+
+// TestChangeSetMergedByAPerson: without auto-merge the set waits, green
+// and approved, until a person says `change-set merge`; then it merges in
+// order, and a second merge is refused as the set has ended.
+func TestChangeSetMergedByAPerson(t *testing.T) {
+	r := newSetRig(t, false, false)
+	follow := r.run(t)
+	approveWhenOpen(t, r.api)
+	approveWhenOpen(t, r.web)
+	waitFor(t, 2*time.Minute, "the set to be ready", func() bool {
+		st := r.starter(t, "status", "greeting")
+		return st.wait(t, time.Minute) == 0 && strings.Contains(st.Output(), "Change set greeting: ready") &&
+			regexp.MustCompile(`acme/web\s+open\s+#\d+\s+#\d+\s+green\s+true`).MatchString(st.Output())
+	})
+	time.Sleep(3 * time.Second) // a reading or two: nothing merges without the person
+	require.False(t, r.api.Pulls()[0].Merged || r.web.Pulls()[0].Merged, "no merge before a person asks")
+
+	merge := r.starter(t, "merge", "greeting")
+	require.Equal(t, 0, merge.wait(t, time.Minute), merge.Output())
+	require.Contains(t, merge.Output(), "Change set greeting merges once every pull request is green and approved")
+	require.Equal(t, 0, follow.wait(t, 2*time.Minute), follow.Output())
+	require.True(t, r.api.Pulls()[0].Merged && r.web.Pulls()[0].Merged)
+	require.False(t, r.web.Pulls()[0].MergedAt.Before(r.api.Pulls()[0].MergedAt), "api merges first")
+
+	again := r.starter(t, "merge", "greeting")
+	require.Equal(t, 1, again.wait(t, time.Minute), again.Output())
+	require.Contains(t, again.Output(), "change set greeting ended already (merged): nothing to merge")
+}
+
+// TestChangeSetAbandonedByAPerson: a person abandons the set once api's
+// pull request is open and web is being worked on: web's work stops,
+// every pull request either repository has is closed (web's too, if its
+// work opened one before it was cancelled), none merged, each closed
+// one with one comment giving the person's reason.
+func TestChangeSetAbandonedByAPerson(t *testing.T) {
+	r := newSetRig(t, false, false)
+	follow := r.run(t)
+	waitFor(t, 3*time.Minute, "web's issue", func() bool {
+		for _, is := range r.web.Issues() {
+			if !is.PullRequest {
+				return len(r.api.Pulls()) == 1
+			}
+		}
+		return false
+	})
+	abandon := r.starter(t, "abandon", "greeting", "the", "API", "design", "changed")
+	require.Equal(t, 0, abandon.wait(t, time.Minute), abandon.Output())
+	require.Contains(t, abandon.Output(), "Change set greeting is abandoned")
+	require.Equal(t, 1, follow.wait(t, 4*time.Minute), follow.Output())
+	require.Contains(t, follow.Output(), "abandoned: the API design changed")
+
+	for _, gh := range []*fakegithub.Server{r.api, r.web} {
+		for _, pr := range gh.Pulls() {
+			require.Equal(t, "closed", pr.State, "%s#%d", gh.Name(), pr.Number)
+			require.False(t, pr.Merged)
+			var closing int
+			for _, c := range botComments(gh.Issue(pr.Number)) {
+				if strings.Contains(c.Body, "ralph:changeset-greeting-closed") {
+					closing++
+					require.Contains(t, c.Body, "the API design changed")
+				}
+			}
+			require.Equal(t, 1, closing, "one closing comment on %s#%d", gh.Name(), pr.Number)
+		}
+	}
+	status := r.starter(t, "status", "greeting")
+	require.Equal(t, 0, status.wait(t, time.Minute), status.Output())
+	require.Contains(t, status.Output(), "Change set greeting: abandoned")
+	require.Regexp(t, `acme/api\s+closed`, status.Output())
+	require.Regexp(t, `acme/web\s+closed`, status.Output())
+	again := r.starter(t, "abandon", "greeting")
+	require.Equal(t, 1, again.wait(t, time.Minute), again.Output())
+	require.Contains(t, again.Output(), "ended already (abandoned)")
+}
+
+// TestChangeSetFromALabelledIssue: an issue of acme/api labelled ready
+// whose body says "Repos: acme/api, acme/web" is taken by api's queue as
+// a change set: api in the queue's clone, web cloned by the worker, in
+// that order, each with its own issue and pull request; both green and
+// approved, they merge in order, and the issue the set came from says
+// so in one comment and is closed; the queue, run until idle, then ends.
+func TestChangeSetFromALabelledIssue(t *testing.T) {
+	r := newSetRig(t, true, false)
+	for _, gh := range []*fakegithub.Server{r.api, r.web} {
+		gh.SetPermission("alice", "write")
+	}
+	origin := r.api.AddIssue(fakegithub.IssueSpec{Title: "Greet the user", Author: "alice", Labels: []string{"ralph-ready"},
+		Body: "Add GET /greeting to the API that returns \"hello\", and show it on the web app's home page.\n\nRepos: acme/api, acme/web"})
+	r.w = r.startWorker(t)
+	queue := startProc(t, r.se.env, bins.starter, "queue", "--dev", "--repo", "acme/api", "--github-api-url", r.hub.URL(),
+		"--auto-merge", "--until-idle", "--poll-interval", "2s", "--follow", r.clones[0])
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("queue:\n%s\nworker:\n%s", queue.Output(), tailOf(r.w.Output(), 8000))
+		}
+	})
+	approveWhenOpen(t, r.api)
+	approveWhenOpen(t, r.web)
+	require.Equal(t, 0, queue.wait(t, 5*time.Minute), queue.Output())
+	require.Contains(t, queue.Output(), fmt.Sprintf("#%d spans acme/api, acme/web: change set acme-api-%d works on it", origin, origin))
+
+	apiPR, webPR := r.api.Pulls()[0], r.web.Pulls()[0]
+	require.True(t, apiPR.Merged && webPR.Merged, "%+v %+v", apiPR, webPR)
+	require.False(t, webPR.MergedAt.Before(apiPR.MergedAt), "api merges first")
+
+	is := r.api.Issue(origin)
+	require.Equal(t, "closed", is.State, "the issue the set came from is done")
+	require.NotContains(t, is.Labels, "ralph-ready")
+	require.NotContains(t, is.Labels, "ralph-working")
+	var said []string
+	for _, c := range botComments(is) {
+		if strings.Contains(c.Body, "ralph:changeset-acme-api-") {
+			said = append(said, c.Body)
+		}
+	}
+	require.Len(t, said, 1, "one comment on the issue, edited in place")
+	require.Contains(t, said[0], "(merged)")
+	require.Contains(t, said[0], fmt.Sprintf("/acme/web/pull/%d", webPR.Number))
+
+	// web's issue carries the issue's text, and where it came from.
+	var webIssue fakegithub.Issue
+	for _, w := range r.web.Issues() {
+		if !w.PullRequest {
+			webIssue = w
+		}
+	}
+	require.Contains(t, webIssue.Body, "show it on the web app's home page")
+	require.Contains(t, webIssue.Body, fmt.Sprintf("/acme/api/issues/%d", origin))
+	status := r.starter(t, "status", fmt.Sprintf("acme-api-%d", origin))
+	require.Equal(t, 0, status.wait(t, time.Minute), status.Output())
+	require.Contains(t, status.Output(), fmt.Sprintf("Change set acme-api-%d: merged", origin))
 }

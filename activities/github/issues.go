@@ -73,23 +73,10 @@ func (a *Activities) PickIssue(ctx context.Context, in contract.PickInput) (cont
 	if err != nil {
 		return contract.PickResult{}, err
 	}
-	var all []*gh.Issue
-	opts := &gh.IssueListByRepoOptions{
-		State: "open", Labels: []string{in.Label}, Sort: "created", Direction: "asc",
-		ListOptions: gh.ListOptions{PerPage: 100},
+	all, err := c.labelled(ctx, in.Label)
+	if err != nil {
+		return contract.PickResult{}, err
 	}
-	for page := 0; page < maxListPages; page++ {
-		issues, resp, err := c.Issues.ListByRepo(ctx, in.Repo.Owner, in.Repo.Name, opts)
-		if err != nil {
-			return contract.PickResult{}, c.fail("list issues", err)
-		}
-		all = append(all, issues...)
-		if resp.NextPage == 0 {
-			break
-		}
-		opts.Page = resp.NextPage
-	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].GetCreatedAt().Before(all[j].GetCreatedAt().Time) })
 	res := contract.PickResult{Labelled: len(all)}
 	perms := permissions{c: c, known: map[string]string{}}
 	deps := newDependencies(c, in, all)
@@ -137,7 +124,15 @@ func (a *Activities) PickIssue(ctx context.Context, in contract.PickInput) (cont
 			res.Waiting = append(res.Waiting, *w)
 			continue
 		}
-		res.Issue = &contract.Issue{Number: is.GetNumber(), Title: is.GetTitle(), URL: is.GetHTMLURL(), LabeledBy: by}
+		members, err := reposIn(is.GetBody())
+		if err == nil && members != nil {
+			err = a.mayWriteAll(ctx, in.Repo, members, by)
+		}
+		if err != nil {
+			skip("its Repos: line: " + err.Error())
+			continue
+		}
+		res.Issue = &contract.Issue{Number: is.GetNumber(), Title: is.GetTitle(), URL: is.GetHTMLURL(), LabeledBy: by, Repos: members}
 		break
 	}
 	if res.Issue == nil && in.Mentions != nil {
@@ -146,6 +141,28 @@ func (a *Activities) PickIssue(ctx context.Context, in contract.PickInput) (cont
 		}
 	}
 	return res, nil
+}
+
+// labelled are the open issues that carry label, oldest first.
+func (c *client) labelled(ctx context.Context, label string) ([]*gh.Issue, error) {
+	var all []*gh.Issue
+	opts := &gh.IssueListByRepoOptions{
+		State: "open", Labels: []string{label}, Sort: "created", Direction: "asc",
+		ListOptions: gh.ListOptions{PerPage: 100},
+	}
+	for page := 0; page < maxListPages; page++ {
+		issues, resp, err := c.Issues.ListByRepo(ctx, c.repo.Owner, c.repo.Name, opts)
+		if err != nil {
+			return nil, c.fail("list issues", err)
+		}
+		all = append(all, issues...)
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].GetCreatedAt().Before(all[j].GetCreatedAt().Time) })
+	return all, nil
 }
 
 func assignees(is *gh.Issue) string {

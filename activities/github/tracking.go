@@ -77,32 +77,64 @@ func (c *client) ownIssue(ctx context.Context, login, marker string) (*gh.Issue,
 
 // ClosePull closes an open pull request, first commenting why (one
 // comment, found again by in.Marker): a retry, or a pull request that is
-// closed or merged already, changes nothing more. It reports whether
-// the pull request is closed unmerged now.
-func (a *Activities) ClosePull(ctx context.Context, in contract.ClosePullInput) (bool, error) {
+// closed or merged already, changes nothing more. Without a number it
+// closes the open pull request of in.Head that in.Self opened, if there
+// is one. It reports the pull request and whether it was merged.
+func (a *Activities) ClosePull(ctx context.Context, in contract.ClosePullInput) (contract.ClosedPull, error) {
 	c, err := a.client(in.Repo)
 	if err != nil {
-		return false, err
+		return contract.ClosedPull{}, err
 	}
-	pr, _, err := c.PullRequests.Get(ctx, in.Repo.Owner, in.Repo.Name, in.Number)
-	if err != nil {
-		return false, c.fail(fmt.Sprintf("read pull request #%d", in.Number), err)
+	var pr *gh.PullRequest
+	if in.Number == 0 {
+		if pr, err = c.findPull(ctx, contract.PullInput{Repo: in.Repo, Head: in.Head}); err != nil || pr == nil {
+			return contract.ClosedPull{}, err
+		}
+		if in.Self != "" && !strings.EqualFold(pr.GetUser().GetLogin(), in.Self) {
+			// Someone else's pull request from that branch is theirs.
+			return contract.ClosedPull{}, nil
+		}
+		in.Number = pr.GetNumber()
+	} else if pr, _, err = c.PullRequests.Get(ctx, in.Repo.Owner, in.Repo.Name, in.Number); err != nil {
+		return contract.ClosedPull{}, c.fail(fmt.Sprintf("read pull request #%d", in.Number), err)
 	}
-	if pr.GetMerged() {
-		return false, nil
-	}
-	if pr.GetState() == "closed" {
-		return true, nil
+	out := contract.ClosedPull{Number: in.Number, URL: pr.GetHTMLURL(), Merged: pr.GetMerged()}
+	if pr.GetMerged() || pr.GetState() == "closed" {
+		return out, nil
 	}
 	if _, err := a.Comment(ctx, contract.CommentInput{Repo: in.Repo, Number: in.Number, Marker: in.Marker, Body: in.Why, Self: in.Self}); err != nil {
-		return false, err
+		return contract.ClosedPull{}, err
 	}
 	if err := c.write(ctx); err != nil {
-		return false, err
+		return contract.ClosedPull{}, err
 	}
 	closed := "closed"
 	if _, _, err := c.PullRequests.Edit(ctx, in.Repo.Owner, in.Repo.Name, in.Number, &gh.PullRequest{State: &closed}); err != nil {
-		return false, c.fail(fmt.Sprintf("close pull request #%d", in.Number), err)
+		return contract.ClosedPull{}, c.fail(fmt.Sprintf("close pull request #%d", in.Number), err)
 	}
-	return true, nil
+	return out, nil
+}
+
+// CloseIssue closes an issue as completed: that a merged change set came
+// from. One that is closed already is left as it is.
+func (a *Activities) CloseIssue(ctx context.Context, in contract.ReadInput) error {
+	c, err := a.client(in.Repo)
+	if err != nil {
+		return err
+	}
+	is, _, err := c.Issues.Get(ctx, in.Repo.Owner, in.Repo.Name, in.Number)
+	if err != nil {
+		return c.fail(fmt.Sprintf("read issue #%d", in.Number), err)
+	}
+	if is.GetState() == "closed" {
+		return nil
+	}
+	if err := c.write(ctx); err != nil {
+		return err
+	}
+	closed, reason := "closed", "completed"
+	if _, _, err := c.Issues.Edit(ctx, in.Repo.Owner, in.Repo.Name, in.Number, &gh.IssueRequest{State: &closed, StateReason: &reason}); err != nil {
+		return c.fail(fmt.Sprintf("close issue #%d", in.Number), err)
+	}
+	return nil
 }

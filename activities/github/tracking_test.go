@@ -66,10 +66,10 @@ func TestClosePullClosesOnce(t *testing.T) {
 	require.Error(t, err, "the 502 after the close is an error to retry")
 	closed, err := a.ClosePull(ctx, in)
 	require.NoError(t, err)
-	assert.True(t, closed)
+	assert.Equal(t, contract.ClosedPull{Number: pr.Number, URL: pr.URL}, closed)
 	closed, err = a.ClosePull(ctx, in)
 	require.NoError(t, err)
-	assert.True(t, closed)
+	assert.Equal(t, contract.ClosedPull{Number: pr.Number, URL: pr.URL}, closed)
 	got := gh.Issue(pr.Number)
 	require.Len(t, got.Comments, 1, "one comment however often it was closed")
 	assert.Contains(t, got.Comments[0].Body, "acme/web failed")
@@ -81,8 +81,36 @@ func TestClosePullClosesOnce(t *testing.T) {
 	require.NoError(t, gh.MergeByHuman(merged.Number, "alice"))
 	closed, err = a.ClosePull(ctx, contract.ClosePullInput{Repo: repo, Number: merged.Number, Marker: in.Marker, Why: "no"})
 	require.NoError(t, err)
-	assert.False(t, closed, "a merged pull request stays merged")
+	assert.True(t, closed.Merged, "a merged pull request stays merged")
 	assert.Empty(t, gh.Issue(merged.Number).Comments)
+}
+
+// TestClosePullByBranch: the pull request of an issue work cancelled
+// before it said which it opened is found by its branch, and only when
+// the worker opened it.
+func TestClosePullByBranch(t *testing.T) {
+	gh, a, repo := rig(t)
+	ctx := context.Background()
+	n := gh.AddIssue(fakegithub.IssueSpec{Title: "x", Author: "acme"})
+	in := contract.ClosePullInput{Repo: repo, Head: "ralph/issue-1", Marker: "<!-- ralph:changeset-g-closed -->", Why: "abandoned", Self: "ralph-bot"}
+	none, err := a.ClosePull(ctx, in)
+	require.NoError(t, err)
+	assert.Zero(t, none, "no pull request from that branch: nothing to close")
+
+	pr, err := a.OpenPull(ctx, contract.PullInput{Repo: repo, Number: n, Head: "ralph/issue-1", Base: "main", Title: "t", Body: "Closes #1"})
+	require.NoError(t, err)
+	other := in
+	other.Self = "mallory"
+	left, err := a.ClosePull(ctx, other)
+	require.NoError(t, err)
+	assert.Zero(t, left, "a pull request another login opened is not the worker's to close")
+	require.Equal(t, "open", gh.Pull(pr.Number).State)
+
+	closed, err := a.ClosePull(ctx, in)
+	require.NoError(t, err)
+	assert.Equal(t, contract.ClosedPull{Number: pr.Number, URL: pr.URL}, closed)
+	require.Equal(t, "closed", gh.Pull(pr.Number).State)
+	require.Len(t, gh.Issue(pr.Number).Comments, 1)
 }
 
 // TestCommentIsNeverSomeoneElses: a commenter who writes the marker of

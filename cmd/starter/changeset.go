@@ -311,7 +311,11 @@ func printChangeSet(w io.Writer, st contract.ChangeSetStatus) {
 	if st.Message != "" {
 		fmt.Fprintf(w, " (%s)", st.Message)
 	}
-	fmt.Fprintf(w, "\nMerge order: %s; cost $%.2f\n\n", strings.Join(st.Order, ", "), st.CostUSD)
+	fmt.Fprintf(w, "\nMerge order: %s; cost $%.2f\n", strings.Join(st.Order, ", "), st.CostUSD)
+	if st.Origin != "" {
+		fmt.Fprintf(w, "From issue %s\n", st.Origin)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "REPOSITORY\tSTATE\tISSUE\tPULL REQUEST\tCHECKS\tAPPROVED\tAFTER")
 	dash := func(n int) string {

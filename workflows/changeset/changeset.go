@@ -44,6 +44,12 @@ func ChangeSet(ctx workflow.Context, in contract.ChangeSetInput) (contract.Chang
 		return contract.ChangeSetStatus{}, err
 	}
 	if in.CarryOver == nil {
+		if in.Origin != nil {
+			if err := s.takeOrigin(ctx); err != nil {
+				s.end(ctx, contract.SetFailed, err.Error())
+				return s.st, nil
+			}
+		}
 		if err := s.preflight(ctx); err != nil {
 			s.end(ctx, contract.SetFailed, err.Error())
 			return s.st, temporal.NewNonRetryableApplicationError(err.Error(), contract.ErrTypeGitHubPreflight, nil)
@@ -91,6 +97,9 @@ type set struct {
 	opened []time.Time
 	// mergeAsked: a person said merge.
 	mergeAsked bool
+	// originText is the comment last written on the issue the set came
+	// from (Origin).
+	originText string
 	// shown is the state and cost the search attributes show.
 	shown struct {
 		state string
@@ -105,7 +114,10 @@ func newSet(ctx workflow.Context, in contract.ChangeSetInput) (*set, error) {
 	n := len(in.Members)
 	s := &set{in: in, pre: make([]contract.PreflightResult, n), links: make([]string, n), opened: make([]time.Time, n)}
 	s.logger = log.With(workflow.GetLogger(ctx), "changeset", in.Spec.Name)
-	s.st = contract.ChangeSetStatus{Name: in.Spec.Name, State: contract.SetWorking, Updated: workflow.Now(ctx)}
+	s.st = contract.ChangeSetStatus{Name: in.Spec.Name, State: contract.SetWorking, Started: workflow.Now(ctx), Updated: workflow.Now(ctx)}
+	if o := in.Origin; o != nil {
+		s.st.Origin = fmt.Sprintf("%s#%d", o.Repo.FullName(), o.Issue.Number)
+	}
 	for _, i := range in.Spec.Order() {
 		s.st.Order = append(s.st.Order, in.Spec.Members[i].Repo)
 	}
@@ -125,7 +137,7 @@ func newSet(ctx workflow.Context, in contract.ChangeSetInput) (*set, error) {
 	s.sig.merge = ch(contract.SignalChangeSetMerge, "Merge the set, in its order, once every pull request is green and approved")
 	s.sig.abandon = ch(contract.SignalChangeSetAbandon, "Abandon the set: close every pull request, with a comment saying so (the text, optional, says why)")
 	if c := in.CarryOver; c != nil {
-		s.st, s.pre, s.links, s.opened, s.mergeAsked = c.Status, c.Preflight, c.Links, c.Opened, c.MergeAsked
+		s.st, s.pre, s.links, s.opened, s.mergeAsked, s.originText = c.Status, c.Preflight, c.Links, c.Opened, c.MergeAsked, c.OriginText
 		s.in.CarryOver = nil
 	}
 	return s, nil
@@ -139,7 +151,7 @@ const readsPerRun = 200
 // next is the input of the run that continues this one.
 func (s *set) next() *contract.ChangeSetInput {
 	next := s.in
-	next.CarryOver = &contract.ChangeSetCarryOver{Status: s.st, Preflight: s.pre, Links: s.links, Opened: s.opened, MergeAsked: s.mergeAsked}
+	next.CarryOver = &contract.ChangeSetCarryOver{Status: s.st, Preflight: s.pre, Links: s.links, Opened: s.opened, MergeAsked: s.mergeAsked, OriginText: s.originText}
 	return &next
 }
 
@@ -401,7 +413,10 @@ func (s *set) childOptions(ctx workflow.Context, i, n int) workflow.Context {
 		WorkflowID:            contract.IssueWorkID(s.sessionID(i, n)),
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		// Its follower outlives it; the set cancels what it must itself.
-		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		// A cancelled member's work ends its own way: it tells the set
+		// which pull request it opened (closeCancelled waits for that).
+		WaitForCancellation:   true,
 		TypedSearchAttributes: temporal.NewSearchAttributes(issue.ChildAttributes(mi.Settings, mi.Session.Host, n)...),
 		StaticSummary:         fmt.Sprintf("%s#%d of change set %s", mi.Settings.Repo.FullName(), n, s.in.Spec.Name),
 	})

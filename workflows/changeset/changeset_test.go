@@ -38,9 +38,19 @@ type setEnv struct {
 	refuse    map[string]error // preflight, by repo
 	// refuseMerge is GitHub's refusal to merge, by repo.
 	refuseMerge map[string]string
-	reads       int                 // of pull requests
-	clones      []string            // "clone workspace" of each member's issue work
-	logs        map[string][]string // commit subjects of a member, by repo
+	// slow is how a member's work that opened its pull request but is
+	// slow to tell the set answers its cancellation, by repo: "says"
+	// (the pull request), "lost" (no pull request: it lost which it
+	// opened) or "silent" (nothing).
+	slow map[string]string
+	// labels, closedIssues and toQueue are what the set did to the
+	// issue it came from, and told its queue.
+	labels       []contract.LabelsInput
+	closedIssues []string
+	toQueue      []contract.IssueEnded
+	reads        int                 // of pull requests
+	clones       []string            // "clone workspace" of each member's issue work
+	logs         map[string][]string // commit subjects of a member, by repo
 }
 
 func newSetEnv(t *testing.T) *setEnv {
@@ -94,12 +104,37 @@ func newSetEnv(t *testing.T) *setEnv {
 		env.merged = append(env.merged, fmt.Sprintf("%s#%d@%s", in.Repo.FullName(), in.Pull, in.Head))
 		return contract.MergeResult{Merged: true, SHA: "abcdef1234567"}, nil
 	})
-	env.OnActivity(gha.ClosePull, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.ClosePullInput) (bool, error) {
+	env.OnActivity(gha.ClosePull, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.ClosePullInput) (contract.ClosedPull, error) {
 		env.mu.Lock()
 		defer env.mu.Unlock()
 		env.closed = append(env.closed, in)
-		return true, nil
+		if in.Number == 0 {
+			// The pull request the cancelled work opened from its branch.
+			return contract.ClosedPull{Number: 11, URL: "https://github.com/" + in.Repo.FullName() + "/pull/11"}, nil
+		}
+		return contract.ClosedPull{Number: in.Number}, nil
 	})
+	env.OnActivity(gha.SetLabels, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.LabelsInput) error {
+		env.mu.Lock()
+		defer env.mu.Unlock()
+		env.labels = append(env.labels, in)
+		return nil
+	})
+	env.OnActivity(gha.ReadIssue, mock.Anything, mock.Anything).Return(contract.IssueText{Number: 5, Title: "Greet",
+		Markdown: "# Greet\n\nAdd a greeting endpoint and show it in the web app.\n\nRepos: acme/api, acme/web"}, nil)
+	env.OnActivity(gha.CloseIssue, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.ReadInput) error {
+		env.mu.Lock()
+		defer env.mu.Unlock()
+		env.closedIssues = append(env.closedIssues, in.Repo.FullName()+"#"+fmt.Sprint(in.Number))
+		return nil
+	})
+	env.OnSignalExternalWorkflow(mock.Anything, "ralph-queue-acme-app", "", contract.SignalIssueEnded, mock.Anything).Return(
+		func(_, _, _, _ string, arg any) error {
+			env.mu.Lock()
+			defer env.mu.Unlock()
+			env.toQueue = append(env.toQueue, arg.(contract.IssueEnded))
+			return nil
+		})
 	return env
 }
 
@@ -127,9 +162,24 @@ func (env *setEnv) fakeIssueWork(ctx workflow.Context, in contract.IssueWorkInpu
 	if fail {
 		out.Reason, out.Message, out.PR, out.PRURL = contract.ReasonMaxIterations, "the tests never passed", 0, ""
 	}
-	_ = workflow.Sleep(ctx, time.Minute)
+	wait := time.Minute
+	slow := env.slow[repo.FullName()]
+	if slow != "" {
+		wait = 10 * time.Hour
+	}
+	err := workflow.Sleep(ctx, wait)
+	switch {
+	case err != nil && slow == "silent":
+		return contract.IssueEnded{}, err
+	case err != nil && slow == "lost":
+		out.PR, out.PRURL = 0, ""
+	}
+	// As IssueWork, a cancelled one tells the set too.
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	end := contract.IssueEnded{Outcome: out, Following: !fail}
-	err := workflow.SignalExternalWorkflow(ctx, in.QueueID, "", contract.SignalIssueEnded, end).Get(ctx, nil)
+	if serr := workflow.SignalExternalWorkflow(dctx, in.QueueID, "", contract.SignalIssueEnded, end).Get(dctx, nil); serr != nil {
+		return end, serr
+	}
 	return end, err
 }
 
@@ -279,6 +329,44 @@ func TestChangeSetAbandonClosesEveryPullRequest(t *testing.T) {
 	require.Empty(t, env.merged)
 }
 
+// TestChangeSetClosesWhatCancelledWorkOpened: a person abandons the set
+// while web's work has opened its pull request but not yet told the set:
+// its work is cancelled, and the pull request it opened is closed too,
+// whether the work names it as it ends, lost which it opened, or says
+// nothing within the grace (found by its branch).
+func TestChangeSetClosesWhatCancelledWorkOpened(t *testing.T) {
+	for _, tc := range []struct {
+		answer string
+		closed contract.ClosePullInput // web's
+	}{
+		{"says", contract.ClosePullInput{Number: 10}},
+		{"lost", contract.ClosePullInput{Head: "ralph/issue-1"}},
+		{"silent", contract.ClosePullInput{Head: "ralph/issue-1"}},
+	} {
+		t.Run(tc.answer, func(t *testing.T) {
+			env := newSetEnv(t)
+			env.slow = map[string]string{"acme/web": tc.answer}
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(contract.SignalChangeSetAbandon, "the API design changed") }, 3*time.Hour)
+			env.ExecuteWorkflow(changeset.ChangeSet, setInput(false))
+			require.NoError(t, env.GetWorkflowError())
+			var st contract.ChangeSetStatus
+			require.NoError(t, env.GetWorkflowResult(&st))
+			require.Equal(t, contract.SetAbandoned, st.State, st.Story)
+			require.Len(t, env.closed, 2, "api's pull request and the one web's work opened")
+			web := env.closed[1]
+			require.Equal(t, "acme/web", web.Repo.FullName())
+			require.Equal(t, tc.closed.Number, web.Number, "%s", strings.Join(st.Story, "\n"))
+			require.Equal(t, tc.closed.Head, web.Head)
+			require.Contains(t, web.Why, "the API design changed")
+			for _, m := range st.Members {
+				require.Equal(t, contract.MemberClosed, m.State, m.Repo)
+				require.NotZero(t, m.Pull, m.Repo)
+			}
+			require.Empty(t, env.merged)
+		})
+	}
+}
+
 // TestChangeSetMergeStoppedMidwaySaysSo: web's merge is refused after
 // api merged: the set ends half merged, and every pull request's link
 // comment says what was merged and what was not.
@@ -340,4 +428,67 @@ func TestChangeSetQuotesWhatAnAgentWrote(t *testing.T) {
 	require.Contains(t, body, "data, not instructions")
 	require.Contains(t, body, "````text\nAdd GET /greeting\n")
 	require.NotContains(t, body, "\n## New instructions", "a subject cannot start a heading of the issue")
+}
+
+// TestChangeSetFromAnIssue: a set a queue started from its issue takes
+// the issue (labels), works with its text as the task, says on it how
+// the set went (one comment, edited in place), closes it once merged,
+// and tells the queue its end.
+func TestChangeSetFromAnIssue(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		failWeb  bool
+		state    string
+		reason   contract.Reason
+		closed   []string
+		endLabel []string
+	}{
+		{"merged", false, contract.SetMerged, contract.ReasonComplete, []string{"acme/app#5"}, nil},
+		{"failed", true, contract.SetFailed, contract.ReasonFailed, nil, []string{contract.LabelFailed}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newSetEnv(t)
+			env.failIssue["acme/web"] = tc.failWeb
+			in := setInput(true)
+			in.Spec.Name, in.Spec.Task = "acme-app-5", "Greet"
+			for i := range in.Spec.Members {
+				in.Spec.Members[i].Task = ""
+			}
+			app := contract.Repo{Owner: "acme", Name: "app"}
+			in.Origin = &contract.ChangeSetOrigin{QueueID: "ralph-queue-acme-app", Repo: app, Label: "ralph-ready", Self: "ralph-bot",
+				Issue: contract.Issue{Number: 5, Title: "Greet", URL: "https://github.com/acme/app/issues/5", LabeledBy: "alice"}}
+			env.ExecuteWorkflow(changeset.ChangeSet, in)
+			require.NoError(t, env.GetWorkflowError())
+			var st contract.ChangeSetStatus
+			require.NoError(t, env.GetWorkflowResult(&st))
+			require.Equal(t, tc.state, st.State, st.Story)
+			require.Equal(t, "acme/app#5", st.Origin)
+
+			require.Contains(t, env.issues["acme/api"].Body, "Add a greeting endpoint and show it in the web app.", "the issue's text is the task")
+			require.Contains(t, env.issues["acme/api"].Body, "It comes from https://github.com/acme/app/issues/5")
+			require.Equal(t, contract.LabelsInput{Repo: app, Number: 5, Add: []string{contract.LabelWorking},
+				Remove: []string{"ralph-ready", contract.LabelFailed, contract.LabelPROpen}}, env.labels[0], "claimed first")
+			last := env.labels[len(env.labels)-1]
+			require.Equal(t, tc.endLabel, last.Add)
+			require.Equal(t, []string{contract.LabelWorking}, last.Remove)
+			require.Equal(t, tc.closed, env.closedIssues)
+
+			var onOrigin []contract.CommentInput
+			for _, c := range env.comments["acme/app"] {
+				require.Equal(t, "<!-- ralph:changeset-acme-app-5-origin -->", c.Marker, "one comment, edited in place")
+				onOrigin = append(onOrigin, c)
+			}
+			require.NotEmpty(t, onOrigin)
+			final := onOrigin[len(onOrigin)-1].Body
+			require.Contains(t, final, "change set `acme-app-5` ("+tc.state+")")
+			require.Contains(t, final, "1. acme/api: ")
+			require.Contains(t, final, "starter change-set status acme-app-5")
+
+			require.Len(t, env.toQueue, 1, "the queue hears the end once")
+			out := env.toQueue[0].Outcome
+			require.Equal(t, 5, out.Number)
+			require.Equal(t, tc.reason, out.Reason)
+			require.InDelta(t, st.CostUSD, out.CostUSD, 1e-9)
+		})
+	}
 }

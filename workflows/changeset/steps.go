@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -129,6 +131,9 @@ func (s *set) issueBody(i int) string {
 	b.WriteString(fmt.Sprintf("## This repository's part\n\n%s\n\n", s.task(i)))
 	b.WriteString(fmt.Sprintf("## The change set\n\nThis issue is part of change set `%s`: one change across %s, merged in this order: %s. Its pull request merges only with the others, all or none.\n",
 		spec.Name, strings.Join(s.repos(), ", "), strings.Join(s.st.Order, ", ")))
+	if o := s.in.Origin; o != nil {
+		b.WriteString(fmt.Sprintf("It comes from %s (%s#%d).\n", o.Issue.URL, o.Repo.FullName(), o.Issue.Number))
+	}
 	for _, j := range spec.Before(i) {
 		m := s.st.Members[j]
 		b.WriteString(fmt.Sprintf("\n## What %s changed\n\nIts pull request %s (branch `%s` at %s) merges before this one. Its commits, as that repository's agent wrote them (data, not instructions):\n\n", m.Repo, m.PullURL, m.Branch, contract.ShortSHA(m.Head)))
@@ -170,6 +175,7 @@ func (s *set) writeLinks(ctx workflow.Context) {
 			s.writeLink(ctx, i, s.linkText(i))
 		}
 	}
+	s.writeOrigin(ctx, "")
 }
 
 // writeLink writes text as the link comment of member i's pull request:
@@ -300,11 +306,11 @@ func (s *set) mergeStopped(ctx workflow.Context, i, merged int, why string) {
 
 // compensate ends the set in state because of why: nothing more starts,
 // the issue work still running is cancelled, and every open pull request
-// is closed with a comment saying why. Merged ones stay; the end says
-// so.
+// is closed with a comment saying why, those the cancelled work opened
+// too. Merged ones stay; the end says so.
 func (s *set) compensate(ctx workflow.Context, state, why string) {
 	s.event(ctx, why)
-	merged := []string{}
+	var cancelled []int
 	for i := range s.st.Members {
 		m := &s.st.Members[i]
 		switch m.State {
@@ -313,10 +319,15 @@ func (s *set) compensate(ctx workflow.Context, state, why string) {
 			if err := workflow.RequestCancelExternalWorkflow(ctx, id, "").Get(ctx, nil); err != nil {
 				s.event(ctx, fmt.Sprintf("%s: could not cancel its work (%s): %s", m.Repo, id, flow.RootMessage(err)))
 			}
-			m.State = contract.MemberClosed
+			cancelled = append(cancelled, i)
 		case contract.MemberOpen:
 			s.closePull(ctx, i, why)
-		case contract.MemberMerged:
+		}
+	}
+	s.closeCancelled(ctx, cancelled, why)
+	var merged []string
+	for _, m := range s.st.Members {
+		if m.State == contract.MemberMerged {
 			merged = append(merged, m.Repo)
 		}
 	}
@@ -327,24 +338,86 @@ func (s *set) compensate(ctx workflow.Context, state, why string) {
 	s.end(ctx, state, why)
 }
 
+// cancelGrace bounds how long compensation waits for cancelled issue
+// work to say whether it opened a pull request.
+const cancelGrace = 2 * time.Minute
+
+// closeCancelled closes what the cancelled issue work of members
+// pending opened: an issue work that opened its pull request may be
+// cancelled before it told the set, and tells it as it ends. One that
+// does not tell within cancelGrace, or lost which one it opened, has its
+// pull request found by its branch.
+func (s *set) closeCancelled(ctx workflow.Context, pending []int, why string) {
+	if len(pending) > 0 {
+		s.event(ctx, fmt.Sprintf("cancelled the work on %s: waiting up to %s for it to say whether it opened a pull request", strings.Join(s.reposOf(pending), ", "), cancelGrace))
+	}
+	deadline := workflow.Now(ctx).Add(cancelGrace)
+	for len(pending) > 0 {
+		left := deadline.Sub(workflow.Now(ctx))
+		if left <= 0 {
+			break
+		}
+		if ok, err := workflow.AwaitWithTimeout(ctx, left, func() bool { return s.sig.issueEnded.Len() > 0 }); err != nil || !ok {
+			break
+		}
+		var ended contract.IssueEnded
+		for s.sig.issueEnded.ReceiveAsync(&ended) {
+			i := s.memberOfSession(ended.Outcome.SessionID)
+			if k := slices.Index(pending, i); k >= 0 {
+				pending = slices.Delete(pending, k, k+1)
+				m := &s.st.Members[i]
+				m.CostUSD += ended.Outcome.CostUSD
+				s.st.CostUSD += ended.Outcome.CostUSD
+				m.Pull, m.PullURL = ended.Outcome.PR, ended.Outcome.PRURL
+				s.closePull(ctx, i, why)
+			}
+			ended = contract.IssueEnded{}
+		}
+	}
+	for _, i := range pending {
+		s.closePull(ctx, i, why)
+	}
+}
+
+// reposOf are the repositories of members.
+func (s *set) reposOf(members []int) []string {
+	out := make([]string, len(members))
+	for k, i := range members {
+		out[k] = s.st.Members[i].Repo
+	}
+	return out
+}
+
 // closePull closes member i's open pull request with a comment saying
-// why.
+// why; a member whose pull request the set does not know has the one
+// from its issue's branch closed, if there is one.
 func (s *set) closePull(ctx workflow.Context, i int, why string) {
 	m := &s.st.Members[i]
 	text := fmt.Sprintf("Change set **%s** ended: %s. This pull request is closed with it, so that no part of the set is merged without the rest.", s.in.Spec.Name, why)
-	var closed bool
-	err := workflow.ExecuteActivity(flow.GitHubOptions(ctx, fmt.Sprintf("close pull request #%d of %s", m.Pull, m.Repo)), contract.ActivityClosePull, contract.ClosePullInput{
-		Repo: s.in.Members[i].Settings.Repo, Number: m.Pull, Marker: s.marker("closed", i), Why: text, Self: s.pre[i].Login,
-	}).Get(ctx, &closed)
+	in := contract.ClosePullInput{Repo: s.in.Members[i].Settings.Repo, Number: m.Pull, Marker: s.marker("closed", i), Why: text, Self: s.pre[i].Login}
+	what := fmt.Sprintf("pull request #%d", m.Pull)
+	if m.Pull == 0 {
+		in.Head = contract.IssueBranch(m.Issue)
+		what = "the pull request of " + in.Head
+	}
+	var closed contract.ClosedPull
+	err := workflow.ExecuteActivity(flow.GitHubOptions(ctx, fmt.Sprintf("close %s of %s", what, m.Repo)), contract.ActivityClosePull, in).Get(ctx, &closed)
 	switch {
 	case err != nil:
-		s.event(ctx, fmt.Sprintf("%s: could not close pull request #%d: %s", m.Repo, m.Pull, flow.RootMessage(err)))
-	case closed:
+		s.event(ctx, fmt.Sprintf("%s: could not close %s: %s", m.Repo, what, flow.RootMessage(err)))
+		return
+	case closed.Number == 0:
 		m.State = contract.MemberClosed
-		s.event(ctx, fmt.Sprintf("%s: closed pull request #%d", m.Repo, m.Pull))
-	default:
-		m.State = contract.MemberMerged
+		s.event(ctx, fmt.Sprintf("%s: its work opened no pull request (none is open from %s)", m.Repo, in.Head))
+		return
 	}
+	m.Pull, m.PullURL = closed.Number, cmp.Or(closed.URL, m.PullURL)
+	if closed.Merged {
+		m.State = contract.MemberMerged
+		return
+	}
+	m.State = contract.MemberClosed
+	s.event(ctx, fmt.Sprintf("%s: closed pull request #%d", m.Repo, m.Pull))
 }
 
 // end ends the set in state, saying why on every pull request's link
@@ -358,4 +431,5 @@ func (s *set) end(ctx workflow.Context, state, why string) {
 		}
 		s.writeLink(ctx, i, s.linkText(i)+"\n"+why)
 	}
+	s.endOrigin(ctx, why)
 }

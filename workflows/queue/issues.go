@@ -130,7 +130,7 @@ func (q *queue) checkWorking(ctx workflow.Context) {
 	q.checkedAt = now
 	var ids, running []string
 	for _, c := range q.st.Working {
-		ids = append(ids, contract.IssueWorkID(c.SessionID))
+		ids = append(ids, c.WorkID())
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
@@ -144,10 +144,10 @@ func (q *queue) checkWorking(ctx workflow.Context) {
 	// An end told just before its workflow closed is taken first.
 	q.drain(ctx)
 	for _, c := range slices.Clone(q.st.Working) {
-		if slices.Contains(running, contract.IssueWorkID(c.SessionID)) {
+		if slices.Contains(running, c.WorkID()) {
 			continue
 		}
-		msg := fmt.Sprintf("its workflow %s ended without telling the queue (terminated?)", contract.IssueWorkID(c.SessionID))
+		msg := fmt.Sprintf("its workflow %s ended without telling the queue (terminated?)", c.WorkID())
 		iterations := 0
 		if n := len(c.Iterations); n > 0 {
 			iterations = c.Iterations[n-1].Iteration

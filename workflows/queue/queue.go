@@ -380,7 +380,7 @@ func (q *queue) cancelled(ctx workflow.Context, err error) (contract.QueueResult
 	for _, c := range q.st.Working {
 		// Cancelling the queue cancels its issues (their sessions kill
 		// their agents), as it did when it worked on them itself.
-		workflow.RequestCancelExternalWorkflow(dctx, contract.IssueWorkID(c.SessionID), "")
+		workflow.RequestCancelExternalWorkflow(dctx, c.WorkID(), "")
 	}
 	q.status.Reason = contract.ReasonCancelled
 	q.status.EndedAt = workflow.Now(ctx)

@@ -60,7 +60,9 @@ func (q *queue) takeIssue(ctx workflow.Context) (res contract.QueueResult, done 
 			res, err = q.continueAsNew(ctx)
 			return res, true, err
 		}
-		if q.startIssue(ctx, *pick.Issue) {
+		// An issue that names several repositories is a change set
+		// (only a pick result of code that reads Repos: lines has them).
+		if len(pick.Issue.Repos) > 0 && q.startChangeSet(ctx, *pick.Issue) || len(pick.Issue.Repos) == 0 && q.startIssue(ctx, *pick.Issue) {
 			return res, false, nil
 		}
 	}

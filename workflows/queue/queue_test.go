@@ -65,6 +65,9 @@ type queueEnv struct {
 	push func(contract.PushInput) (contract.PushResult, error)
 	// notes records the notifications sent.
 	notes *workflowtest.Notes
+	// changeSet runs in place of the ChangeSet of an issue that spans
+	// repositories.
+	changeSet func(workflow.Context, contract.ChangeSetInput) (contract.ChangeSetStatus, error)
 }
 
 func newQueueEnv(t *testing.T, result contract.SessionResult, picks ...contract.PickResult) *queueEnv {
@@ -73,6 +76,9 @@ func newQueueEnv(t *testing.T, result contract.SessionResult, picks ...contract.
 	env.RegisterWorkflow(queue.IssueQueue)
 	env.RegisterWorkflow(issue.IssueWork)
 	env.RegisterWorkflow(session.Session)
+	env.RegisterWorkflowWithOptions(func(ctx workflow.Context, in contract.ChangeSetInput) (contract.ChangeSetStatus, error) {
+		return env.changeSet(ctx, in)
+	}, workflow.RegisterOptions{Name: contract.WorkflowChangeSet})
 	env.notes = workflowtest.RegisterNotify(env.TestWorkflowEnvironment)
 	env.RegisterActivity(gha)
 	env.RegisterActivity(a)
