@@ -214,6 +214,11 @@ type ChangeSetInput struct {
 	// PollInterval is how often the set reads its pull requests once all
 	// are open.
 	PollInterval time.Duration `json:"poll_interval,omitempty"`
+	// RevertMerged: when the set fails or is abandoned after some of its
+	// pull requests merged (or a merge stops midway), it opens a pull
+	// request reverting each of those, in reverse merge order, instead
+	// of leaving them merged (change-set file: revert-merged).
+	RevertMerged bool `json:"revert_merged,omitempty"`
 	// Origin, for a set a queue started, is the issue it came from.
 	Origin *ChangeSetOrigin `json:"origin,omitempty"`
 	// CarryOver is filled in by continue-as-new.
@@ -285,6 +290,9 @@ const (
 	MemberMerged  = "merged"
 	MemberFailed  = "failed"
 	MemberClosed  = "closed" // its pull request was closed (by the set's compensation or a person)
+	// MemberReverted: merged, and a pull request that reverts it is open
+	// (Revert), the set having rolled back (revert-merged).
+	MemberReverted = "reverted"
 )
 
 // ChangeSetStatus is what the status query of a ChangeSet answers.
@@ -320,6 +328,10 @@ type ChangeSetMemberStatus struct {
 	Approved bool    `json:"approved,omitempty"`
 	CostUSD  float64 `json:"cost_usd,omitempty"`
 	Message  string  `json:"message,omitempty"`
+	// MergeSHA is the commit its merge made; Revert the URL of the pull
+	// request that reverts it, once the set rolled back.
+	MergeSHA string `json:"merge_sha,omitempty"`
+	Revert   string `json:"revert,omitempty"`
 }
 
 // ClosePullInput closes a pull request with a comment saying why, once:
@@ -344,4 +356,29 @@ type ClosedPull struct {
 	Number int    `json:"number,omitempty"`
 	URL    string `json:"url,omitempty"`
 	Merged bool   `json:"merged,omitempty"`
+}
+
+// RevertInput makes, in a clone on its host, the branch of a pull request
+// that reverts a merged one: a change set rolled back (revert-merged).
+// The branch holds one commit on Base as origin has it, undoing Commit
+// (the merge commit or squash of the merged pull request).
+type RevertInput struct {
+	Clone    string `json:"clone"`
+	Base     string `json:"base"`
+	Commit   string `json:"commit"`
+	Branch   string `json:"branch"`
+	Subject  string `json:"subject"`
+	Body     string `json:"body,omitempty"`
+	TokenEnv string `json:"token_env,omitempty"`
+}
+
+// RevertResult is the pushed revert branch's head.
+type RevertResult struct {
+	Head string `json:"head"`
+}
+
+// RevertBranch is the branch of the pull request that reverts a change
+// set member's merged one.
+func RevertBranch(set string, pull int) string {
+	return fmt.Sprintf("ralph/revert-%s-%d", set, pull)
 }

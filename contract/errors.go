@@ -57,6 +57,11 @@ const ErrTypePushRejected = "PushRejected"
 // details are the []SecretFinding, which never carry the secret.
 const ErrTypeSecretInPush = "SecretInPush"
 
+// ErrTypeRevertConflict is a merged change that no longer reverts
+// cleanly onto its base (later commits changed the same lines): a person
+// reverts it.
+const ErrTypeRevertConflict = "RevertConflict"
+
 // ErrTypeUnsafeRepository: the workspace's git directory is not the
 // one the worker pinned when the session started (an agent replaced or
 // redirected it): the worker runs no git there, and the session ends.

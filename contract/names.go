@@ -98,8 +98,11 @@ const (
 	ActivityPrepareIssueWorktree = "PrepareIssueWorktree"
 	ActivityPushBranch           = "PushBranch"
 	// ActivityCloneRepo clones a change set's repository on its host.
-	ActivityCloneRepo   = "CloneRepo"
-	ActivityCheckAgents = "CheckAgents"
+	ActivityCloneRepo = "CloneRepo"
+	// ActivityPrepareRevert pushes the branch that reverts a merged
+	// member of a change set rolled back.
+	ActivityPrepareRevert = "PrepareRevert"
+	ActivityCheckAgents   = "CheckAgents"
 	// GitHub activities, on the shared task queue.
 	ActivityPreflight = "Preflight"
 	ActivityPickIssue = "PickIssue"

@@ -3,6 +3,7 @@ package testsuite_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -26,7 +27,9 @@ type setRig struct {
 	worker   []string
 	w        *proc  // the worker running
 	home     string // the worker's HOME
-	clones   []string
+	// clones and origins are api's and web's clone and the bare
+	// repository each pushes to.
+	clones, origins []string
 }
 
 // newSetRig makes the rig; with cloneAPI the set file gives api no
@@ -42,6 +45,7 @@ func newSetRig(t *testing.T, autoMerge, cloneAPI bool) *setRig {
 	var clones []string
 	for _, gh := range []*fakegithub.Server{r.api, r.web} {
 		clone, origin := newClone(t)
+		r.origins = append(r.origins, origin)
 		gh.SetRemote(origin)
 		gh.SetPermission("alice", "write")
 		gh.RequireReviews(true)
@@ -333,6 +337,9 @@ func TestChangeSetAbandonedByAPerson(t *testing.T) {
 	again := r.starter(t, "abandon", "greeting")
 	require.Equal(t, 1, again.wait(t, time.Minute), again.Output())
 	require.Contains(t, again.Output(), "ended already (abandoned)")
+	c := r.se.dial(t)
+	defer c.Close()
+	replayAs(t, c, contract.ChangeSetID("greeting"), "changeset-abandon")
 }
 
 // TestChangeSetFromALabelledIssue: an issue of acme/api labelled ready
@@ -391,4 +398,54 @@ func TestChangeSetFromALabelledIssue(t *testing.T) {
 	status := r.starter(t, "status", fmt.Sprintf("acme-api-%d", origin))
 	require.Equal(t, 0, status.wait(t, time.Minute), status.Output())
 	require.Contains(t, status.Output(), fmt.Sprintf("Change set acme-api-%d: merged", origin))
+	require.Contains(t, status.Output(), fmt.Sprintf("From issue acme/api#%d", origin))
+	c := r.se.dial(t)
+	defer c.Close()
+	replayAs(t, c, contract.ChangeSetID(fmt.Sprintf("acme-api-%d", origin)), "changeset-origin")
+	replayAs(t, c, contract.QueueWorkflowID(testHost, "acme", "api"), "queue-change-set")
+}
+
+// TestChangeSetRevertsWhatMerged: with revert-merged, a person merges
+// api's pull request, then closes web's: the set rolls back, and since
+// api is merged it opens a pull request in api that reverts it (a branch
+// of one commit on api's main, whose tree is main's before the merge),
+// and says so on every pull request.
+func TestChangeSetRevertsWhatMerged(t *testing.T) {
+	r := newSetRig(t, false, false)
+	data, err := os.ReadFile(r.file)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(r.file, append([]byte("revert-merged: true\n"), data...), 0o644))
+	follow := r.run(t)
+	waitFor(t, 3*time.Minute, "api's pull request", func() bool { return len(r.api.Pulls()) == 1 })
+	apiPR := r.api.Pulls()[0]
+	require.NoError(t, r.api.MergeByHuman(apiPR.Number, "alice"))
+	waitFor(t, 3*time.Minute, "web's pull request", func() bool { return len(r.web.Pulls()) == 1 })
+	r.web.ClosePull(r.web.Pulls()[0].Number, "alice")
+	require.Equal(t, 1, follow.wait(t, 4*time.Minute), follow.Output())
+	require.Contains(t, follow.Output(), "change set greeting failed")
+
+	require.Len(t, r.api.Pulls(), 2, "api's and the one that reverts it")
+	revert := r.api.Pulls()[1]
+	require.Equal(t, fmt.Sprintf("ralph/revert-greeting-%d", apiPR.Number), revert.Head)
+	require.Equal(t, "open", revert.State)
+	require.Contains(t, revert.Body, fmt.Sprintf("Reverts #%d", apiPR.Number))
+	merge := r.api.Pull(apiPR.Number).MergeCommitSHA
+	origin := r.origins[0]
+	tree := func(rev string) string {
+		out, err := exec.Command("git", "-C", origin, "rev-parse", rev+"^{tree}").CombinedOutput()
+		require.NoError(t, err, string(out))
+		return strings.TrimSpace(string(out))
+	}
+	require.Equal(t, tree(merge+"^1"), tree(revert.Head), "the revert undoes the merge")
+	links := linkComments(r.api, apiPR.Number)
+	require.Len(t, links, 1)
+	require.Regexp(t, fmt.Sprintf(`reverted by \S+/acme/api/pull/%d`, revert.Number), links[0].Body)
+
+	status := r.starter(t, "status", "greeting")
+	require.Equal(t, 0, status.wait(t, time.Minute), status.Output())
+	require.Regexp(t, `acme/api\s+reverted`, status.Output())
+	require.Regexp(t, `acme/web\s+failed`, status.Output())
+	c := r.se.dial(t)
+	defer c.Close()
+	replayAs(t, c, contract.ChangeSetID("greeting"), "changeset-revert")
 }

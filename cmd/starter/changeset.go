@@ -56,6 +56,7 @@ the worker of its host:
   task: Add a greeting endpoint and show it in the web app.
   auto-merge: true        # merge once every pull request is green and approved
   max-cost: 20            # dollars, for the whole set
+  revert-merged: false    # when it rolls back after some merged: revert pull requests for those
   repos:
     - repo: acme/api
       task: Add GET /greeting that returns "hello".
@@ -92,6 +93,7 @@ type setFile struct {
 	contract.ChangeSetSpec `yaml:",inline"`
 	AutoMerge              *bool   `yaml:"auto-merge"`
 	MaxCost                float64 `yaml:"max-cost"`
+	RevertMerged           bool    `yaml:"revert-merged"`
 }
 
 // loadSetFile reads the set file path: YAML with no key it does not
@@ -192,7 +194,7 @@ func (s *changeSetRunCommand) run(cctx *commandContext, args []string) error {
 // input is the set's workflow input: each member's clone configured as
 // starter queue configures one, with the flags of this command.
 func (s *changeSetRunCommand) input(cctx *commandContext, f setFile) (contract.ChangeSetInput, config.Config, error) {
-	in := contract.ChangeSetInput{Spec: f.ChangeSetSpec, MaxCostUSD: f.MaxCost}
+	in := contract.ChangeSetInput{Spec: f.ChangeSetSpec, MaxCostUSD: f.MaxCost, RevertMerged: f.RevertMerged}
 	var first config.Config
 	for i, m := range f.Members {
 		q, cfg, err := s.member(cctx, m)
@@ -217,8 +219,15 @@ func (s *changeSetRunCommand) input(cctx *commandContext, f setFile) (contract.C
 // flags); without one, from the user's configuration and the flags, with
 // neither clone nor workspace (the set clones it on its host).
 func (s *changeSetRunCommand) member(cctx *commandContext, m contract.ChangeSetMember) (contract.QueueInput, config.Config, error) {
-	cfg, err := config.Load(s.cmd.Flags(), m.Workspace)
-	if err == nil && m.Workspace != "" {
+	local := m.Workspace
+	if fi, err := os.Stat(local); local != "" && m.Host != "" && (err != nil || !fi.IsDir()) {
+		// A clone on another host's machine: its worker works in it, with
+		// the user's configuration (its ralph.yaml is not read here).
+		fmt.Fprintf(cctx.stderr, "%s: workspace %s is not a directory here; it must be a clone on the worker of host %s\n", m.Repo, m.Workspace, m.Host)
+		local = ""
+	}
+	cfg, err := config.Load(s.cmd.Flags(), local)
+	if err == nil && local != "" {
 		err = cfg.CheckWorkspaceTrusted()
 	}
 	if err != nil {
@@ -228,16 +237,16 @@ func (s *changeSetRunCommand) member(cctx *commandContext, m contract.ChangeSetM
 	if m.Host != "" {
 		cfg.Worker.HostID = m.Host
 	}
-	if m.Workspace != "" {
-		q, err := queueInput(cctx, cfg, m.Workspace)
+	if local != "" {
+		q, err := queueInput(cctx, cfg, local)
 		return q, cfg, err
 	}
 	sess, err := issueSession(cfg, ".")
 	if err != nil {
 		return contract.QueueInput{}, cfg, err
 	}
-	sess.Workspace = ""
-	settings, err := queueSettings(cfg, m.Repo, "")
+	sess.Workspace = m.Workspace // "": the set clones it on its host
+	settings, err := queueSettings(cfg, m.Repo, m.Workspace)
 	return contract.QueueInput{Settings: settings, Session: sess}, cfg, err
 }
 

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -53,4 +56,41 @@ repos:
 	}
 	_, err := loadSetFile(filepath.Join(t.TempDir(), "missing.yaml"))
 	require.ErrorContains(t, err, "no such file")
+}
+
+// TestChangeSetMemberOnAnotherHost: a member whose workspace is not a
+// directory here but names a host runs there: its clone is that path on
+// that host's worker, configured from the user's settings (its ralph.yaml
+// is not read here), and the starter says so; revert-merged reaches the
+// set's input.
+func TestChangeSetMemberOnAnotherHost(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", "")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "set.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`name: greeting
+task: t
+revert-merged: true
+repos:
+  - repo: acme/api
+  - repo: acme/web
+    host: build-box
+    workspace: /srv/clones/web
+    after: [acme/api]
+`), 0o644))
+	f, err := loadSetFile(path)
+	require.NoError(t, err)
+	var stderr strings.Builder
+	cctx := &commandContext{Context: context.Background(), stdout: io.Discard, stderr: &stderr}
+	run := changeSetCommands()[0]
+	run.build(cctx)
+	in, _, err := run.cmd.(*changeSetRunCommand).input(cctx, f)
+	require.NoError(t, err)
+	require.True(t, in.RevertMerged)
+	api, web := in.Members[0], in.Members[1]
+	require.Empty(t, api.Settings.Clone, "cloned by the set")
+	require.Equal(t, "/srv/clones/web", web.Settings.Clone)
+	require.Equal(t, "/srv/clones/web", web.Session.Workspace)
+	require.Equal(t, "build-box", web.Session.Host)
+	require.Contains(t, stderr.String(), "acme/web: workspace /srv/clones/web is not a directory here; it must be a clone on the worker of host build-box")
 }

@@ -48,9 +48,14 @@ type setEnv struct {
 	labels       []contract.LabelsInput
 	closedIssues []string
 	toQueue      []contract.IssueEnded
-	reads        int                 // of pull requests
-	clones       []string            // "clone workspace" of each member's issue work
-	logs         map[string][]string // commit subjects of a member, by repo
+	// reverts and revertPulls are the revert branches and pull requests
+	// the set made; revertFails fails every revert.
+	reverts     []contract.RevertInput
+	revertPulls []contract.PullInput
+	revertFails error
+	reads       int                 // of pull requests
+	clones      []string            // "clone workspace" of each member's issue work
+	logs        map[string][]string // commit subjects of a member, by repo
 }
 
 func newSetEnv(t *testing.T) *setEnv {
@@ -67,6 +72,15 @@ func newSetEnv(t *testing.T) *setEnv {
 		}
 		return contract.CloneResult{Dir: "/clones/" + in.Repo.FullName()}, nil
 	}, activity.RegisterOptions{Name: contract.ActivityCloneRepo})
+	env.RegisterActivityWithOptions(func(_ context.Context, in contract.RevertInput) (contract.RevertResult, error) {
+		env.mu.Lock()
+		defer env.mu.Unlock()
+		env.reverts = append(env.reverts, in)
+		if env.revertFails != nil {
+			return contract.RevertResult{}, env.revertFails
+		}
+		return contract.RevertResult{Head: "revert-of-" + in.Commit}, nil
+	}, activity.RegisterOptions{Name: contract.ActivityPrepareRevert})
 	env.OnActivity(gha.Preflight, mock.Anything, mock.Anything).Return(func(_ context.Context, r contract.Repo) (contract.PreflightResult, error) {
 		if err := env.refuse[r.FullName()]; err != nil {
 			return contract.PreflightResult{}, err
@@ -98,6 +112,10 @@ func newSetEnv(t *testing.T) *setEnv {
 	env.OnActivity(gha.MergePull, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.MergeInput) (contract.MergeResult, error) {
 		env.mu.Lock()
 		defer env.mu.Unlock()
+		if in.Head == "" {
+			// A read of a pull request a person merged.
+			return contract.MergeResult{Merged: true, SHA: "by-a-person-" + in.Repo.Name}, nil
+		}
 		if why := env.refuseMerge[in.Repo.FullName()]; why != "" {
 			return contract.MergeResult{Refused: why}, nil
 		}
@@ -113,6 +131,12 @@ func newSetEnv(t *testing.T) *setEnv {
 			return contract.ClosedPull{Number: 11, URL: "https://github.com/" + in.Repo.FullName() + "/pull/11"}, nil
 		}
 		return contract.ClosedPull{Number: in.Number}, nil
+	})
+	env.OnActivity(gha.OpenPull, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.PullInput) (contract.Pull, error) {
+		env.mu.Lock()
+		defer env.mu.Unlock()
+		env.revertPulls = append(env.revertPulls, in)
+		return contract.Pull{Number: 20, URL: "https://github.com/" + in.Repo.FullName() + "/pull/20", Created: true}, nil
 	})
 	env.OnActivity(gha.SetLabels, mock.Anything, mock.Anything).Return(func(_ context.Context, in contract.LabelsInput) error {
 		env.mu.Lock()
@@ -491,4 +515,87 @@ func TestChangeSetFromAnIssue(t *testing.T) {
 			require.InDelta(t, st.CostUSD, out.CostUSD, 1e-9)
 		})
 	}
+}
+
+// TestChangeSetRevertsWhatMerged: with revert-merged, a set that rolls
+// back after some pull requests merged opens a pull request reverting
+// each (its branch made on its host from the merge's commit), instead of
+// leaving them merged; one that cannot be reverted is said, and the set
+// is half merged.
+func TestChangeSetRevertsWhatMerged(t *testing.T) {
+	mergedByAPerson := func(env *setEnv) {
+		env.RegisterDelayedCallback(func() {
+			env.SignalWorkflow(contract.SignalPullEnded, contract.PullEnd{Issue: 1, Repo: contract.Repo{Owner: "acme", Name: "api"},
+				Result: contract.FollowResult{Reason: contract.ReasonMerged}})
+		}, 2*time.Hour)
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(contract.SignalChangeSetAbandon, "the API design changed") }, 3*time.Hour)
+	}
+	for _, tc := range []struct {
+		name    string
+		auto    bool
+		setup   func(env *setEnv)
+		state   string
+		commit  string
+		message string
+	}{
+		{"abandoned after a person merged api", false, mergedByAPerson, contract.SetAbandoned, "by-a-person-api", "each reverted by a pull request"},
+		{"the merge stopped at web", true, func(env *setEnv) { env.refuseMerge["acme/web"] = "Head branch was modified" }, contract.SetFailed, "abcdef1234567", "the merge stopped at acme/web"},
+		{"api does not revert cleanly", false, func(env *setEnv) {
+			mergedByAPerson(env)
+			env.revertFails = temporal.NewNonRetryableApplicationError("abcdef1 does not revert cleanly onto main", contract.ErrTypeRevertConflict, nil)
+		}, contract.SetHalfMerged, "by-a-person-api", "left merged: acme/api"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newSetEnv(t)
+			tc.setup(env)
+			in := setInput(tc.auto)
+			in.RevertMerged = true
+			env.ExecuteWorkflow(changeset.ChangeSet, in)
+			require.NoError(t, env.GetWorkflowError())
+			var st contract.ChangeSetStatus
+			require.NoError(t, env.GetWorkflowResult(&st))
+			require.Equal(t, tc.state, st.State, st.Story)
+			require.Contains(t, st.Message, tc.message)
+			require.Len(t, env.reverts, 1)
+			rv := env.reverts[0]
+			require.Equal(t, tc.commit, rv.Commit)
+			require.Equal(t, "main", rv.Base)
+			require.Equal(t, "ralph/revert-greeting-10", rv.Branch)
+			require.Equal(t, "/clones/api", rv.Clone)
+			web, api := st.Members[0], st.Members[1]
+			require.Equal(t, contract.MemberClosed, web.State)
+			if tc.state == contract.SetHalfMerged {
+				require.Equal(t, contract.MemberMerged, api.State)
+				require.Contains(t, api.Message, "does not revert cleanly")
+				require.Empty(t, env.revertPulls)
+				return
+			}
+			require.Equal(t, contract.MemberReverted, api.State)
+			require.Equal(t, "https://github.com/acme/api/pull/20", api.Revert)
+			require.Len(t, env.revertPulls, 1)
+			pr := env.revertPulls[0]
+			require.Equal(t, "ralph/revert-greeting-10", pr.Head)
+			require.Contains(t, pr.Body, "Reverts #10")
+			cs := env.comments["acme/api"]
+			require.Contains(t, cs[len(cs)-1].Body, "reverted by https://github.com/acme/api/pull/20", "the link comment names the revert")
+		})
+	}
+}
+
+// TestChangeSetStopsWhenItsBudgetIsSpent: a set whose max-cost its first
+// member spent starts no other: it fails, saying so, and closes what is
+// open.
+func TestChangeSetStopsWhenItsBudgetIsSpent(t *testing.T) {
+	env := newSetEnv(t)
+	in := setInput(true)
+	in.MaxCostUSD = 0.25 // api's session costs 0.25
+	env.ExecuteWorkflow(changeset.ChangeSet, in)
+	require.NoError(t, env.GetWorkflowError())
+	var st contract.ChangeSetStatus
+	require.NoError(t, env.GetWorkflowResult(&st))
+	require.Equal(t, contract.SetFailed, st.State, st.Story)
+	require.Contains(t, st.Message, "the set's max-cost of $0.25 is spent ($0.25) before acme/web could start")
+	require.Equal(t, []string{"acme/api"}, env.started, "web never starts")
+	require.Len(t, env.closed, 1, "api's pull request is closed")
+	require.Equal(t, contract.MemberFailed, st.Members[0].State)
 }

@@ -45,6 +45,11 @@ func (s *set) startReady(ctx workflow.Context) {
 // the worker of its host makes when the set file gave none.
 func (s *set) start(ctx workflow.Context, i int) {
 	m := &s.st.Members[i]
+	if s.in.MaxCostUSD > 0 && s.st.CostUSD >= s.in.MaxCostUSD {
+		m.State, m.Message = contract.MemberFailed, "not started: the set's budget is spent"
+		s.compensate(ctx, contract.SetFailed, fmt.Sprintf("the set's max-cost of $%.2f is spent ($%.2f) before %s could start", s.in.MaxCostUSD, s.st.CostUSD, m.Repo))
+		return
+	}
 	if s.in.Members[i].Settings.Clone == "" {
 		if err := s.clone(ctx, i); err != nil {
 			m.State, m.Message = contract.MemberFailed, "could not clone it: "+flow.RootMessage(err)
@@ -209,6 +214,9 @@ func (s *set) linkText(i int) string {
 		case m.Pull != 0:
 			line += fmt.Sprintf(" %s", m.PullURL)
 		}
+		if m.Revert != "" {
+			line += fmt.Sprintf(" (reverted by %s)", m.Revert)
+		}
 		b.WriteString(fmt.Sprintf("%s: %s\n", line, m.State))
 	}
 	return b.String()
@@ -285,7 +293,7 @@ func (s *set) merge(ctx workflow.Context) {
 			s.mergeStopped(ctx, i, merged, why)
 			return
 		}
-		m.State = contract.MemberMerged
+		m.State, m.MergeSHA = contract.MemberMerged, res.SHA
 		merged++
 		s.event(ctx, fmt.Sprintf("%s: merged pull request #%d at %s", m.Repo, m.Pull, contract.ShortSHA(res.SHA)))
 	}
@@ -299,6 +307,11 @@ func (s *set) mergeStopped(ctx workflow.Context, i, merged int, why string) {
 	if merged == 0 {
 		s.st.State = contract.SetReady
 		s.event(ctx, fmt.Sprintf("%s: GitHub would not merge pull request #%d (%s): nothing is merged; the set reads its pull requests again", m.Repo, m.Pull, why))
+		return
+	}
+	if s.in.RevertMerged {
+		// All or none: the rest is closed, what merged reverted.
+		s.compensate(ctx, contract.SetFailed, fmt.Sprintf("the merge stopped at %s: GitHub would not merge pull request #%d (%s)", m.Repo, m.Pull, why))
 		return
 	}
 	s.end(ctx, contract.SetHalfMerged, fmt.Sprintf("the merge stopped at %s: GitHub would not merge pull request #%d (%s); what was merged before it stays merged, the rest is open: a person takes it from here", m.Repo, m.Pull, why))
@@ -325,14 +338,23 @@ func (s *set) compensate(ctx workflow.Context, state, why string) {
 		}
 	}
 	s.closeCancelled(ctx, cancelled, why)
-	var merged []string
-	for _, m := range s.st.Members {
-		if m.State == contract.MemberMerged {
-			merged = append(merged, m.Repo)
+	var merged []int
+	for _, repo := range s.st.Order {
+		if i := s.in.Spec.Index(repo); s.st.Members[i].State == contract.MemberMerged {
+			merged = append(merged, i)
 		}
 	}
+	if len(merged) > 0 && s.in.RevertMerged {
+		left := s.revertAll(ctx, merged, why)
+		if len(left) == 0 {
+			why += fmt.Sprintf("; merged already: %s, each reverted by a pull request (merge those to undo it)", strings.Join(s.reposOf(merged), ", "))
+			s.end(ctx, state, why)
+			return
+		}
+		merged = left
+	}
 	if len(merged) > 0 {
-		why += fmt.Sprintf("; merged already, and left merged: %s (revert by hand if the rest must not follow)", strings.Join(merged, ", "))
+		why += fmt.Sprintf("; merged already, and left merged: %s (revert by hand if the rest must not follow)", strings.Join(s.reposOf(merged), ", "))
 		state = contract.SetHalfMerged
 	}
 	s.end(ctx, state, why)
