@@ -195,6 +195,9 @@ func (a *Agent) PushBranch(ctx context.Context, in contract.PushInput) (contract
 	if res.Commits == 0 {
 		return res, nil
 	}
+	if res.Change, res.Truncated, err = repo.Change(ctx, in.BaseRef, branch, contract.MaxChange); err != nil {
+		return contract.PushResult{}, err
+	}
 	// What origin has of the branch is published already.
 	not := []string{in.BaseRef}
 	if remote := "refs/remotes/origin/" + in.Branch; repo.HasRef(ctx, remote) {

@@ -323,6 +323,9 @@ type ChangeSetMemberStatus struct {
 	Branch   string   `json:"branch,omitempty"`
 	Head     string   `json:"head,omitempty"`
 	Log      []string `json:"log,omitempty"`
+	// Change is what its branch changed (IssueOutcome.Change).
+	Change    string `json:"change,omitempty"`
+	ChangeCut bool   `json:"change_cut,omitempty"`
 	// Checks and Approved are the last reading of the pull request.
 	Checks   string  `json:"checks,omitempty"`
 	Approved bool    `json:"approved,omitempty"`

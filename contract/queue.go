@@ -125,8 +125,12 @@ type IssueOutcome struct {
 	// Head is the pushed branch's head commit and Log its commits'
 	// subjects, newest first (at most 20): what a change set tells the
 	// members that build on this one.
-	Head       string    `json:"head,omitempty"`
-	Log        []string  `json:"log,omitempty"`
+	Head string   `json:"head,omitempty"`
+	Log  []string `json:"log,omitempty"`
+	// Change is the pushed branch's change (PushResult.Change), cut
+	// short when ChangeCut.
+	Change     string    `json:"change,omitempty"`
+	ChangeCut  bool      `json:"change_cut,omitempty"`
 	StartedAt  time.Time `json:"started_at"`
 	FinishedAt time.Time `json:"finished_at"`
 	// Run is the queue run (from 1) that worked on the issue.

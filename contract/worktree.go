@@ -79,7 +79,15 @@ type PushResult struct {
 	Log    []string `json:"log,omitempty"`
 	Head   string   `json:"head,omitempty"`
 	Pushed bool     `json:"pushed"`
+	// Change is what the branch changed against the base: its files with
+	// their counts and the patch, at most MaxChange bytes (Truncated
+	// says it was cut). A change set tells the members after this one.
+	Change    string `json:"change,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"`
 }
+
+// MaxChange bounds PushResult.Change.
+const MaxChange = 12 << 10
 
 // StateDir is Ralph's directory in a workspace: records, logs, work trees
 // and the checkpoint file. git never sees it.

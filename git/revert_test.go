@@ -70,3 +70,29 @@ func TestRevertOnto(t *testing.T) {
 	_, err = r.RevertOnto(ctx, onto, changed, "Revert world", "")
 	require.True(t, errors.Is(err, git.ErrRevertConflict), "got %v", err)
 }
+
+// TestChange: what a branch changed reads as files with their counts,
+// then the patch, cut at a line when it is too long.
+func TestChange(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	base, err := r.Head(ctx)
+	require.NoError(t, err)
+	write(t, r.Dir, "greeting.go", "package api\n\nconst Greeting = \"hello\"\n")
+	sh(t, r.Dir, "git", "add", ".")
+	sh(t, r.Dir, "git", "commit", "-q", "-m", "greet")
+	head, err := r.Head(ctx)
+	require.NoError(t, err)
+
+	change, cut, err := r.Change(ctx, base, head, 4096)
+	require.NoError(t, err)
+	require.False(t, cut)
+	require.Contains(t, change, " greeting.go | 3 +++\n")
+	require.Contains(t, change, "+const Greeting = \"hello\"\n")
+
+	short, cut, err := r.Change(ctx, base, head, 60)
+	require.NoError(t, err)
+	require.True(t, cut)
+	require.LessOrEqual(t, len(short), 60)
+	require.True(t, strings.HasSuffix(short, "\n"), "cut at a line: %q", short)
+}

@@ -162,6 +162,7 @@ func TestChangeSetMergesTwoRepositoriesInOrder(t *testing.T) {
 		}
 	}
 	require.Contains(t, webPrompt, "What acme/api changed")
+	require.Contains(t, webPrompt, "diff --git", "the patch of api's branch")
 	require.Contains(t, webPrompt, "ralph/issue-1")
 	require.Contains(t, webPrompt, fmt.Sprintf("/acme/api/pull/%d", apiPR.Number))
 

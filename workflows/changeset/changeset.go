@@ -365,7 +365,7 @@ func (s *set) issueEnded(ctx workflow.Context, ended contract.IssueEnded) {
 	}
 	m.State, m.Pull, m.PullURL = contract.MemberOpen, o.PR, o.PRURL
 	s.opened[i] = workflow.Now(ctx)
-	m.Branch, m.Head, m.Log = contract.IssueBranch(o.Number), o.Head, o.Log
+	m.Branch, m.Head, m.Log, m.Change, m.ChangeCut = contract.IssueBranch(o.Number), o.Head, o.Log, o.Change, o.ChangeCut
 	s.event(ctx, fmt.Sprintf("%s: pull request #%d is open (%s at %s)", m.Repo, o.PR, m.Branch, contract.ShortSHA(o.Head)))
 	s.writeLinks(ctx)
 }

@@ -267,7 +267,7 @@ func (w *Work) runAndPush(ctx workflow.Context, wt contract.WorktreeResult) (con
 		}
 	}
 	w.out.Pushed = push.Pushed
-	w.out.Head, w.out.Log = push.Head, push.Log
+	w.out.Head, w.out.Log, w.out.Change, w.out.ChangeCut = push.Head, push.Log, push.Change, push.Truncated
 	if push.Pushed {
 		w.event(ctx, fmt.Sprintf("#%d: pushed %s (%s)", is.Number, cur.Branch, words.Count(push.Commits, "commit")))
 	}

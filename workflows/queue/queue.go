@@ -330,6 +330,8 @@ func (q *queue) run(ctx workflow.Context) (contract.QueueResult, error) {
 
 // record adds an issue's outcome to the totals and the recent list.
 func (q *queue) record(out contract.IssueOutcome) {
+	// The queue keeps no patch: its carry-over stays small.
+	out.Change, out.ChangeCut = "", false
 	if out.Succeeded() {
 		q.st.Totals.Done++
 	} else {
