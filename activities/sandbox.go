@@ -68,10 +68,14 @@ func (a *Agent) contain(in contract.IterationInput, backend agent.Backend, cmd s
 	spec.Network = network
 	c := &contained{box: box.Name()}
 	if sandbox.Proxied(network) {
-		if err := c.listen(network, s.NetworkAllow, apiHosts(backend, cmd.Env)); err != nil {
+		if err := c.listen(network, s.NetworkAllow, apiHosts(backend, cmd.Env), box.ServesProxy()); err != nil {
 			return nil, err
 		}
-		spec.ProxySocket = filepath.Join(c.dir, "egress.sock")
+		if c.dir != "" {
+			spec.ProxySocket = filepath.Join(c.dir, "egress.sock")
+		} else {
+			spec.ProxyServe = c.proxy.Serve
+		}
 	}
 	if c.cmd, err = box.Wrap(spec, cmd); err != nil {
 		c.close()
@@ -80,20 +84,26 @@ func (a *Agent) contain(in contract.IterationInput, backend agent.Backend, cmd s
 	return c, nil
 }
 
-// listen starts the egress proxy of one run, on a socket in a directory
-// of its own.
-func (c *contained) listen(network string, allow, api []string) error {
-	dir, err := os.MkdirTemp("", "ralph-egress-")
-	if err != nil {
-		return fmt.Errorf("egress proxy: %w", err)
-	}
-	c.dir = dir
+// listen starts the egress proxy of one run: served by the worker on the
+// listener it opens in the sandbox's network (inNet: no socket, no
+// bridge), or on a socket in a directory of its own that the sandbox
+// binds.
+func (c *contained) listen(network string, allow, api []string, inNet bool) error {
 	policy := egress.Policy{Internet: network == sandbox.NetInternet, Allow: slices.Concat(api, allow)}
 	if err := policy.Validate(); err != nil {
-		c.close()
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("agent.network-allow or the model API's base URL: %v", err), contract.ErrTypeInvalidAgentConfig, err)
 	}
-	if c.proxy, err = egress.Listen(filepath.Join(dir, "egress.sock"), policy); err != nil {
+	var err error
+	if inNet {
+		if c.proxy, err = egress.New(policy); err != nil {
+			return fmt.Errorf("egress proxy: %w", err)
+		}
+		return nil
+	}
+	if c.dir, err = os.MkdirTemp("", "ralph-egress-"); err != nil {
+		return fmt.Errorf("egress proxy: %w", err)
+	}
+	if c.proxy, err = egress.Listen(filepath.Join(c.dir, "egress.sock"), policy); err != nil {
 		c.close()
 		return fmt.Errorf("egress proxy: %w", err)
 	}

@@ -48,13 +48,24 @@ type Proxy struct {
 // Listen serves the proxy on a Unix socket at path, which must not exist,
 // with mode 0600 (removed on Close), and returns at once.
 func Listen(path string, p Policy) (*Proxy, error) {
-	rules, err := p.rules()
+	px, err := New(p)
 	if err != nil {
-		return nil, fmt.Errorf("egress policy: %w", err)
+		return nil, err
 	}
 	ln, err := listenUnix(path)
 	if err != nil {
+		px.Close()
 		return nil, err
+	}
+	px.Serve(ln)
+	return px, nil
+}
+
+// New is a proxy of policy p that serves no listener yet (Serve).
+func New(p Policy) (*Proxy, error) {
+	rules, err := p.rules()
+	if err != nil {
+		return nil, fmt.Errorf("egress policy: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	px := &Proxy{
@@ -81,12 +92,18 @@ func Listen(path string, p Policy) (*Proxy, error) {
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          log.New(io.Discard, "", 0),
 	}
-	px.wg.Add(1)
-	go func() {
-		defer px.wg.Done()
-		_ = px.srv.Serve(ln) // ends with Close; closes ln, which removes the socket
-	}()
 	return px, nil
+}
+
+// Serve serves the proxy on ln until Close, which closes ln (a Unix
+// socket's file with it), and returns at once: a Unix socket, or the
+// listener the worker opened in a sandbox's network.
+func (p *Proxy) Serve(ln net.Listener) {
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		_ = p.srv.Serve(ln)
+	}()
 }
 
 // listenUnix listens on a Unix socket at path with mode 0600. The mode is

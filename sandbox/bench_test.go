@@ -55,7 +55,13 @@ func BenchmarkStart(b *testing.B) {
 				spec := f.spec(network)
 				var p *egress.Proxy
 				start := time.Now()
-				if sandbox.Proxied(network) {
+				switch {
+				case sandbox.Proxied(network) && box.ServesProxy():
+					var err error
+					p, err = egress.New(egress.Policy{Internet: true})
+					require.NoError(b, err)
+					spec.ProxyServe = p.Serve
+				case sandbox.Proxied(network):
 					var err error
 					spec.ProxySocket = filepath.Join(b.TempDir(), "egress.sock")
 					p, err = egress.Listen(spec.ProxySocket, egress.Policy{Internet: true})

@@ -149,6 +149,11 @@ func (b *Bubblewrap) Bridge() string {
 	return "none (no socat): only agent.network none and open"
 }
 
+// ServesProxy says the worker opens the egress proxy's listener in each
+// sandbox's network itself, and so may serve the proxy on it
+// (Spec.ProxyServe) rather than on a Unix socket.
+func (b *Bubblewrap) ServesProxy() bool { return b.entersNet }
+
 // Name is bwrap's version line.
 func (b *Bubblewrap) Name() string { return b.version }
 
@@ -203,7 +208,7 @@ func (b *Bubblewrap) Wrap(spec Spec, cmd Command) (Command, error) {
 		if err := b.ProxyProblem(network); err != nil {
 			return Command{}, err
 		}
-		if spec.ProxySocket == "" {
+		if b.entersNet && spec.ProxyServe == nil || !b.entersNet && spec.ProxySocket == "" {
 			return Command{}, errors.New("sandbox: no egress proxy for agent.network " + network)
 		}
 	}
@@ -229,7 +234,7 @@ func (b *Bubblewrap) Wrap(spec Spec, cmd Command) (Command, error) {
 		return Command{}, err
 	}
 	if Proxied(network) && b.entersNet {
-		run.proxySocket = spec.ProxySocket
+		run.serve = spec.ProxyServe
 	}
 	args = append(append(args, "--add-seccomp-fd", "3"), run.gate.args()...)
 	args = append(args, "--chdir", spec.Workspace, "--")

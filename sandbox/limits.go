@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -240,10 +241,10 @@ type run struct {
 	group   group
 	grouped bool
 	gate    *gate
-	// proxySocket, when set, is the egress proxy the worker's own
-	// listener in the sandbox forwards to (bridge).
-	proxySocket string
-	bridge      *bridge
+	// serve, when set, serves the egress proxy on the listener the
+	// worker opens in the sandbox's network (served).
+	serve  func(net.Listener)
+	served net.Listener
 }
 
 // newRun prepares the limits of one run, bounded by l.
@@ -291,8 +292,8 @@ func (r *run) release() {
 	if r.gate != nil {
 		r.gate.close()
 	}
-	if r.bridge != nil {
-		r.bridge.close()
+	if r.served != nil {
+		r.served.Close()
 	}
 	if r.grouped {
 		// The kernel holds an emptied group busy for a moment: the run's

@@ -12,6 +12,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"slices"
@@ -80,10 +81,16 @@ type Spec struct {
 	// Binary is the program run, bound read-only when no other path
 	// brings it.
 	Binary string
-	// Network is one of Networks; ProxySocket is the Unix socket of the
-	// egress proxy for NetInternet and NetAllowList.
+	// Network is one of Networks. The egress proxy of NetInternet and
+	// NetAllowList is ProxyServe where the worker enters the sandbox's
+	// network itself (Bubblewrap.ServesProxy): it is handed the listener
+	// the worker opens there (127.0.0.1:ProxyPort) to serve the proxy
+	// on, and the sandbox closes that listener once the run ended.
+	// Elsewhere it is ProxySocket, a Unix socket the sandbox binds and
+	// socat bridges inside.
 	Network     string
 	ProxySocket string
+	ProxyServe  func(net.Listener)
 	// Limits bound what the run may use (agent.limits).
 	Limits Limits
 }

@@ -205,13 +205,14 @@ func TestProxiedNetworkReachesOnlyTheProxy(t *testing.T) {
 		t.Skip("socat is not installed")
 	}
 	f := newFixture(t)
-	sock := fakeProxy(t, func(c net.Conn) {
+	handle := func(c net.Conn) {
 		line, _ := bufio.NewReader(c).ReadString('\n')
 		_, _ = c.Write([]byte("proxy got " + line))
-	})
+	}
 	spec := f.spec(sandbox.NetAllowList)
-	spec.ProxySocket = sock
-	spec.ReadOnly = []string{b.Socat} // the client
+	spec.ProxySocket = fakeProxy(t, handle) // socat's
+	spec.ProxyServe = serveOn(t, handle)    // the worker's listener's
+	spec.ReadOnly = []string{b.Socat}       // the client
 	for _, bridged := range bridges(t, b) {
 		t.Run(bridged.name, func(t *testing.T) {
 			out, err := runIn(t, bridged.box, spec, `read -r x; echo "stdin: $x"; echo "$HTTPS_PROXY"; echo ping | socat - TCP:127.0.0.1:3128; echo pong | socat - TCP:127.0.0.1:3128`, "the prompt\n")
@@ -257,13 +258,21 @@ func TestRunsOnTheWorkerListenerAreNotKilled(t *testing.T) {
 		t.Skip("this worker may not enter a sandbox's network namespace (not root)")
 	}
 	f := newFixture(t)
-	sock := fakeProxy(t, func(net.Conn) {})
 	spec := f.spec(sandbox.NetInternet)
-	spec.ProxySocket = sock
+	spec.ProxyServe = serveOn(t, func(net.Conn) {})
 	for i := range 40 {
 		out, err := runIn(t, b, spec, "echo ran")
 		require.NoError(t, err, "run %d: %s", i, out)
 		require.Equal(t, "ran\n", out, "run %d", i)
+	}
+}
+
+// serveOn is a Spec.ProxyServe that handles each connection of the
+// listener it is given, until t ends.
+func serveOn(t *testing.T, handle func(net.Conn)) func(net.Listener) {
+	return func(l net.Listener) {
+		t.Cleanup(func() { l.Close() })
+		go serve(l, handle)
 	}
 }
 

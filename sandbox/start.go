@@ -116,7 +116,7 @@ func (r *run) ready(pid int) error {
 	if err == nil && r.grouped {
 		err = r.group.join(pid, in.ChildPID)
 	}
-	if err == nil && r.proxySocket != "" {
+	if err == nil && r.serve != nil {
 		err = r.listen(in)
 	}
 	if err != nil {
@@ -145,14 +145,16 @@ func (g group) join(pids ...int) error {
 }
 
 // listen opens the proxy's listener, 127.0.0.1:ProxyPort, in the
-// network namespace of the sandbox whose info is in, and serves it by
-// forwarding each connection to the egress proxy's socket.
+// network namespace of the sandbox whose info is in, and hands it to the
+// egress proxy, which serves the run's connections on it: no bridge
+// between them.
 func (r *run) listen(in info) error {
 	l, err := listenIn(fmt.Sprintf("/proc/%d/ns/net", in.ChildPID), in.NetNS)
 	if err != nil {
 		return err
 	}
-	r.bridge = newBridge(l, r.proxySocket)
+	r.served = l
+	r.serve(l)
 	return nil
 }
 
@@ -244,97 +246,3 @@ func listenInThread(ns string, inode uint64) (net.Listener, error) {
 	return l, nil
 }
 
-// maxBridged bounds the connections one run has open to the proxy at
-// once through the worker's bridge; more wait in the listener's backlog.
-const maxBridged = 256
-
-// bridge forwards the connections of a run's listener to the egress
-// proxy's Unix socket, as socat does inside a sandbox the worker cannot
-// enter.
-type bridge struct {
-	l     net.Listener
-	proxy string
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
-	done  sync.WaitGroup
-}
-
-func newBridge(l net.Listener, proxy string) *bridge {
-	b := &bridge{l: l, proxy: proxy, conns: map[net.Conn]struct{}{}}
-	b.done.Add(1)
-	go b.serve()
-	return b
-}
-
-func (b *bridge) serve() {
-	defer b.done.Done()
-	slots := make(chan struct{}, maxBridged)
-	for {
-		slots <- struct{}{}
-		c, err := b.l.Accept()
-		if err != nil {
-			return
-		}
-		if !b.track(c) {
-			return
-		}
-		b.done.Add(1)
-		go func() {
-			defer func() { <-slots; b.done.Done() }()
-			b.forward(c)
-		}()
-	}
-}
-
-// track records c, or closes it and says false once the bridge closed.
-func (b *bridge) track(c net.Conn) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.conns == nil {
-		c.Close()
-		return false
-	}
-	b.conns[c] = struct{}{}
-	return true
-}
-
-// forward copies c to a new connection to the proxy and back until
-// either side ends.
-func (b *bridge) forward(c net.Conn) {
-	defer func() {
-		b.mu.Lock()
-		delete(b.conns, c)
-		b.mu.Unlock()
-		c.Close()
-	}()
-	p, err := net.Dial("unix", b.proxy)
-	if err != nil {
-		return
-	}
-	defer p.Close()
-	copied := make(chan struct{})
-	go func() {
-		_, _ = io.Copy(p, c)
-		if u, ok := p.(*net.UnixConn); ok {
-			_ = u.CloseWrite()
-		}
-		close(copied)
-	}()
-	_, _ = io.Copy(c, p)
-	if t, ok := c.(*net.TCPConn); ok {
-		_ = t.CloseWrite()
-	}
-	<-copied
-}
-
-// close stops the bridge: the listener and every connection through it.
-func (b *bridge) close() {
-	b.l.Close()
-	b.mu.Lock()
-	for c := range b.conns {
-		c.Close()
-	}
-	b.conns = nil
-	b.mu.Unlock()
-	b.done.Wait()
-}
