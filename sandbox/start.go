@@ -245,4 +245,3 @@ func listenInThread(ns string, inode uint64) (net.Listener, error) {
 	}
 	return l, nil
 }
-
