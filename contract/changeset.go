@@ -249,8 +249,12 @@ type ChangeSetCarryOver struct {
 	Links      []string    `json:"links"`
 	Opened     []time.Time `json:"opened"`
 	MergeAsked bool        `json:"merge_asked,omitempty"`
-	// OriginText is the comment last written on the origin issue.
-	OriginText string `json:"origin_text,omitempty"`
+	// OriginText is the comment last written on the origin issue;
+	// Freed says its queue was told the issue's work is done (every pull
+	// request open) and the set follows them.
+	OriginText string  `json:"origin_text,omitempty"`
+	Freed      bool    `json:"freed,omitempty"`
+	FreedCost  float64 `json:"freed_cost,omitempty"`
 }
 
 // ChangeSetMemberInput is what one member's issue work runs with.

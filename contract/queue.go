@@ -201,8 +201,10 @@ type QueueCarryOver struct {
 	// Poke carries a poke that arrived at the boundary.
 	Poke bool `json:"poke,omitempty"`
 	// Following are the issues whose pull requests a follower carries
-	// (their PullRequest workflows run).
-	Following []int `json:"following,omitempty"`
+	// (their PullRequest workflows run), or whose change set carries its
+	// pull requests to the merge (Sets: the set's workflow ID by issue).
+	Following []int          `json:"following,omitempty"`
+	Sets      map[int]string `json:"sets,omitempty"`
 	// Day is the UTC day (2006-01-02) DayCostUSD was spent on.
 	Day        string  `json:"day,omitempty"`
 	DayCostUSD float64 `json:"day_cost_usd,omitempty"`

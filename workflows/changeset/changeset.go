@@ -98,8 +98,11 @@ type set struct {
 	// mergeAsked: a person said merge.
 	mergeAsked bool
 	// originText is the comment last written on the issue the set came
-	// from (Origin).
+	// from (Origin); freed says its queue was told that the issue's work
+	// is done (every pull request open), when the set had cost freedCost.
 	originText string
+	freed      bool
+	freedCost  float64
 	// shown is the state and cost the search attributes show.
 	shown struct {
 		state string
@@ -137,7 +140,8 @@ func newSet(ctx workflow.Context, in contract.ChangeSetInput) (*set, error) {
 	s.sig.merge = ch(contract.SignalChangeSetMerge, "Merge the set, in its order, once every pull request is green and approved")
 	s.sig.abandon = ch(contract.SignalChangeSetAbandon, "Abandon the set: close every pull request, with a comment saying so (the text, optional, says why)")
 	if c := in.CarryOver; c != nil {
-		s.st, s.pre, s.links, s.opened, s.mergeAsked, s.originText = c.Status, c.Preflight, c.Links, c.Opened, c.MergeAsked, c.OriginText
+		s.st, s.pre, s.links, s.opened, s.mergeAsked = c.Status, c.Preflight, c.Links, c.Opened, c.MergeAsked
+		s.originText, s.freed, s.freedCost = c.OriginText, c.Freed, c.FreedCost
 		s.in.CarryOver = nil
 	}
 	return s, nil
@@ -151,7 +155,8 @@ const readsPerRun = 200
 // next is the input of the run that continues this one.
 func (s *set) next() *contract.ChangeSetInput {
 	next := s.in
-	next.CarryOver = &contract.ChangeSetCarryOver{Status: s.st, Preflight: s.pre, Links: s.links, Opened: s.opened, MergeAsked: s.mergeAsked, OriginText: s.originText}
+	next.CarryOver = &contract.ChangeSetCarryOver{Status: s.st, Preflight: s.pre, Links: s.links, Opened: s.opened, MergeAsked: s.mergeAsked,
+		OriginText: s.originText, Freed: s.freed, FreedCost: s.freedCost}
 	return &next
 }
 
@@ -227,6 +232,7 @@ func (s *set) run(ctx workflow.Context) *contract.ChangeSetInput {
 			}
 			continue
 		}
+		s.freeOrigin(ctx)
 		if reads >= readsPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			s.drain(ctx)
 			if !s.over() {

@@ -47,7 +47,7 @@ type setEnv struct {
 	// issue it came from, and told its queue.
 	labels       []contract.LabelsInput
 	closedIssues []string
-	toQueue      []contract.IssueEnded
+	toQueue      []any // contract.IssueEnded or contract.PullEnd
 	// reverts and revertPulls are the revert branches and pull requests
 	// the set made; revertFails fails every revert.
 	reverts     []contract.RevertInput
@@ -153,13 +153,15 @@ func newSetEnv(t *testing.T) *setEnv {
 		env.closedIssues = append(env.closedIssues, in.Repo.FullName()+"#"+fmt.Sprint(in.Number))
 		return nil
 	})
-	env.OnSignalExternalWorkflow(mock.Anything, "ralph-queue-acme-app", "", contract.SignalIssueEnded, mock.Anything).Return(
-		func(_, _, _, _ string, arg any) error {
-			env.mu.Lock()
-			defer env.mu.Unlock()
-			env.toQueue = append(env.toQueue, arg.(contract.IssueEnded))
-			return nil
-		})
+	for _, signal := range []string{contract.SignalIssueEnded, contract.SignalPullEnded} {
+		env.OnSignalExternalWorkflow(mock.Anything, "ralph-queue-acme-app", "", signal, mock.Anything).Return(
+			func(_, _, _, _ string, arg any) error {
+				env.mu.Lock()
+				defer env.mu.Unlock()
+				env.toQueue = append(env.toQueue, arg)
+				return nil
+			})
+	}
 	return env
 }
 
@@ -462,18 +464,20 @@ func TestChangeSetQuotesWhatAnAgentWrote(t *testing.T) {
 // TestChangeSetFromAnIssue: a set a queue started from its issue takes
 // the issue (labels), works with its text as the task, says on it how
 // the set went (one comment, edited in place), closes it once merged,
-// and tells the queue its end.
+// and tells the queue: once every pull request is open, that the issue's
+// work is done and the set follows them (the queue's slot is free), then
+// how they ended, as a follower does; a set that fails before, that the
+// issue failed.
 func TestChangeSetFromAnIssue(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		failWeb  bool
 		state    string
-		reason   contract.Reason
 		closed   []string
 		endLabel []string
 	}{
-		{"merged", false, contract.SetMerged, contract.ReasonComplete, []string{"acme/app#5"}, nil},
-		{"failed", true, contract.SetFailed, contract.ReasonFailed, nil, []string{contract.LabelFailed}},
+		{"merged", false, contract.SetMerged, []string{"acme/app#5"}, nil},
+		{"failed", true, contract.SetFailed, nil, []string{contract.LabelFailed}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newSetEnv(t)
@@ -499,7 +503,7 @@ func TestChangeSetFromAnIssue(t *testing.T) {
 				Remove: []string{"ralph-ready", contract.LabelFailed, contract.LabelPROpen}}, env.labels[0], "claimed first")
 			last := env.labels[len(env.labels)-1]
 			require.Equal(t, tc.endLabel, last.Add)
-			require.Equal(t, []string{contract.LabelWorking}, last.Remove)
+			require.Equal(t, []string{contract.LabelWorking, contract.LabelPROpen}, last.Remove)
 			require.Equal(t, tc.closed, env.closedIssues)
 
 			var onOrigin []contract.CommentInput
@@ -513,11 +517,26 @@ func TestChangeSetFromAnIssue(t *testing.T) {
 			require.Contains(t, final, "1. acme/api: ")
 			require.Contains(t, final, "starter change-set status acme-app-5")
 
-			require.Len(t, env.toQueue, 1, "the queue hears the end once")
-			out := env.toQueue[0].Outcome
-			require.Equal(t, 5, out.Number)
-			require.Equal(t, tc.reason, out.Reason)
-			require.InDelta(t, st.CostUSD, out.CostUSD, 1e-9)
+			if tc.failWeb {
+				require.Len(t, env.toQueue, 1, "the queue hears the end once")
+				out := env.toQueue[0].(contract.IssueEnded).Outcome
+				require.Equal(t, 5, out.Number)
+				require.Equal(t, contract.ReasonFailed, out.Reason)
+				require.Contains(t, out.Message, "acme/web failed")
+				require.False(t, out.Succeeded())
+				require.InDelta(t, st.CostUSD, out.CostUSD, 1e-9)
+				return
+			}
+			require.Len(t, env.toQueue, 2, "freed once, ended once")
+			freed := env.toQueue[0].(contract.IssueEnded)
+			require.True(t, freed.Following)
+			require.True(t, freed.Outcome.Succeeded())
+			require.Equal(t, "acme-app-5", freed.Outcome.ChangeSet)
+			require.Contains(t, env.labels, contract.LabelsInput{Repo: app, Number: 5, Add: []string{contract.LabelPROpen}, Remove: []string{contract.LabelWorking}})
+			end := env.toQueue[1].(contract.PullEnd)
+			require.Equal(t, 5, end.Issue)
+			require.Equal(t, contract.ReasonMerged, end.Result.Reason)
+			require.InDelta(t, st.CostUSD, freed.Outcome.CostUSD+end.Result.CostUSD, 1e-9)
 		})
 	}
 }

@@ -69,9 +69,27 @@ func (s *set) writeOrigin(ctx workflow.Context, why string) {
 	s.originText = text
 }
 
+// freeOrigin, once every member's pull request is open, tells the queue
+// the set came from that the issue's work is done, as an issue work does
+// once its pull request is open: the queue's slot is free, and the set
+// follows its pull requests to their end (which it tells the queue as a
+// follower does: endOrigin). The issue is labelled so.
+func (s *set) freeOrigin(ctx workflow.Context) {
+	o := s.in.Origin
+	if o == nil || s.freed {
+		return
+	}
+	s.freed, s.freedCost = true, s.st.CostUSD
+	s.label(ctx, []string{contract.LabelPROpen}, contract.LabelWorking)
+	out := contract.IssueOutcome{Number: o.Issue.Number, Title: o.Issue.Title, ChangeSet: s.in.Spec.Name, Reason: contract.ReasonComplete,
+		CostUSD: s.st.CostUSD, StartedAt: s.st.Started, FinishedAt: workflow.Now(ctx)}
+	s.tellQueue(ctx, contract.SignalIssueEnded, contract.IssueEnded{Outcome: out, Following: true})
+}
+
 // endOrigin says how the set ended on the issue it came from (merged:
-// closed as completed; otherwise labelled failed) and tells the queue,
-// whose slot the set held.
+// closed as completed; otherwise labelled failed) and tells the queue:
+// as a follower does once it had been freed, or as an issue work that
+// failed before its pull requests opened.
 func (s *set) endOrigin(ctx workflow.Context, why string) {
 	o := s.in.Origin
 	if o == nil {
@@ -80,29 +98,43 @@ func (s *set) endOrigin(ctx workflow.Context, why string) {
 	s.writeOrigin(ctx, why)
 	n := o.Issue.Number
 	merged := s.st.State == contract.SetMerged
-	var err error
 	if merged {
-		err = workflow.ExecuteActivity(flow.GitHubOptions(ctx, fmt.Sprintf("close #%d", n)), contract.ActivityCloseIssue,
-			contract.ReadInput{Repo: o.Repo, Number: n}).Get(ctx, nil)
-	}
-	if err == nil {
-		labels := contract.LabelsInput{Repo: o.Repo, Number: n, Remove: []string{contract.LabelWorking}}
-		if !merged {
-			labels.Add = []string{contract.LabelFailed}
+		if err := workflow.ExecuteActivity(flow.GitHubOptions(ctx, fmt.Sprintf("close #%d", n)), contract.ActivityCloseIssue,
+			contract.ReadInput{Repo: o.Repo, Number: n}).Get(ctx, nil); err != nil {
+			s.event(ctx, fmt.Sprintf("could not close %s#%d: %s", o.Repo.FullName(), n, flow.RootMessage(err)))
 		}
-		err = workflow.ExecuteActivity(flow.GitHubOptions(ctx, fmt.Sprintf("final labels of #%d", n)), contract.ActivitySetLabels, labels).Get(ctx, nil)
+		s.label(ctx, nil, contract.LabelWorking, contract.LabelPROpen)
+	} else {
+		s.label(ctx, []string{contract.LabelFailed}, contract.LabelWorking, contract.LabelPROpen)
 	}
-	if err != nil {
-		s.event(ctx, fmt.Sprintf("could not mark %s#%d: %s", o.Repo.FullName(), n, flow.RootMessage(err)))
+	text := fmt.Sprintf("change set %s %s: %s", s.in.Spec.Name, s.st.State, why)
+	if s.freed {
+		res := contract.FollowResult{Reason: contract.ReasonMerged, Message: text, CostUSD: s.st.CostUSD - s.freedCost}
+		if !merged {
+			res.Reason = contract.ReasonClosed
+		}
+		s.tellQueue(ctx, contract.SignalPullEnded, contract.PullEnd{Repo: o.Repo, Issue: n, Result: res})
+		return
 	}
-	out := contract.IssueOutcome{Number: n, Title: o.Issue.Title, ChangeSet: s.in.Spec.Name, Reason: contract.ReasonComplete, CostUSD: s.st.CostUSD,
-		StartedAt: s.st.Started, FinishedAt: workflow.Now(ctx)}
-	if !merged {
-		out.Reason, out.Message = contract.ReasonFailed, fmt.Sprintf("change set %s %s: %s", s.in.Spec.Name, s.st.State, why)
+	out := contract.IssueOutcome{Number: n, Title: o.Issue.Title, ChangeSet: s.in.Spec.Name, Reason: contract.ReasonFailed, Message: text,
+		CostUSD: s.st.CostUSD, StartedAt: s.st.Started, FinishedAt: workflow.Now(ctx)}
+	s.tellQueue(ctx, contract.SignalIssueEnded, contract.IssueEnded{Outcome: out})
+}
+
+// label adds add to the origin issue's labels and removes remove.
+func (s *set) label(ctx workflow.Context, add []string, remove ...string) {
+	o := s.in.Origin
+	if err := workflow.ExecuteActivity(flow.GitHubOptions(ctx, fmt.Sprintf("labels of #%d", o.Issue.Number)), contract.ActivitySetLabels,
+		contract.LabelsInput{Repo: o.Repo, Number: o.Issue.Number, Add: add, Remove: remove}).Get(ctx, nil); err != nil {
+		s.event(ctx, fmt.Sprintf("could not label %s#%d: %s", o.Repo.FullName(), o.Issue.Number, flow.RootMessage(err)))
 	}
-	// Cancelled or not, the queue hears the end: its slot is free.
+}
+
+// tellQueue signals the queue the set came from, even while the set is
+// cancelled (the queue counts on hearing it).
+func (s *set) tellQueue(ctx workflow.Context, signal string, arg any) {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	if err := workflow.SignalExternalWorkflow(dctx, o.QueueID, "", contract.SignalIssueEnded, contract.IssueEnded{Outcome: out}).Get(dctx, nil); err != nil {
-		s.logger.Warn("could not tell the queue the set's end", "queue", o.QueueID, "error", err)
+	if err := workflow.SignalExternalWorkflow(dctx, s.in.Origin.QueueID, "", signal, arg).Get(dctx, nil); err != nil {
+		s.logger.Warn("could not tell the queue", "queue", s.in.Origin.QueueID, "signal", signal, "error", err)
 	}
 }

@@ -15,8 +15,9 @@ import (
 // whose Repos: line names two repositories is worked on by a ChangeSet
 // (not a session of the queue's own): the queue's repository in the
 // queue's clone, the other to be cloned, each with the queue's settings,
-// the issue as the origin; the set's end frees the slot and counts as
-// the issue's.
+// the issue as the origin; once the set says every pull request is open
+// the slot is free and the set is followed, as a pull request's follower
+// is; its end counts as the pull request's.
 func TestQueueWorksOnAnIssueSpanningRepositoriesAsAChangeSet(t *testing.T) {
 	spanning := contract.PickResult{Labelled: 1, Issue: &contract.Issue{Number: 5, Title: "Greet", LabeledBy: "alice",
 		Repos: []contract.ChangeSetMember{{Repo: "acme/app"}, {Repo: "acme/web", After: []string{"acme/app"}}}}}
@@ -27,7 +28,7 @@ func TestQueueWorksOnAnIssueSpanningRepositoriesAsAChangeSet(t *testing.T) {
 		if err := workflow.Sleep(ctx, time.Hour); err != nil {
 			return contract.ChangeSetStatus{}, err
 		}
-		end := contract.IssueEnded{Outcome: contract.IssueOutcome{Number: 5, Title: "Greet", ChangeSet: in.Spec.Name, Reason: contract.ReasonComplete, CostUSD: 1.5}}
+		end := contract.IssueEnded{Following: true, Outcome: contract.IssueOutcome{Number: 5, Title: "Greet", ChangeSet: in.Spec.Name, Reason: contract.ReasonComplete, CostUSD: 1.5}}
 		return contract.ChangeSetStatus{State: contract.SetMerged}, workflow.SignalExternalWorkflow(ctx, in.Origin.QueueID, "", contract.SignalIssueEnded, end).Get(ctx, nil)
 	}
 	in := queueInput()
@@ -59,5 +60,27 @@ func TestQueueWorksOnAnIssueSpanningRepositoriesAsAChangeSet(t *testing.T) {
 	require.InDelta(t, 1.5, c.Totals.CostUSD, 1e-9)
 	require.Len(t, c.Recent, 1)
 	require.Equal(t, 5, c.Recent[0].Number)
-	require.Empty(t, c.Working, "the set's end freed its slot")
+	require.Empty(t, c.Working, "the set's word freed its slot")
+	require.Equal(t, []int{5}, c.Following)
+	require.Equal(t, map[int]string{5: "ralph-changeset-acme-app-5"}, c.Sets)
+
+	// The next run shows the set as #5's follower, and counts its merge.
+	env2 := newQueueEnv(t, completed, contract.PickResult{})
+	var followers []contract.Follower
+	env2.RegisterDelayedCallback(func() {
+		v, err := env2.QueryWorkflow(contract.QueryStatus)
+		require.NoError(t, err)
+		var st contract.QueueStatus
+		require.NoError(t, v.Get(&st))
+		followers = st.Followers
+		env2.SignalWorkflow(contract.SignalPullEnded, contract.PullEnd{Issue: 5, Result: contract.FollowResult{
+			Reason: contract.ReasonMerged, Message: "change set acme-app-5 merged", CostUSD: 0.5}})
+	}, 30*time.Minute)
+	next.Settings.UntilIdle = true
+	env2.ExecuteWorkflow(queue.IssueQueue, next)
+	var res contract.QueueResult
+	require.NoError(t, env2.GetWorkflowResult(&res))
+	require.Equal(t, []contract.Follower{{Issue: 5, WorkflowID: "ralph-changeset-acme-app-5"}}, followers)
+	require.Equal(t, 1, res.Totals.Merged)
+	require.InDelta(t, 2.0, res.Totals.CostUSD, 1e-9)
 }

@@ -3,6 +3,7 @@ package queue
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -89,6 +90,14 @@ func (q *queue) issueEnded(ctx workflow.Context, end contract.IssueEnded) {
 	q.st.Totals.Iterations += out.Iterations
 	if end.Following && !slices.Contains(q.st.Following, out.Number) {
 		q.st.Following = append(q.st.Following, out.Number)
+		if out.ChangeSet != "" {
+			// The set follows its pull requests and says their end.
+			q.st.Sets = maps.Clone(q.st.Sets)
+			if q.st.Sets == nil {
+				q.st.Sets = map[int]string{}
+			}
+			q.st.Sets[out.Number] = contract.ChangeSetID(out.ChangeSet)
+		}
 	}
 	q.ended++
 }

@@ -144,7 +144,10 @@ func (q *queue) statusNow() contract.QueueStatus {
 	st.Working, st.Waiting, st.Settings = c.Working, c.Waiting, q.in.Settings // limits set since the start
 	s := q.in.Settings
 	for _, n := range c.Following {
-		id := contract.PullRequestID(contract.IssueSessionID(q.in.Session.Host, s.Repo.Owner, s.Repo.Name, n))
+		id, ok := c.Sets[n]
+		if !ok {
+			id = contract.PullRequestID(contract.IssueSessionID(q.in.Session.Host, s.Repo.Owner, s.Repo.Name, n))
+		}
 		st.Followers = append(st.Followers, contract.Follower{Issue: n, WorkflowID: id})
 	}
 	return st

@@ -3,6 +3,7 @@ package queue
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +22,10 @@ func (q *queue) pullEnded(ctx workflow.Context, end contract.PullEnd) {
 		return // told twice
 	}
 	q.st.Following = slices.Delete(slices.Clone(q.st.Following), i, i+1)
+	if _, ok := q.st.Sets[end.Issue]; ok {
+		q.st.Sets = maps.Clone(q.st.Sets)
+		delete(q.st.Sets, end.Issue)
+	}
 	r := end.Result
 	q.blockerEnded(ctx, end.Issue, r.Reason == contract.ReasonMerged)
 	switch r.Reason {
