@@ -502,7 +502,12 @@ func printQueueStatus(out io.Writer, st contract.QueueStatus, execStatus, url st
 // printWorking prints an issue the queue works on.
 func printWorking(out io.Writer, c contract.CurrentIssue) {
 	fmt.Fprintf(out, "\nWorking on #%d %s (%s, for %s)\n", c.Number, c.Title, c.Phase, time.Since(c.StartedAt).Round(time.Second))
-	fmt.Fprintf(out, "  session %s, branch %s\n", c.SessionID, c.Branch)
+	if c.Workflow != "" {
+		// A change set's: its repositories have sessions of their own.
+		fmt.Fprintf(out, "  workflow %s (starter change-set status shows its repositories)\n", c.Workflow)
+	} else {
+		fmt.Fprintf(out, "  session %s, branch %s\n", c.SessionID, c.Branch)
+	}
 	if c.Worktree != "" {
 		fmt.Fprintf(out, "  work tree %s\n", c.Worktree)
 	}

@@ -431,6 +431,10 @@ func (q *queue) details() string {
 		b.WriteString(fmt.Sprintf("\n\n**Working on #%d** %s (%s), session `%s`", c.Number, c.Title, c.Phase, c.SessionID))
 	}
 	for _, c := range st.Working {
+		if c.Workflow != "" {
+			b.WriteString(fmt.Sprintf("\n\n**Working on #%d** %s (%s), workflow `%s`", c.Number, c.Title, c.Phase, c.Workflow))
+			continue
+		}
 		b.WriteString(fmt.Sprintf("\n\n**Working on #%d** %s (%s), session `%s`", c.Number, c.Title, c.Phase, c.SessionID))
 	}
 	if st.State == contract.StateIdle && !st.NextPollAt.IsZero() {
