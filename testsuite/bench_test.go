@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/app"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/sandbox"
 	"github.com/durable-ralph/ralph/workflows/session"
@@ -191,7 +192,8 @@ func benchInput(dir string) contract.SessionInput {
 func benchPlainLoop(b *testing.B) time.Duration {
 	b.Helper()
 	dir := benchRepo(b)
-	ag := &activities.Agent{Env: benchEnv(b)}
+	// The worker's records of its iterations, as a worker keeps them.
+	ag := &activities.Agent{Env: benchEnv(b), Records: app.RecordsDir(b.TempDir())}
 	in := benchInput(dir)
 	in.Agent.Sandbox.Mode = sandbox.ModeOff
 	ctx := context.Background()
@@ -218,7 +220,7 @@ func benchSession(b *testing.B, mode string) runFigures {
 // benchSessionIn runs the session in the repository dir.
 func benchSessionIn(b *testing.B, dir, mode string) runFigures {
 	b.Helper()
-	cl := startCluster(b, b.TempDir(), &activities.Agent{Env: benchEnv(b)})
+	cl := startDevCluster(b, b.TempDir(), &activities.Agent{Env: benchEnv(b)})
 	defer cl.stop() // an idle server must not slow the next plain loop
 	in := benchInput(dir)
 	in.Agent.Sandbox.Mode = mode

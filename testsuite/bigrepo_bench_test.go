@@ -115,7 +115,7 @@ func BenchmarkLongSession(b *testing.B) {
 	for range b.N {
 		dir := benchRepo(b)
 		env := benchEnv(b)
-		cl := startCluster(b, b.TempDir(), &activities.Agent{Env: env})
+		cl := startDevCluster(b, b.TempDir(), &activities.Agent{Env: env})
 		in := benchInput(dir)
 		in.Agent.Sandbox.Mode = sandbox.ModeOff
 		ctx := context.Background()

@@ -259,9 +259,29 @@ type cluster struct {
 
 func startCluster(t testing.TB, stateDir string, agent *activities.Agent) *cluster {
 	t.Helper()
+	return startClusterWith(t, stateDir, agent, app.WorkerOptions{})
+}
+
+// startDevCluster is startCluster with the worker a `worker --dev` of
+// stateDir runs: its records of iterations and of running attempts in
+// stateDir (app.WorkerOptionsOf), where the benchmarks measure what
+// they cost.
+func startDevCluster(t testing.TB, stateDir string, agent *activities.Agent) *cluster {
+	t.Helper()
+	return startClusterWith(t, stateDir, agent, app.WorkerOptions{
+		AttemptsDir: app.AttemptsDir(stateDir, testHost),
+		RecordsDir:  app.RecordsDir(stateDir),
+	})
+}
+
+// startClusterWith is startCluster with the worker's options opts (its
+// task queue, host and agents are the test's).
+func startClusterWith(t testing.TB, stateDir string, agent *activities.Agent, opts app.WorkerOptions) *cluster {
+	t.Helper()
 	srv := startServer(t, stateDir)
 	c := dial(t, srv.Address(), srv.Namespace())
-	w := app.NewWorker(c, app.WorkerOptions{TaskQueue: contract.TaskQueue, HostID: testHost, MaxAgents: 8}, agent, &github.Activities{WriteInterval: -1})
+	opts.TaskQueue, opts.HostID, opts.MaxAgents = contract.TaskQueue, testHost, 8
+	w := app.NewWorker(c, opts, agent, &github.Activities{WriteInterval: -1})
 	require.NoError(t, w.Start())
 	cl := &cluster{srv: srv, client: c, worker: w}
 	t.Cleanup(cl.stop)
