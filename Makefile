@@ -113,6 +113,7 @@ soak:
 # figures (docs/durability.md, "The cost of an iteration" and "Scale on one worker").
 bench:
 	go test -count=1 -run '^$$' -bench . -benchtime 20x ./sandbox/
+	go test -count=1 -run '^$$' -bench '^BenchmarkIterationRecords$$' -benchtime 2000x ./activities/
 	go test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 20m ./testsuite/
 
 # The fleet benchmark (not part of make test): 1,000 short sessions at each

@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/durable-ralph/ralph/contract"
-	"github.com/durable-ralph/ralph/internal/atomicfile"
+	"github.com/durable-ralph/ralph/internal/recycle"
 )
 
 func union(a, b []string) []string {
@@ -51,16 +51,31 @@ type records struct {
 // keyDir is the directory of the session key's records.
 func (r records) keyDir(key string) string { return filepath.Join(r.dir, "sessions", safeName(key)) }
 
+// files are the files of key's records, recycled: an iteration writes
+// the three files (its start, its stream, its result) that the last
+// one's prune let go, without creating a file (internal/recycle).
+func (r records) files(key string) recycle.Dir { return recycle.Dir{Path: r.keyDir(key)} }
+
+func resultName(n int) string { return fmt.Sprintf("iteration-%04d.json", n) }
+
+func startName(n, attempt int) string {
+	return fmt.Sprintf("iteration-%04d.attempt-%d.start.json", n, attempt)
+}
+
+func streamName(n, attempt int) string {
+	return fmt.Sprintf("iteration-%04d.attempt-%d.jsonl", n, attempt)
+}
+
 func (r records) resultPath(key string, n int) string {
-	return filepath.Join(r.keyDir(key), fmt.Sprintf("iteration-%04d.json", n))
+	return filepath.Join(r.keyDir(key), resultName(n))
 }
 
 func (r records) startPath(key string, n, attempt int) string {
-	return filepath.Join(r.keyDir(key), fmt.Sprintf("iteration-%04d.attempt-%d.start.json", n, attempt))
+	return filepath.Join(r.keyDir(key), startName(n, attempt))
 }
 
 func (r records) streamPath(key string, n, attempt int) string {
-	return filepath.Join(r.keyDir(key), fmt.Sprintf("iteration-%04d.attempt-%d.jsonl", n, attempt))
+	return filepath.Join(r.keyDir(key), streamName(n, attempt))
 }
 
 // loadResult is the result recorded for iteration n of key; ok is false
@@ -88,7 +103,7 @@ func (r records) saveResult(key string, n int, res contract.IterationResult) err
 	if r.dir == "" {
 		return nil
 	}
-	if err := r.write(r.resultPath(key, n), res); err != nil {
+	if err := r.write(key, resultName(n), res); err != nil {
 		return fmt.Errorf("record the result: %w", err)
 	}
 	return nil
@@ -106,11 +121,15 @@ func (r records) saveStart(key string, n int, p contract.Progress) error {
 	// it is the attempt's own file, and a torn one does not parse, or
 	// names another attempt, and is not read (lastStart).
 	data, err := json.Marshal(p)
+	var f *os.File
 	if err == nil {
-		err = os.MkdirAll(r.keyDir(key), 0o700)
+		f, err = r.files(key).Create(startName(n, p.Attempt), 0o600)
 	}
 	if err == nil {
-		err = os.WriteFile(r.startPath(key, n, p.Attempt), data, 0o600)
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("record the attempt's start: %w", err)
@@ -176,10 +195,7 @@ func (r records) latest(key, prefix, suffix string, before int) int {
 
 // createStream opens the record of attempt's stream, empty.
 func (r records) createStream(key string, n, attempt int) (*os.File, error) {
-	if err := os.MkdirAll(r.keyDir(key), 0o700); err != nil {
-		return nil, fmt.Errorf("record the agent's stream: %w", err)
-	}
-	f, err := os.OpenFile(r.streamPath(key, n, attempt), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := r.files(key).Create(streamName(n, attempt), 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("record the agent's stream: %w", err)
 	}
@@ -189,7 +205,8 @@ func (r records) createStream(key string, n, attempt int) (*os.File, error) {
 // prune removes the records of key's iterations before n, but those of
 // keep: the workflow runs its iterations in order, so none of theirs is
 // read again, but the last run of an iteration that failed after its
-// retries (keep), which the next iteration's result counts.
+// retries (keep), which the next iteration's result counts. Their files
+// are kept as spares for the iteration's own (files).
 func (r records) prune(key string, n int, keep ...int) {
 	if r.dir == "" {
 		return
@@ -205,18 +222,18 @@ func (r records) prune(key string, n int, keep ...int) {
 		}
 		num, _, _ := strings.Cut(rest, ".")
 		if k, err := strconv.Atoi(num); err == nil && k < n && !slices.Contains(keep, k) {
-			_ = os.Remove(filepath.Join(r.keyDir(key), e.Name()))
+			_ = r.files(key).Remove(e.Name())
 		}
 	}
 }
 
-// write writes v as JSON at path, whole or not at all.
-func (r records) write(path string, v any) error {
+// write writes v as JSON as key's record name, whole or not at all.
+func (r records) write(key, name string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	return atomicfile.Replace(path, data, 0o600)
+	return r.files(key).WriteFile(name, data, 0o600)
 }
 
 // cappedWriter writes up to max bytes and then notes the truncation once.

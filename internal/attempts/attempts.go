@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/durable-ralph/ralph/internal/recycle"
 )
 
 // Record is one running attempt.
@@ -45,11 +47,15 @@ type Dir struct {
 	mu   sync.Mutex
 }
 
+// files are d's records, recycled (internal/recycle): an attempt that
+// ends leaves its file to the next one.
+func (d *Dir) files() recycle.Dir { return recycle.Dir{Path: d.Path} }
+
 // Running is an attempt being recorded: Agent notes its agent's process,
 // Done removes the record.
 type Running struct {
 	dir  *Dir
-	path string
+	name string
 	rec  Record
 }
 
@@ -58,7 +64,7 @@ func (d *Dir) Start(rec Record) (*Running, error) {
 	rec.WorkerPID = os.Getpid()
 	rec.WorkerStart = StartTime(rec.WorkerPID)
 	sum := sha256.Sum256(rec.TaskToken)
-	r := &Running{dir: d, path: filepath.Join(d.Path, hex.EncodeToString(sum[:12])+".json"), rec: rec}
+	r := &Running{dir: d, name: hex.EncodeToString(sum[:12]) + ".json", rec: rec}
 	return r, r.write()
 }
 
@@ -72,24 +78,19 @@ func (r *Running) Agent(pid int) error {
 func (r *Running) Done() {
 	r.dir.mu.Lock()
 	defer r.dir.mu.Unlock()
-	_ = os.Remove(r.path)
+	_ = r.dir.files().Remove(r.name)
 }
 
 func (r *Running) write() error {
 	r.dir.mu.Lock()
 	defer r.dir.mu.Unlock()
-	if err := os.MkdirAll(r.dir.Path, 0o700); err != nil {
-		return fmt.Errorf("record the attempt: %w", err)
-	}
 	data, err := json.Marshal(r.rec)
 	if err != nil {
 		return err
 	}
-	tmp := r.path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return fmt.Errorf("record the attempt: %w", err)
-	}
-	if err := os.Rename(tmp, r.path); err != nil {
+	// Whole or not at all: another worker of the host reading it
+	// (Orphans) removes a record it cannot read.
+	if err := r.dir.files().WriteFile(r.name, data, 0o600); err != nil {
 		return fmt.Errorf("record the attempt: %w", err)
 	}
 	return nil
@@ -98,7 +99,8 @@ func (r *Running) write() error {
 // Orphan is a record its worker left when it died.
 type Orphan struct {
 	Record
-	path string
+	dir  *Dir
+	name string
 }
 
 // Orphans are the records whose worker process is gone. A record that
@@ -129,13 +131,14 @@ func (d *Dir) Orphans() ([]Orphan, error) {
 		if Alive(rec.WorkerPID, rec.WorkerStart) {
 			continue // a worker of this host that still runs
 		}
-		out = append(out, Orphan{Record: rec, path: path})
+		out = append(out, Orphan{Record: rec, dir: d, name: e.Name()})
 	}
 	return out, nil
 }
 
-// Remove deletes an orphan's record, its token with it.
-func (o Orphan) Remove() { _ = os.Remove(o.path) }
+// Remove deletes an orphan's record, its token with it (the file is
+// emptied before it is kept as a spare).
+func (o Orphan) Remove() { _ = o.dir.files().Remove(o.name) }
 
 // KillAgent ends the orphan's agent process group if the agent still
 // runs (it normally dies with its worker); it reports whether it did.

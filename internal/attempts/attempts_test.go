@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -49,9 +50,51 @@ func TestRecordsOfThisWorkerAreNotOrphans(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, orphans, "this process still runs the attempt")
 	r.Done()
-	entries, err = os.ReadDir(d.Path)
+	require.Empty(t, records(t, d.Path), "a finished attempt leaves no record")
+	requireNoToken(t, d.Path, "token-1")
+
+	// The next attempt's record is written in the file the last one left.
+	spares := len(entriesOf(t, d.Path))
+	require.NotZero(t, spares, "the record's file is kept as a spare")
+	r, err = d.Start(attempts.Record{TaskToken: []byte("token-2"), WorkflowID: "s1", Attempt: 2})
 	require.NoError(t, err)
-	require.Empty(t, entries, "a finished attempt leaves no record")
+	require.Len(t, records(t, d.Path), 1)
+	require.Len(t, entriesOf(t, d.Path), spares, "no file was created")
+	r.Done()
+}
+
+// entriesOf are the names in dir.
+func entriesOf(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// records are the names of the records in dir (not its spares).
+func records(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	for _, name := range entriesOf(t, dir) {
+		if strings.HasSuffix(name, ".json") {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// requireNoToken fails when a file of dir holds token.
+func requireNoToken(t *testing.T, dir, token string) {
+	t.Helper()
+	for _, name := range entriesOf(t, dir) {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		require.NotContains(t, string(data), token, "%s keeps a removed record's token", name)
+	}
 }
 
 func TestOrphansOfADeadWorker(t *testing.T) {
@@ -81,9 +124,9 @@ func TestOrphansOfADeadWorker(t *testing.T) {
 	for _, o := range orphans {
 		o.Remove()
 	}
-	left, err := os.ReadDir(d.Path)
-	require.NoError(t, err)
-	require.Len(t, left, 1, "only the live worker's record stays")
+	require.Equal(t, []string{"alive.json"}, records(t, d.Path), "only the live worker's record stays")
+	requireNoToken(t, d.Path, "t-dead")
+	requireNoToken(t, d.Path, "t-reused")
 }
 
 func TestKillAgentEndsTheOrphanedAgentGroup(t *testing.T) {
