@@ -22,6 +22,7 @@ import (
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/gittest"
+	"github.com/durable-ralph/ralph/internal/testkit"
 )
 
 // fakeClaude is the fake agent binary, built once from testsuite/fakeclaude.
@@ -162,13 +163,15 @@ func TestRunIterationCommitsOneStory(t *testing.T) {
 	require.Contains(t, msg, "Ralph-Iteration: 1")
 	require.Empty(t, strings.TrimSpace(gitRun(t, dir, "status", "--porcelain")))
 
-	// The prompt and the raw stream are kept.
-	prompt, err := os.ReadFile(filepath.Join(dir, ".ralph/logs/ralph-test-0001/iteration-0001.prompt.md"))
-	require.NoError(t, err)
-	require.Contains(t, string(prompt), "US-001")
+	// The prompt and the raw stream are kept, in one file.
+	require.Equal(t, ".ralph/logs/ralph-test-0001/iteration-0001.attempt-1.jsonl", res.LogFile)
+	require.Contains(t, testkit.LogPrompt(t, filepath.Join(dir, res.LogFile)), "US-001")
 	raw, err := os.ReadFile(filepath.Join(dir, res.LogFile))
 	require.NoError(t, err)
 	require.Contains(t, string(raw), `"type":"result"`)
+	entries, err := os.ReadDir(filepath.Join(dir, ".ralph/logs/ralph-test-0001"))
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "no prompt file beside the log")
 	require.Equal(t, 1, countCalls(t, state))
 
 	// The same iteration again (a retry after the worker lost the

@@ -15,6 +15,7 @@ import (
 
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/contract"
+	"github.com/durable-ralph/ralph/internal/testkit"
 )
 
 // wrapped is an agent command line: a shell script that runs first, then
@@ -205,9 +206,8 @@ func TestAgentRewritingGitIsPutRight(t *testing.T) {
 			in.Notices = second.Notices
 			_, _, err = runActivity(t, ag, in)
 			require.NoError(t, err)
-			prompt, err := os.ReadFile(filepath.Join(dir, ".ralph/logs/ralph-test-0001.run-1/iteration-0003.prompt.md"))
-			require.NoError(t, err)
-			require.Contains(t, string(prompt), "What Ralph found after the last iteration")
+			prompt := testkit.LogPrompt(t, filepath.Join(dir, ".ralph/logs/ralph-test-0001.run-1/iteration-0003.attempt-1.jsonl"))
+			require.Contains(t, prompt, "What Ralph found after the last iteration")
 		})
 	}
 }
@@ -229,7 +229,7 @@ func TestWorkspaceInASubdirectoryKeepsRalphFilesOutOfGit(t *testing.T) {
 		require.NoError(t, err)
 		require.NotEmpty(t, res.Commit)
 	}
-	require.FileExists(t, filepath.Join(sub, ".ralph/logs/ralph-test-0001/iteration-0001.prompt.md"))
+	require.Contains(t, testkit.LogPrompt(t, filepath.Join(sub, ".ralph/logs/ralph-test-0001/iteration-0001.attempt-1.jsonl")), "iteration 1")
 	require.Empty(t, strings.TrimSpace(gitRun(t, root, "status", "--porcelain")), "the tree is clean")
 	files := gitRun(t, root, "log", "--all", "--name-only", "--format=")
 	require.NotContains(t, files, ".ralph", "no Ralph state or log is committed")
@@ -274,7 +274,7 @@ func TestResultThatCannotBeRecordedStillCommitsAndCounts(t *testing.T) {
 	require.Empty(t, strings.TrimSpace(gitRun(t, dir, "status", "--porcelain")))
 	warnings := strings.Join(res.Warnings, "\n")
 	require.Contains(t, warnings, "record the result")
-	require.Contains(t, warnings, ".ralph/logs/ralph-test-0001/iteration-0002.prompt.md")
+	require.Contains(t, warnings, ".ralph/logs/ralph-test-0001/iteration-0002.attempt-1.jsonl")
 	require.Contains(t, warnings, dir)
 	require.Regexp(t, "permission denied|operation not permitted", warnings)
 }

@@ -13,21 +13,16 @@ import (
 	"github.com/durable-ralph/ralph/tasks"
 )
 
-// createLog saves the prompt and opens the raw stream log of one attempt
-// under dir, relative to the workspace ws (never out of it:
-// tasks.CreateAll). When they cannot be written it returns io.Discard and
-// the error, so the iteration still runs.
-func createLog(ws, dir, promptName, logName, prompt string) (io.Writer, func(), error) {
-	fs, err := tasks.CreateAll(ws, dir, promptName, logName)
+// createLog creates the raw stream log of one attempt, name, relative to
+// the workspace ws (never out of it: tasks.Create), with the prompt as
+// its first record (promptLine). When it cannot be written it returns
+// io.Discard and the error, so the iteration still runs.
+func createLog(ws, name, prompt string) (io.Writer, func(), error) {
+	f, err := tasks.Create(ws, name)
 	if err != nil {
 		return io.Discard, func() {}, fmt.Errorf("agent log not saved: %w", err)
 	}
-	p, f := fs[0], fs[1]
-	_, err = p.WriteString(prompt)
-	if cerr := p.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if _, err := f.Write(promptLine(prompt)); err != nil {
 		f.Close()
 		return io.Discard, func() {}, fmt.Errorf("agent log not saved: %w", err)
 	}

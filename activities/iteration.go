@@ -348,21 +348,17 @@ func (it *iteration) snapshotReview(ctx context.Context) error {
 	return nil
 }
 
-// openLog saves the prompt and opens the attempt's raw stream log: the
-// worker's record of it (records), which a retry may adopt, and the copy
-// for people under the workspace's .ralph/logs. The logs are for people;
-// an iteration runs without them rather than not at all (a full disk, a
-// read-only .ralph).
+// openLog opens the attempt's raw stream log: the worker's record of it
+// (records), which a retry may adopt, and the copy for people under the
+// workspace's .ralph/logs, whose first record is the prompt
+// (LogPromptType). The logs are for people; an iteration runs without
+// them rather than not at all (a full disk, a read-only .ralph).
 func (a *Agent) openLog(it *iteration, prompt string) (io.Writer, func()) {
 	base := fmt.Sprintf("iteration-%04d", it.in.Iteration)
 	logDir := filepath.Join(contract.StateDir, "logs", it.key)
 	k := freeAttempt(filepath.Join(it.in.Workspace, logDir), base, it.attempt)
 	logName := fmt.Sprintf("%s.attempt-%d.jsonl", base, k)
-	promptName := base + ".prompt.md"
-	if k > 1 {
-		promptName = fmt.Sprintf("%s.attempt-%d.prompt.md", base, k)
-	}
-	logw, closeLog, err := createLog(it.in.Workspace, logDir, promptName, logName, a.Redact.String(prompt))
+	logw, closeLog, err := createLog(it.in.Workspace, filepath.Join(logDir, logName), a.Redact.String(prompt))
 	if err != nil {
 		it.warnings = append(it.warnings, err.Error())
 	}
@@ -383,9 +379,7 @@ func (a *Agent) openLog(it *iteration, prompt string) (io.Writer, func()) {
 // freeAttempt is the number of the attempt's log in dir: attempt, or the
 // next one no log has, so that no run's log is written over (a rate
 // limit or a host that came back runs the same iteration again as a new
-// activity, whose attempts count from 1 again). An attempt's prompt is
-// iteration-N.prompt.md for the first, iteration-N.attempt-K.prompt.md
-// for the others.
+// activity, whose attempts count from 1 again).
 // The directory is the agent's to write: past maxAttemptLogs numbers
 // taken (files it planted), the last one is written over.
 func freeAttempt(dir, base string, attempt int) int {

@@ -24,9 +24,11 @@ type WorkState struct {
 }
 
 // State reads HEAD, the branch and the uncommitted changes with one git
-// process.
+// process. It writes nothing (--no-optional-locks): a git status
+// otherwise writes the index again, with its lock file, after every
+// change of the work tree, and the add that follows writes it anyway.
 func (r *Repo) State(ctx context.Context) (WorkState, error) {
-	out, err := r.git(ctx, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--no-renames")
+	out, err := r.git(ctx, "--no-optional-locks", "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--no-renames")
 	if err != nil {
 		return WorkState{}, err
 	}

@@ -112,8 +112,7 @@ func TestBrowserAnswersCheckpointThroughUISignalForm(t *testing.T) {
 	code, out := starter(t, se, "run", "--dev", "--follow", r.Dir)
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "ended: complete")
-	prompt, err := os.ReadFile(sessionLog(t, r.Dir, id, "iteration-0003.prompt.md"))
-	require.NoError(t, err)
+	prompt := sessionPrompt(t, r.Dir, id, 3)
 	require.Contains(t, string(prompt), question)
 	require.Contains(t, string(prompt), "sqlite via the UI")
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 
@@ -70,8 +69,7 @@ func TestReplyToACopyOfAQuestion(t *testing.T) {
 	var res contract.SessionResult
 	require.NoError(t, c.GetWorkflow(ctx, id, "").Get(ctx, &res))
 	require.Equal(t, contract.ReasonComplete, res.Reason, res.Message)
-	prompt, err := os.ReadFile(sessionLog(t, r.Dir, id, "iteration-0002.prompt.md"))
-	require.NoError(t, err)
+	prompt := sessionPrompt(t, r.Dir, id, 2)
 	require.Contains(t, string(prompt), "sqlite", "the answer reached the next iteration")
 	for _, m := range cr.tg.Sent(tgChat) {
 		require.NotContains(t, m.Plain, "not a question of a Ralph session", "the reply to the copy was taken")

@@ -1,7 +1,6 @@
 package testsuite_test
 
 import (
-	"os"
 	"regexp"
 	"strings"
 	"syscall"
@@ -115,8 +114,7 @@ func TestRunFromAChat(t *testing.T) {
 	waitFor(t, 3*time.Minute, "the end in the chat", func() bool { return len(cr.botMessages(tgChat, "Ended")) == 1 })
 	require.Len(t, cr.botMessages(tgChat, "2. US-002 Add a widget"), 1, "one plan message, whatever the kill")
 	require.Equal(t, 2, strings.Count(r.read("prd.json"), `"passes": true`))
-	prompt, err := os.ReadFile(sessionLog(t, r.Dir, id, "iteration-0001.prompt.md"))
-	require.NoError(t, err)
+	prompt := sessionPrompt(t, r.Dir, id, 1)
 	require.Contains(t, string(prompt), "## Role: planner")
 	require.Contains(t, string(prompt), "a catalogue of widgets")
 	require.NotContains(t, string(prompt), "a second idea")

@@ -143,12 +143,10 @@ func TestCheckpointSurvivesWorkerAndServerRestart(t *testing.T) {
 	require.Contains(t, out, "ended: complete")
 	replayFrom(t, se, id)
 
-	prompt, err := os.ReadFile(sessionLog(t, r.Dir, id, "iteration-0003.prompt.md"))
-	require.NoError(t, err)
+	prompt := sessionPrompt(t, r.Dir, id, 3)
 	require.Contains(t, string(prompt), "Which database should widgets live in?")
 	require.Contains(t, string(prompt), "sqlite, in a file next to the binary")
-	later, err := os.ReadFile(sessionLog(t, r.Dir, id, "iteration-0004.prompt.md"))
-	require.NoError(t, err)
+	later := sessionPrompt(t, r.Dir, id, 4)
 	require.NotContains(t, string(later), "sqlite, in a file next to the binary", "an answer reaches one prompt")
 	require.Len(t, r.ralphCommits(), 3)
 }
@@ -189,7 +187,6 @@ func TestCLIControlCommands(t *testing.T) {
 	require.Contains(t, out, "ended: complete")
 	replayFrom(t, se, id)
 
-	prompt, err := os.ReadFile(sessionLog(t, r.Dir, id, "iteration-0002.prompt.md"))
-	require.NoError(t, err)
+	prompt := sessionPrompt(t, r.Dir, id, 2)
 	require.Contains(t, string(prompt), "Keep the widget list sorted by name.")
 }

@@ -513,3 +513,10 @@ func sessionLog(t *testing.T, workspace, id, name string) string {
 	require.Len(t, dirs, 1, "log directories of %s", id)
 	return filepath.Join(dirs[0], name)
 }
+
+// sessionPrompt is the prompt of iteration n's first attempt of the
+// session id in workspace: the first record of its log.
+func sessionPrompt(t *testing.T, workspace, id string, n int) []byte {
+	t.Helper()
+	return []byte(testkit.LogPrompt(t, sessionLog(t, workspace, id, fmt.Sprintf("iteration-%04d.attempt-1.jsonl", n))))
+}

@@ -2,7 +2,6 @@ package testsuite_test
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -245,11 +244,9 @@ func TestNotificationsAndTelegramAnswers(t *testing.T) {
 	}
 
 	// The answer reached the next prompt.
-	prompt, err := os.ReadFile(sessionLog(t, r.Dir, id, "iteration-0003.prompt.md"))
-	require.NoError(t, err)
+	prompt := sessionPrompt(t, r.Dir, id, 3)
 	require.Contains(t, string(prompt), "sqlite, in a file next to the binary")
-	prompt, err = os.ReadFile(sessionLog(t, r.Dir, id, "iteration-0004.prompt.md"))
-	require.NoError(t, err)
+	prompt = sessionPrompt(t, r.Dir, id, 4)
 	require.Contains(t, string(prompt), "9090 & nothing else", "the Slack answer, as its author wrote it")
 	replayFrom(t, se, id)
 	replayAs(t, c, contract.ChatInboxID, "inbox")

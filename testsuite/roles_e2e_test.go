@@ -1,7 +1,6 @@
 package testsuite_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,14 +45,11 @@ func TestReviewerFailsThenPasses(t *testing.T) {
 	require.Contains(t, out, "ended: complete (completion claimed, confirmed by prd.json and passed by the reviewer in iteration 9)")
 
 	require.NoFileExists(t, filepath.Join(r.Dir, "list.go"), "the reviewer's edit was discarded")
-	prompt6, err := os.ReadFile(sessionLog(t, r.Dir, id, "iteration-0006.prompt.md"))
-	require.NoError(t, err)
+	prompt6 := sessionPrompt(t, r.Dir, id, 6)
 	require.Contains(t, string(prompt6), "The reviewer changed the workspace (list.go)")
-	prompt8, err := os.ReadFile(sessionLog(t, r.Dir, id, "iteration-0008.prompt.md"))
-	require.NoError(t, err)
+	prompt8 := sessionPrompt(t, r.Dir, id, 8)
 	require.Contains(t, string(prompt8), "US-002: the form does not save: no handler is wired to the submit button.")
-	review, err := os.ReadFile(sessionLog(t, r.Dir, id, "iteration-0005.prompt.md"))
-	require.NoError(t, err)
+	review := sessionPrompt(t, r.Dir, id, 5)
 	require.Contains(t, string(review), "## Role: reviewer")
 	require.Contains(t, string(review), "<verdict>fail</verdict>")
 
@@ -136,12 +132,10 @@ func TestPlanApproveComplete(t *testing.T) {
 	require.Contains(t, out, "ended: complete")
 
 	// What each planner was told.
-	prompt2, err := os.ReadFile(sessionLog(t, r.Dir, id, "iteration-0002.prompt.md"))
-	require.NoError(t, err)
+	prompt2 := sessionPrompt(t, r.Dir, id, 2)
 	require.Contains(t, string(prompt2), "## Role: planner")
 	require.Contains(t, string(prompt2), `lacks "Typecheck passes"`)
-	prompt3, err := os.ReadFile(sessionLog(t, r.Dir, id, "iteration-0003.prompt.md"))
-	require.NoError(t, err)
+	prompt3 := sessionPrompt(t, r.Dir, id, 3)
 	require.Contains(t, string(prompt3), "users must be able to delete widgets too")
 	require.Contains(t, string(prompt3), "a catalogue of widgets")
 

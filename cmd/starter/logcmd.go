@@ -229,10 +229,18 @@ func (l *logs) read(dir string, n, attempt int) ([]attemptLog, error) {
 	return out, nil
 }
 
-// prompt is attempt k of iteration n's prompt: its own file, or the
-// iteration's (the first attempt's, and every attempt's in logs written
-// before attempts had their own).
+// prompt is attempt k of iteration n's prompt: the first record of its
+// log, or in logs written before the prompt was kept there, its own file
+// or the iteration's (the first attempt's, and every attempt's in logs
+// written before attempts had their own).
 func (l *logs) prompt(dir string, n, k int) string {
+	if f, err := l.root.Open(filepath.Join(dir, fmt.Sprintf("iteration-%04d.attempt-%d.jsonl", n, k))); err == nil {
+		prompt, _, ok := activities.ReadLogPrompt(f)
+		f.Close()
+		if ok {
+			return termtext.String(prompt)
+		}
+	}
 	for _, name := range []string{fmt.Sprintf("iteration-%04d.attempt-%d.prompt.md", n, k), fmt.Sprintf("iteration-%04d.prompt.md", n)} {
 		if data, err := l.root.ReadFile(filepath.Join(dir, name)); err == nil {
 			return termtext.String(string(data))
@@ -252,6 +260,7 @@ func (l *logs) events(name string) ([]contract.LiveEvent, error) {
 		return nil, fmt.Errorf("read the agent's log: %w", err)
 	}
 	defer f.Close()
+	activities.SkipLogPrompt(f)
 	p := b.NewParser(agent.Options{})
 	var events []contract.LiveEvent
 	sc := bufio.NewScanner(f)

@@ -66,9 +66,9 @@ func promptHeader(st contract.Status, workspace string) string {
 	if key == "" {
 		key = st.SessionID
 	}
-	saved := filepath.Join(workspace, contract.StateDir, "logs", key, fmt.Sprintf("iteration-%04d.prompt.md", st.Iteration))
-	return fmt.Sprintf("Iteration %d of session %s runs now; its prompt is saved in %s.\n"+
-		"The prompt of iteration %d, the next, as the task file is now and with the guidance waiting for it:", st.Iteration, st.SessionID, saved, next)
+	saved := filepath.Join(workspace, contract.StateDir, "logs", key, fmt.Sprintf("iteration-%04d.attempt-1.jsonl", st.Iteration))
+	return fmt.Sprintf("Iteration %d of session %s runs now; `starter log --iteration %d` shows its prompt (the first record of %s).\n"+
+		"The prompt of iteration %d, the next, as the task file is now and with the guidance waiting for it:", st.Iteration, st.SessionID, st.Iteration, saved, next)
 }
 
 // runningStatus is the status of the session id when its server answers

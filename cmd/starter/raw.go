@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/termtext"
 )
@@ -27,6 +28,9 @@ func (f *follower) rawView(p contract.Progress, workspace string) bool {
 			fmt.Fprintf(f.out, "  (the agent's raw stream is in %s on the worker's machine; showing the live view)\n", orDash(p.Log))
 			return false
 		}
+		// The prompt record is written before the agent starts: the
+		// raw view is the agent's stream.
+		activities.SkipLogPrompt(file)
 		f.live.raw = file
 		f.live.rawOut = termtext.NewWriter(f.out)
 	}
@@ -80,6 +84,7 @@ func (f *follower) rawEnded(it contract.IterationSummary) bool {
 		return false
 	}
 	defer file.Close()
+	activities.SkipLogPrompt(file)
 	_, _ = io.Copy(termtext.NewWriter(f.out), file)
 	return true
 }
