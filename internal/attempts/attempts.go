@@ -8,6 +8,7 @@
 package attempts
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -68,10 +69,35 @@ func (d *Dir) Start(rec Record) (*Running, error) {
 	return r, r.write()
 }
 
-// Agent records the agent's process.
+// agentLine is what Agent appends to a record: its agent's process.
+type agentLine struct {
+	AgentPID   int    `json:"agent_pid"`
+	AgentStart uint64 `json:"agent_start"`
+}
+
+// Agent records the agent's process: a line appended to the record, in
+// one write (a worker killed meanwhile leaves the line whole or not at
+// all; a reader that finds it cut reads the record without it), so that
+// no file is created for it.
 func (r *Running) Agent(pid int) error {
 	r.rec.AgentPID, r.rec.AgentStart = pid, StartTime(pid)
-	return r.write()
+	line, err := json.Marshal(agentLine{AgentPID: r.rec.AgentPID, AgentStart: r.rec.AgentStart})
+	if err != nil {
+		return err
+	}
+	r.dir.mu.Lock()
+	defer r.dir.mu.Unlock()
+	f, err := os.OpenFile(filepath.Join(r.dir.Path, r.name), os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0)
+	if err == nil {
+		_, err = f.Write(append(line, '\n'))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("record the attempt's agent: %w", err)
+	}
+	return nil
 }
 
 // Done removes the record: the attempt ended in this process.
@@ -90,7 +116,7 @@ func (r *Running) write() error {
 	}
 	// Whole or not at all: another worker of the host reading it
 	// (Orphans) removes a record it cannot read.
-	if err := r.dir.files().WriteFile(r.name, data, 0o600); err != nil {
+	if err := r.dir.files().WriteFile(r.name, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("record the attempt: %w", err)
 	}
 	return nil
@@ -122,7 +148,7 @@ func (d *Dir) Orphans() ([]Orphan, error) {
 		data, err := os.ReadFile(path)
 		var rec Record
 		if err == nil {
-			err = json.Unmarshal(data, &rec)
+			rec, err = parseRecord(data)
 		}
 		if err != nil || len(rec.TaskToken) == 0 {
 			_ = os.Remove(path)
@@ -134,6 +160,23 @@ func (d *Dir) Orphans() ([]Orphan, error) {
 		out = append(out, Orphan{Record: rec, dir: d, name: e.Name()})
 	}
 	return out, nil
+}
+
+// parseRecord reads a record: the attempt, then the lines Agent
+// appended, the last whole one of which names its agent.
+func parseRecord(data []byte) (Record, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var rec Record
+	if err := dec.Decode(&rec); err != nil {
+		return Record{}, err
+	}
+	for {
+		var a agentLine
+		if dec.Decode(&a) != nil {
+			return rec, nil
+		}
+		rec.AgentPID, rec.AgentStart = a.AgentPID, a.AgentStart
+	}
 }
 
 // Remove deletes an orphan's record, its token with it (the file is

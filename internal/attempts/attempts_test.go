@@ -146,3 +146,43 @@ func TestKillAgentEndsTheOrphanedAgentGroup(t *testing.T) {
 	stale := attempts.Orphan{Record: attempts.Record{AgentPID: os.Getpid(), AgentStart: attempts.StartTime(os.Getpid()) + 1}}
 	require.False(t, stale.KillAgent(), "a reused PID is not the agent")
 }
+
+// TestOrphanRecordNamesItsAgent: Agent appends the agent's process to
+// the record instead of writing it again; a line cut by a crash is read
+// as no agent, and a record of an older worker (one JSON value) still
+// reads.
+func TestOrphanRecordNamesItsAgent(t *testing.T) {
+	d := &attempts.Dir{Path: t.TempDir()}
+	pid, start := deadProcess(t)
+	r, err := d.Start(attempts.Record{TaskToken: []byte("t-agent"), WorkflowID: "appended", Attempt: 1})
+	require.NoError(t, err)
+	require.NoError(t, r.Agent(os.Getpid()))
+	name := records(t, d.Path)[0]
+	data, err := os.ReadFile(filepath.Join(d.Path, name))
+	require.NoError(t, err)
+	lines := strings.SplitAfter(string(data), "\n")
+	require.Len(t, lines, 3, "the record, the agent's line, nothing after: %q", data)
+	// The worker that wrote it is made a dead one.
+	var rec attempts.Record
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &rec))
+	rec.WorkerPID, rec.WorkerStart = pid, start
+	first, err := json.Marshal(rec)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(d.Path, name), []byte(string(first)+"\n"+lines[1]), 0o600))
+
+	dead := func(token string) []byte {
+		data, err := json.Marshal(attempts.Record{TaskToken: []byte(token), WorkflowID: token, WorkerPID: pid, WorkerStart: start})
+		require.NoError(t, err)
+		return data
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(d.Path, "cut.json"), append(dead("cut"), "\n{\"agent_pid\":77"...), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(d.Path, "older.json"), dead("older"), 0o600))
+
+	orphans, err := d.Orphans()
+	require.NoError(t, err)
+	agents := map[string]int{}
+	for _, o := range orphans {
+		agents[o.WorkflowID] = o.AgentPID
+	}
+	require.Equal(t, map[string]int{"appended": os.Getpid(), "cut": 0, "older": 0}, agents)
+}
