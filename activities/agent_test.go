@@ -22,7 +22,6 @@ import (
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/contract"
 	"github.com/durable-ralph/ralph/internal/gittest"
-	"github.com/durable-ralph/ralph/internal/testkit"
 )
 
 // fakeClaude is the fake agent binary, built once from testsuite/fakeclaude.
@@ -165,7 +164,7 @@ func TestRunIterationCommitsOneStory(t *testing.T) {
 
 	// The prompt and the raw stream are kept, in one file.
 	require.Equal(t, ".ralph/logs/ralph-test-0001/iteration-0001.attempt-1.jsonl", res.LogFile)
-	require.Contains(t, testkit.LogPrompt(t, filepath.Join(dir, res.LogFile)), "US-001")
+	require.Contains(t, logPromptOf(t, filepath.Join(dir, res.LogFile)), "US-001")
 	raw, err := os.ReadFile(filepath.Join(dir, res.LogFile))
 	require.NoError(t, err)
 	require.Contains(t, string(raw), `"type":"result"`)

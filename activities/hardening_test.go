@@ -15,7 +15,6 @@ import (
 
 	"github.com/durable-ralph/ralph/activities"
 	"github.com/durable-ralph/ralph/contract"
-	"github.com/durable-ralph/ralph/internal/testkit"
 )
 
 // wrapped is an agent command line: a shell script that runs first, then
@@ -206,7 +205,7 @@ func TestAgentRewritingGitIsPutRight(t *testing.T) {
 			in.Notices = second.Notices
 			_, _, err = runActivity(t, ag, in)
 			require.NoError(t, err)
-			prompt := testkit.LogPrompt(t, filepath.Join(dir, ".ralph/logs/ralph-test-0001.run-1/iteration-0003.attempt-1.jsonl"))
+			prompt := logPromptOf(t, filepath.Join(dir, ".ralph/logs/ralph-test-0001.run-1/iteration-0003.attempt-1.jsonl"))
 			require.Contains(t, prompt, "What Ralph found after the last iteration")
 		})
 	}
@@ -229,7 +228,7 @@ func TestWorkspaceInASubdirectoryKeepsRalphFilesOutOfGit(t *testing.T) {
 		require.NoError(t, err)
 		require.NotEmpty(t, res.Commit)
 	}
-	require.Contains(t, testkit.LogPrompt(t, filepath.Join(sub, ".ralph/logs/ralph-test-0001/iteration-0001.attempt-1.jsonl")), "iteration 1")
+	require.Contains(t, logPromptOf(t, filepath.Join(sub, ".ralph/logs/ralph-test-0001/iteration-0001.attempt-1.jsonl")), "iteration 1")
 	require.Empty(t, strings.TrimSpace(gitRun(t, root, "status", "--porcelain")), "the tree is clean")
 	files := gitRun(t, root, "log", "--all", "--name-only", "--format=")
 	require.NotContains(t, files, ".ralph", "no Ralph state or log is committed")

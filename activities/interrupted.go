@@ -15,14 +15,14 @@ import (
 
 // createLog creates the raw stream log of one attempt, name, relative to
 // the workspace ws (never out of it: tasks.Create), with the prompt as
-// its first record (promptLine). When it cannot be written it returns
+// its first record (contract.LogPromptLine). When it cannot be written it returns
 // io.Discard and the error, so the iteration still runs.
 func createLog(ws, name, prompt string) (io.Writer, func(), error) {
 	f, err := tasks.Create(ws, name)
 	if err != nil {
 		return io.Discard, func() {}, fmt.Errorf("agent log not saved: %w", err)
 	}
-	if _, err := f.Write(promptLine(prompt)); err != nil {
+	if _, err := f.Write(contract.LogPromptLine(prompt)); err != nil {
 		f.Close()
 		return io.Discard, func() {}, fmt.Errorf("agent log not saved: %w", err)
 	}

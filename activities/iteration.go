@@ -351,7 +351,7 @@ func (it *iteration) snapshotReview(ctx context.Context) error {
 // openLog opens the attempt's raw stream log: the worker's record of it
 // (records), which a retry may adopt, and the copy for people under the
 // workspace's .ralph/logs, whose first record is the prompt
-// (LogPromptType). The logs are for people; an iteration runs without
+// (contract.LogPromptType). The logs are for people; an iteration runs without
 // them rather than not at all (a full disk, a read-only .ralph).
 func (a *Agent) openLog(it *iteration, prompt string) (io.Writer, func()) {
 	base := fmt.Sprintf("iteration-%04d", it.in.Iteration)

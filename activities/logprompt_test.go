@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/durable-ralph/ralph/activities"
+	"github.com/durable-ralph/ralph/contract"
 )
 
 func TestReadLogPrompt(t *testing.T) {
@@ -31,7 +32,7 @@ func TestReadLogPrompt(t *testing.T) {
 			f, err := os.Open(path)
 			require.NoError(t, err)
 			defer f.Close()
-			prompt, n, ok := activities.ReadLogPrompt(f)
+			prompt, n, ok := contract.ReadLogPrompt(f)
 			require.Equal(t, tc.ok, ok)
 			require.Equal(t, tc.prompt, prompt)
 			activities.SkipLogPrompt(f)
@@ -45,4 +46,15 @@ func TestReadLogPrompt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// logPromptOf is the prompt the attempt's log at path begins with.
+func logPromptOf(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	prompt, _, ok := contract.ReadLogPrompt(f)
+	require.True(t, ok, "%s begins with its prompt", path)
+	return prompt
 }

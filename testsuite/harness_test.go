@@ -518,5 +518,15 @@ func sessionLog(t *testing.T, workspace, id, name string) string {
 // session id in workspace: the first record of its log.
 func sessionPrompt(t *testing.T, workspace, id string, n int) []byte {
 	t.Helper()
-	return []byte(testkit.LogPrompt(t, sessionLog(t, workspace, id, fmt.Sprintf("iteration-%04d.attempt-1.jsonl", n))))
+	return logPrompt(t, sessionLog(t, workspace, id, fmt.Sprintf("iteration-%04d.attempt-1.jsonl", n)))
+}
+
+// logPrompt is the prompt the attempt's log at path begins with.
+func logPrompt(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	prompt, _, ok := contract.ReadLogPrompt(bytes.NewReader(data))
+	require.True(t, ok, "%s begins with its prompt: %.200q", path, data)
+	return []byte(prompt)
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/durable-ralph/ralph/internal/testkit"
 	"github.com/stretchr/testify/require"
 )
 
@@ -52,7 +51,7 @@ func TestPromptAndLimitsWhileAnIterationRuns(t *testing.T) {
 	require.Equal(t, 0, p.wait(t, time.Minute), p.Output())
 	m := regexp.MustCompile(`Iteration 1 of session ` + regexp.QuoteMeta(id) + " runs now; `starter log --iteration 1` shows its prompt \\(the first record of (\\S+)\\)\\.\n").FindStringSubmatch(p.Output())
 	require.NotNil(t, m, p.Output())
-	saved := testkit.LogPrompt(t, m[1])
+	saved := logPrompt(t, m[1])
 	require.Contains(t, string(saved), "# Ralph loop: iteration 1 of 100")
 	require.NotContains(t, string(saved), "Name the list handler listWidgets.", "iteration 1 never got the guidance")
 	require.Contains(t, p.Output(), "The prompt of iteration 2, the next, as the task file is now and with the guidance waiting for it:")

@@ -235,7 +235,7 @@ func (l *logs) read(dir string, n, attempt int) ([]attemptLog, error) {
 // written before attempts had their own).
 func (l *logs) prompt(dir string, n, k int) string {
 	if f, err := l.root.Open(filepath.Join(dir, fmt.Sprintf("iteration-%04d.attempt-%d.jsonl", n, k))); err == nil {
-		prompt, _, ok := activities.ReadLogPrompt(f)
+		prompt, _, ok := contract.ReadLogPrompt(f)
 		f.Close()
 		if ok {
 			return termtext.String(prompt)
