@@ -37,7 +37,9 @@ func envInt(name string, def int) int {
 // check its stream, git add and commit), Ralph's iteration in a plain Go
 // loop with no Temporal (the same Agent code: prompt, stream parsing,
 // history guard, exactly-once commit), the least any loop on Temporal
-// costs (one no-op activity an iteration, floorLoop), and the same
+// costs (one no-op activity an iteration, floorLoop), the same floor with
+// its activity on a queue of its own (as a session's iteration is on its
+// host's queue, which the server cannot hand over eagerly), and the same
 // iteration as the activity of a durable session, bare and contained. All use the same
 // instant fake agent; the Temporal side runs on the embedded server with
 // its SQLite file, as `worker --dev` does, in this process.
@@ -54,7 +56,7 @@ func BenchmarkOrchestrationOverhead(b *testing.B) {
 		// Alternate the runs so that drift in the machine's speed (disk,
 		// neighbours) hits all alike; compare the totals.
 		costs := map[string]*iterCost{}
-		order := []string{"bare bash loop", "plain loop (no Temporal)", "Temporal floor (no-op)", "Temporal session"}
+		order := []string{"bare bash loop", "plain loop (no Temporal)", "Temporal floor (no-op)", "floor, on a host queue", "Temporal session"}
 		if contained {
 			order = append(order, "contained session")
 		}
@@ -64,10 +66,11 @@ func BenchmarkOrchestrationOverhead(b *testing.B) {
 		for r := 1; r <= rounds; r++ {
 			costs[order[0]].measure(gitRuns, func() runFigures { return runFigures{wall: benchBareLoop(b)} })
 			costs[order[1]].measure(gitRuns, func() runFigures { return runFigures{wall: benchPlainLoop(b)} })
-			costs[order[2]].measure(gitRuns, func() runFigures { return benchTemporalFloor(b) })
-			costs[order[3]].measure(gitRuns, func() runFigures { return benchSession(b, sandbox.ModeOff) })
+			costs[order[2]].measure(gitRuns, func() runFigures { return benchTemporalFloor(b, false) })
+			costs[order[3]].measure(gitRuns, func() runFigures { return benchTemporalFloor(b, true) })
+			costs[order[4]].measure(gitRuns, func() runFigures { return benchSession(b, sandbox.ModeOff) })
 			if contained {
-				costs[order[4]].measure(gitRuns, func() runFigures { return benchSession(b, sandbox.ModeRequired) })
+				costs[order[5]].measure(gitRuns, func() runFigures { return benchSession(b, sandbox.ModeRequired) })
 			}
 			line := fmt.Sprintf("round %d:", r)
 			for _, name := range order {
@@ -83,20 +86,23 @@ func BenchmarkOrchestrationOverhead(b *testing.B) {
 			fmt.Printf("  %-26s %8.1f %6.2f %8.1f %10.1f %9s %10s\n", name, c.wallMs(rounds), c.wallMs(rounds)/bare.wallMs(rounds),
 				c.cpuMs(rounds), c.gitPerIter(rounds), c.perIter(c.events, rounds), c.perIter(c.bytes, rounds))
 		}
-		floor, session := costs[order[2]], costs[order[3]]
+		floor, hosted, session := costs[order[2]], costs[order[3]], costs[order[4]]
 		fmt.Printf("Temporal floor, per iteration over %d rounds: %s\n", rounds, floor.phases.div(rounds))
 		fmt.Printf("the least a loop on Temporal adds: %.1f ms/iteration; the bare loop plus that is %.2f× the bare loop\n",
 			floor.wallMs(rounds), (bare.wallMs(rounds)+floor.wallMs(rounds))/bare.wallMs(rounds))
+		fmt.Printf("floor with its activity on a host queue (not handed over eagerly), per iteration over %d rounds: %s\n", rounds, hosted.phases.div(rounds))
+		fmt.Printf("the host queue's hand-over costs %.1f ms of wall and %.1f ms of CPU an iteration over the floor's eager one\n",
+			hosted.wallMs(rounds)-floor.wallMs(rounds), hosted.cpuMs(rounds)-floor.cpuMs(rounds))
 		fmt.Printf("Temporal session, per iteration over %d rounds: %s\n", rounds, session.phases.div(rounds))
-		fmt.Printf("orchestration CPU beyond the bare loop: %.1f ms/iteration (server, worker and client in this process)\n",
-			session.cpuMs(rounds)-bare.cpuMs(rounds))
+		fmt.Printf("orchestration CPU beyond the bare loop: %.1f ms/iteration (server, worker and client in this process); the floor's %.1f, on a host queue %.1f\n",
+			session.cpuMs(rounds)-bare.cpuMs(rounds), floor.cpuMs(rounds), hosted.cpuMs(rounds))
 		b.ReportMetric(bare.wallMs(rounds), "bare-ms/iter")
 		b.ReportMetric(costs[order[1]].wallMs(rounds), "plain-ms/iter")
 		b.ReportMetric(session.wallMs(rounds), "temporal-ms/iter")
 		b.ReportMetric(session.wallMs(rounds)/bare.wallMs(rounds), "ratio")
 		b.ReportMetric(session.gitPerIter(rounds), "git/iter")
 		if contained {
-			boxed := costs[order[4]]
+			boxed := costs[order[5]]
 			b.ReportMetric(boxed.wallMs(rounds), "contained-ms/iter")
 			fmt.Printf("contained: %.1f ms/iteration, ratio %.2f to the bare loop, %.1f ms/iteration for the sandbox\n",
 				boxed.wallMs(rounds), boxed.wallMs(rounds)/bare.wallMs(rounds), boxed.wallMs(rounds)-session.wallMs(rounds))

@@ -37,7 +37,9 @@ import (
 // comma list, default 10,50,200) it prints the wall-time ratio sessions /
 // plain loops and the resident memory per session of the worker and of
 // the server; then, to show what limits the ratio, the CPU time of each
-// part and where the sessions' time went (see scaleWaits).
+// part and where the sessions' time went (see scaleWaits), and Temporal's
+// floor at N twice: its activities handed over eagerly, and on a host
+// queue of their own, as a session's iterations are (floorLoops).
 //
 // Each session and each loop has a git repository of its own. The
 // sessions' time runs from the first start to the last completion; every
@@ -91,7 +93,8 @@ func BenchmarkScale(b *testing.B) {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			for range b.N {
 				plain, plainCPU := sc.plainLoops(b, n)
-				floor, floorCPU, floorWaits := sc.floorLoops(b, n)
+				floor, floorCPU, floorWaits := sc.floorLoops(b, n, false)
+				hosted, hostedCPU, hostedWaits := sc.floorLoops(b, n, true)
 				s := sc.sessions(b, n)
 				ratio := float64(s.elapsed) / float64(plain)
 				const mib = 1 << 20
@@ -122,7 +125,11 @@ func BenchmarkScale(b *testing.B) {
 				fmt.Printf("scale N=%d: Temporal floor per iteration: activities %.0f ms running, %.0f ms queued; workflow tasks %.0f ms queued, %.0f ms running; an iteration's end to the next one's start p50 %.0f ms, p99 %.0f ms\n",
 					n, 1000*floorWaits.activity, 1000*floorWaits.activityQueue, 1000*floorWaits.workflowQueue, 1000*floorWaits.workflowTask,
 					ms(percentile(floorWaits.gaps, 50)), ms(percentile(floorWaits.gaps, 99)))
+				fmt.Printf("scale N=%d: the floor with its activities on a host queue (as a session's, not handed over eagerly): %.1f s, ratio %.2f to the plain loops, CPU %.1f ms per iteration; activities %.0f ms queued, workflow tasks %.0f ms queued; sessions %.2f× this floor\n",
+					n, hosted.Seconds(), float64(hosted)/float64(plain), 1000*(hostedCPU.self+hostedCPU.children)/iters,
+					1000*hostedWaits.activityQueue, 1000*hostedWaits.workflowQueue, float64(s.elapsed)/float64(hosted))
 				b.ReportMetric(float64(floor)/float64(plain), "floor-ratio")
+				b.ReportMetric(float64(hosted)/float64(plain), "hosted-floor-ratio")
 				b.ReportMetric(plain.Seconds(), "plain-s")
 				b.ReportMetric(s.elapsed.Seconds(), "sessions-s")
 				b.ReportMetric(ratio, "ratio")

@@ -24,9 +24,10 @@ const scaleFloorQueue = "bench-scale-floor"
 // scaleFloorLoop is the least a durable loop doing the plain loop's
 // work can be on Temporal: n iterations of dir, each one activity that
 // runs the plain loop's iteration (the same Agent code: spawn, parse,
-// commit), in one run, nothing else.
-func scaleFloorLoop(ctx workflow.Context, dir string, n int) error {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+// commit), in one run, nothing else. queue is the activity's task queue
+// ("" for the workflow's: handed over eagerly).
+func scaleFloorLoop(ctx workflow.Context, dir string, n int, queue string) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute, TaskQueue: queue})
 	for it := 1; it <= n; it++ {
 		if err := workflow.ExecuteActivity(ctx, scaleFloorStepName, dir, it).Get(ctx, nil); err != nil {
 			return err
@@ -64,8 +65,10 @@ func (f *floorStepper) step(ctx context.Context, dir string, it int) error {
 // floorLoops runs n scaleFloorLoops at once on a fresh embedded server
 // with an SDK worker in this process (pollers autoscaled, as the
 // worker's are), and returns their wall time and this process's CPU
-// (server, worker, agents and git alike).
-func (sc *scaleBench) floorLoops(b *testing.B, n int) (time.Duration, cpuTimes, scaleWaits) {
+// (server, worker, agents and git alike). onHost puts their activities
+// on a queue of their own, polled by a second worker, as a session's
+// iterations are on their host's queue.
+func (sc *scaleBench) floorLoops(b *testing.B, n int, onHost bool) (time.Duration, cpuTimes, scaleWaits) {
 	b.Helper()
 	dirs := sc.workspaces(b, n)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -74,15 +77,20 @@ func (sc *scaleBench) floorLoops(b *testing.B, n int) (time.Duration, cpuTimes, 
 	defer srv.Stop()
 	c := dial(b, srv.Address(), srv.Namespace())
 	defer c.Close()
-	w := worker.New(c, scaleFloorQueue, worker.Options{
-		WorkflowTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
-		ActivityTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
-	})
+	w := worker.New(c, scaleFloorQueue, autoscaledPollers())
 	w.RegisterWorkflow(scaleFloorLoop)
 	st := &floorStepper{sc: sc, ag: &activities.Agent{Env: []string{"FAKE_CLAUDE_SCENARIO=" + sc.scenario}}}
 	w.RegisterActivityWithOptions(st.step, activity.RegisterOptions{Name: scaleFloorStepName})
 	require.NoError(b, w.Start())
 	defer w.Stop()
+	queue, prefix := "", "floor"
+	if onHost {
+		queue, prefix = hostQueue(scaleFloorQueue), "hosted-floor"
+		hw := worker.New(c, queue, autoscaledPollers())
+		hw.RegisterActivityWithOptions(st.step, activity.RegisterOptions{Name: scaleFloorStepName})
+		require.NoError(b, hw.Start())
+		defer hw.Stop()
+	}
 	time.Sleep(time.Second) // the pollers connected
 
 	errs := make([]error, n)
@@ -92,11 +100,11 @@ func (sc *scaleBench) floorLoops(b *testing.B, n int) (time.Duration, cpuTimes, 
 	require.NoError(b, err)
 	start := time.Now()
 	for i, dir := range dirs {
-		ids[i] = fmt.Sprintf("floor-%d", i)
+		ids[i] = fmt.Sprintf("%s-%d", prefix, i)
 		wg.Go(func() {
 			r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 				ID: ids[i], TaskQueue: scaleFloorQueue,
-			}, scaleFloorLoop, dir, sc.iterations)
+			}, scaleFloorLoop, dir, sc.iterations, queue)
 			if err == nil {
 				err = r.Get(ctx, nil)
 			}
