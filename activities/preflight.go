@@ -108,6 +108,7 @@ func (a *Agent) CheckAgent(ctx context.Context, s contract.AgentSettings) (contr
 		Guarded:    c.cmd.Guarded,
 		ExtraFiles: c.cmd.Files,
 		Ready:      c.cmd.Ready,
+		Spawn:      c.cmd.Spawn,
 		Stdin:      strings.NewReader(""),
 		MaxLine:    4 << 10,
 		OnLine:     func(line []byte, _ bool) { lineOnce(&stdout, line) },

@@ -84,6 +84,7 @@ func (a *Agent) runAgent(ctx context.Context, in contract.IterationInput, backen
 		Guarded:    c.cmd.Guarded,
 		ExtraFiles: c.cmd.Files,
 		Ready:      c.cmd.Ready,
+		Spawn:      c.cmd.Spawn,
 		Stdin:      strings.NewReader(prompt),
 		MaxLine:    a.maxLine(),
 		OnLine:     st.line,

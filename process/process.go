@@ -67,6 +67,10 @@ type Spec struct {
 	// before its output is read (a sandbox's Command.Ready). When it
 	// fails, Run ends the process group and returns its error.
 	Ready func(pid int) error
+	// Spawn, when set, runs the process's start, given as start, in its
+	// place (a sandbox's Command.Spawn: the thread that starts it is in
+	// the run's control group). Without it the process is started here.
+	Spawn func(start func() error) error
 }
 
 // Result is how a process ended.
@@ -117,7 +121,11 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		cmd.ExtraFiles = spec.ExtraFiles
 	}
 	window := openWindow()
-	err = cmd.Start()
+	if spec.Spawn != nil {
+		err = spec.Spawn(cmd.Start)
+	} else {
+		err = cmd.Start()
+	}
 	p.closeWriters()
 	for _, f := range spec.ExtraFiles {
 		f.Close()

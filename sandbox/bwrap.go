@@ -245,7 +245,7 @@ func (b *Bubblewrap) Wrap(spec Spec, cmd Command) (Command, error) {
 		contents = append([]string{"/bin/sh", "-c", bridgeScript, "ralph-sandbox", b.Socat}, contents...)
 	}
 	return Command{Path: b.Bwrap, Args: append(args, run.inside(b.Prlimit, contents)...), Env: env, Guarded: true,
-		Files: []*os.File{run.filter, run.gate.infoW, run.gate.blockR}, Ready: run.ready, Release: run.release}, nil
+		Files: []*os.File{run.filter, run.gate.infoW, run.gate.blockR}, Ready: run.ready, Spawn: run.spawn, Release: run.release}, nil
 }
 
 // bridgeScript runs socat ($1) to bridge the sandbox's 127.0.0.1:3128 to

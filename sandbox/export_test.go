@@ -18,31 +18,45 @@ func WithSocatBridge(b *Bubblewrap) *Bubblewrap {
 // namespaces.
 func (b *Bubblewrap) EntersNet() bool { return b.entersNet }
 
-// JoinTimes is how long moving a live process into a fresh control
-// group of a run took, n times (what each contained run's start waits
-// for in the kernel); nil where runs get no control group.
-func JoinTimes(b *Bubblewrap, n int) ([]time.Duration, error) {
+// JoinTimes is how long putting a run's first process into a fresh
+// control group of its run took, n times, 30 ms apart as a session's runs
+// are (the kernel may let a move within a grace period of another skip
+// its wait): moved is moving the live process (cgroup.procs), born is
+// starting it from the spawner within the group (startIn), which on v2
+// falls back to moving it. Nil where runs get no control group.
+func JoinTimes(b *Bubblewrap, n int) (moved, born []time.Duration, err error) {
 	if !b.cgroups.usable() {
-		return nil, nil
+		return nil, nil, nil
 	}
-	var out []time.Duration
 	for range n {
-		cmd := exec.Command("sleep", "10")
-		if err := cmd.Start(); err != nil {
-			return nil, err
-		}
-		g, err := b.cgroups.make(Limits{}.withDefaults())
-		if err == nil {
+		for _, spawn := range []bool{false, true} {
+			time.Sleep(30 * time.Millisecond)
+			g, err := b.cgroups.make(Limits{}.withDefaults())
+			if err != nil {
+				return nil, nil, err
+			}
+			cmd := exec.Command("sleep", "10")
 			start := time.Now()
-			err = g.join(cmd.Process.Pid)
-			out = append(out, time.Since(start))
-		}
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		g.remove()
-		if err != nil {
-			return nil, err
+			if spawn {
+				var in bool
+				if in, err = g.startIn(cmd.Start); err == nil && !in {
+					err = g.join(cmd.Process.Pid)
+				}
+				born = append(born, time.Since(start))
+			} else if err = cmd.Start(); err == nil {
+				start = time.Now()
+				err = g.join(cmd.Process.Pid)
+				moved = append(moved, time.Since(start))
+			}
+			if cmd.Process != nil {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+			}
+			g.remove()
+			if err != nil {
+				return nil, nil, err
+			}
 		}
 	}
-	return out, nil
+	return moved, born, nil
 }

@@ -240,7 +240,10 @@ type run struct {
 	limits  Limits
 	group   group
 	grouped bool
-	gate    *gate
+	// bornIn: the run's first process is started in its group (v1,
+	// spawn); born: it was.
+	bornIn, born bool
+	gate         *gate
 	// serve, when set, serves the egress proxy on the listener the
 	// worker opens in the sandbox's network (served).
 	serve  func(net.Listener)
@@ -264,8 +267,20 @@ func (b *Bubblewrap) newRun(l Limits) (*run, error) {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 		r.grouped = true
+		r.bornIn = b.cgroups.v2 == ""
 	}
 	return r, nil
+}
+
+// spawn runs start, the start of the run's first process: on cgroup v1,
+// by the spawner, so that the process is born in the run's group.
+func (r *run) spawn(start func() error) error {
+	if !r.bornIn {
+		return start()
+	}
+	var err error
+	r.born, err = r.group.startIn(start)
+	return err
 }
 
 // inside is the command line that starts the sandbox's contents within

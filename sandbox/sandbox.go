@@ -112,16 +112,26 @@ type Command struct {
 	// network's listener) and lets the command run. Its error wraps
 	// ErrStart; the command was killed before it ran anything.
 	Ready func(pid int) error
+	// Spawn, when set, must run start, the command's start, in its
+	// place: it starts the command where the run's processes must be
+	// born (the thread that forks it in the run's control group).
+	Spawn func(start func() error) error
 	// Release, when set, is run once the command has ended.
 	Release func()
 }
 
 // Start starts cmd, made of c's Path, Args and Env, as c must be
-// started: with c's Files, which it then closes, and Ready. The caller
-// waits for cmd (also after an error of Ready), then runs Release.
+// started: with c's Files, which it then closes, through Spawn, and
+// Ready. The caller waits for cmd (also after an error of Ready), then
+// runs Release.
 func (c Command) Start(cmd *exec.Cmd) error {
 	cmd.ExtraFiles = c.Files
-	err := cmd.Start()
+	var err error
+	if c.Spawn != nil {
+		err = c.Spawn(cmd.Start)
+	} else {
+		err = cmd.Start()
+	}
 	for _, f := range c.Files {
 		f.Close()
 	}

@@ -113,7 +113,7 @@ func (r *run) ready(pid int) error {
 		// stderr say why.
 		return nil
 	}
-	if err == nil && r.grouped {
+	if err == nil && r.grouped && !r.born {
 		err = r.group.join(pid, in.ChildPID)
 	}
 	if err == nil && r.serve != nil {
