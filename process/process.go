@@ -67,10 +67,10 @@ type Spec struct {
 	// before its output is read (a sandbox's Command.Ready). When it
 	// fails, Run ends the process group and returns its error.
 	Ready func(pid int) error
-	// Spawn, when set, runs the process's start, given as start, in its
-	// place (a sandbox's Command.Spawn: the thread that starts it is in
-	// the run's control group). Without it the process is started here.
-	Spawn func(start func() error) error
+	// Spawn, when set, starts the process in Run's place (a sandbox's
+	// Command.Spawn: the process is born in the run's control group).
+	// Without it Run starts it.
+	Spawn func(cmd *exec.Cmd) error
 }
 
 // Result is how a process ended.
@@ -122,7 +122,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	window := openWindow()
 	if spec.Spawn != nil {
-		err = spec.Spawn(cmd.Start)
+		err = spec.Spawn(cmd)
 	} else {
 		err = cmd.Start()
 	}

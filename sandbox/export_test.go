@@ -39,7 +39,7 @@ func JoinTimes(b *Bubblewrap, n int) (moved, born []time.Duration, err error) {
 			start := time.Now()
 			if spawn {
 				var in bool
-				if in, err = g.startIn(cmd.Start); err == nil && !in {
+				if in, err = g.startIn(cmd); err == nil && !in {
 					err = g.join(cmd.Process.Pid)
 				}
 				born = append(born, time.Since(start))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -180,8 +181,12 @@ func (c cgroups) parents() []string {
 
 var runSeq atomic.Int64
 
-// group is the control group of one run: a directory per hierarchy.
-type group struct{ dirs []string }
+// group is the control group of one run: a directory per hierarchy
+// (one for v2).
+type group struct {
+	dirs []string
+	v2   bool
+}
 
 // make makes the group of one run, bounded by l.
 func (c cgroups) make(l Limits) (group, error) {
@@ -190,7 +195,7 @@ func (c cgroups) make(l Limits) (group, error) {
 	settings := map[string]string{}
 	if c.v2 != "" {
 		d := filepath.Join(c.v2, name)
-		g.dirs = []string{d}
+		g.dirs, g.v2 = []string{d}, true
 		settings[filepath.Join(d, "pids.max")] = strconv.Itoa(l.Processes)
 		settings[filepath.Join(d, "memory.max")] = strconv.FormatInt(l.Memory, 10)
 		settings[filepath.Join(d, "memory.swap.max")] = "0"
@@ -240,10 +245,9 @@ type run struct {
 	limits  Limits
 	group   group
 	grouped bool
-	// bornIn: the run's first process is started in its group (v1,
-	// spawn); born: it was.
-	bornIn, born bool
-	gate         *gate
+	// born: the run's first process was started in its group (spawn).
+	born bool
+	gate *gate
 	// serve, when set, serves the egress proxy on the listener the
 	// worker opens in the sandbox's network (served).
 	serve  func(net.Listener)
@@ -267,19 +271,18 @@ func (b *Bubblewrap) newRun(l Limits) (*run, error) {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 		r.grouped = true
-		r.bornIn = b.cgroups.v2 == ""
 	}
 	return r, nil
 }
 
-// spawn runs start, the start of the run's first process: on cgroup v1,
-// by the spawner, so that the process is born in the run's group.
-func (r *run) spawn(start func() error) error {
-	if !r.bornIn {
-		return start()
+// spawn starts cmd, the run's first process, born in the run's group
+// where it can be (startIn).
+func (r *run) spawn(cmd *exec.Cmd) error {
+	if !r.grouped {
+		return cmd.Start()
 	}
 	var err error
-	r.born, err = r.group.startIn(start)
+	r.born, err = r.group.startIn(cmd)
 	return err
 }
 

@@ -112,10 +112,10 @@ type Command struct {
 	// network's listener) and lets the command run. Its error wraps
 	// ErrStart; the command was killed before it ran anything.
 	Ready func(pid int) error
-	// Spawn, when set, must run start, the command's start, in its
-	// place: it starts the command where the run's processes must be
-	// born (the thread that forks it in the run's control group).
-	Spawn func(start func() error) error
+	// Spawn, when set, must start the command in the runner's place: it
+	// starts it where the run's processes must be born (the run's
+	// control group).
+	Spawn func(cmd *exec.Cmd) error
 	// Release, when set, is run once the command has ended.
 	Release func()
 }
@@ -128,7 +128,7 @@ func (c Command) Start(cmd *exec.Cmd) error {
 	cmd.ExtraFiles = c.Files
 	var err error
 	if c.Spawn != nil {
-		err = c.Spawn(cmd.Start)
+		err = c.Spawn(cmd)
 	} else {
 		err = cmd.Start()
 	}

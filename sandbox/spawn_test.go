@@ -6,9 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // TestARunIsBornInItsGroup: on cgroup v1 a run's first process is
@@ -23,7 +25,7 @@ func TestARunIsBornInItsGroup(t *testing.T) {
 		var out bytes.Buffer
 		cmd := exec.Command("/bin/sh", "-c", "cat /proc/self/cgroup")
 		cmd.Stdout = &out
-		born, err := g.startIn(cmd.Start)
+		born, err := g.startIn(cmd)
 		require.NoError(t, err)
 		require.True(t, born, "round %d", round)
 		require.NoError(t, cmd.Wait())
@@ -54,7 +56,7 @@ func TestASpawnerThatCannotEnterStartsNothingThere(t *testing.T) {
 	var out bytes.Buffer
 	cmd := exec.Command("/bin/sh", "-c", "cat /proc/self/cgroup")
 	cmd.Stdout = &out
-	born, err := g.startIn(cmd.Start)
+	born, err := g.startIn(cmd)
 	require.NoError(t, err)
 	require.False(t, born)
 	require.NoError(t, cmd.Wait())
@@ -77,4 +79,31 @@ func v1Group(t *testing.T) group {
 	g, err := b.cgroups.make(Limits{}.withDefaults())
 	require.NoError(t, err)
 	return g
+}
+
+// TestARunIsBornInItsV2Group: on cgroup v2 a run's first process is
+// started in its group by CLONE_INTO_CGROUP. A v2 hierarchy is mounted
+// for the test (beside v1's on a machine that has them); without the
+// right to mount one, the test is skipped.
+func TestARunIsBornInItsV2Group(t *testing.T) {
+	mnt := t.TempDir()
+	if err := unix.Mount("none", mnt, "cgroup2", 0, ""); err != nil {
+		t.Skipf("no cgroup v2 hierarchy can be mounted here: %v", err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(mnt, unix.MNT_DETACH) })
+	name := fmt.Sprintf("ralph-test-%d", os.Getpid())
+	g := group{dirs: []string{filepath.Join(mnt, name)}, v2: true}
+	require.NoError(t, os.Mkdir(g.dirs[0], 0o755))
+	defer g.remove()
+
+	var out bytes.Buffer
+	cmd := exec.Command("/bin/sh", "-c", "cat /proc/self/cgroup")
+	cmd.Stdout = &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	born, err := g.startIn(cmd)
+	require.NoError(t, err)
+	require.True(t, born, "this kernel has clone3's CLONE_INTO_CGROUP (5.7)")
+	require.NoError(t, cmd.Wait())
+	require.Regexp(t, `(?m)^0::.*/`+name+`$`, out.String(), "the run's process is in its group")
+	require.True(t, cmd.SysProcAttr.Setpgid, "the caller's attributes are kept")
 }
