@@ -121,11 +121,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		cmd.ExtraFiles = spec.ExtraFiles
 	}
 	window := openWindow()
-	if spec.Spawn != nil {
-		err = spec.Spawn(cmd)
-	} else {
-		err = cmd.Start()
-	}
+	err = spec.start(cmd)
 	p.closeWriters()
 	for _, f := range spec.ExtraFiles {
 		f.Close()
@@ -167,6 +163,14 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		waitErr = readErr
 	}
 	return Result{Err: waitErr, Stderr: stderr.String()}, nil
+}
+
+// start starts cmd, through Spawn when it is set.
+func (spec Spec) start(cmd *exec.Cmd) error {
+	if spec.Spawn != nil {
+		return spec.Spawn(cmd)
+	}
+	return cmd.Start()
 }
 
 // pipes are a process's stdout and stderr.
