@@ -99,21 +99,24 @@ func (c cgroups) usable() bool { return c.v2 != "" || c.pids != "" && c.memry !=
 // groups of its runs.
 const parentName = "ralph"
 
+// cgroupRoot is where the cgroup hierarchies are mounted: v2's, or v1's
+// one directory per controller.
+const cgroupRoot = "/sys/fs/cgroup"
+
 // findCgroups finds where runs' control groups can be made: a cgroup v2
 // hierarchy at /sys/fs/cgroup whose root delegates memory and pids, or
 // the v1 pids and memory hierarchies, where this process may create a
 // group (root, usually). It makes the parent group and tries one group
 // in it. Groups earlier workers left are removed when empty.
 func findCgroups() (cgroups, error) {
-	const root = "/sys/fs/cgroup"
-	if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err == nil {
-		dir := filepath.Join(root, parentName)
-		if err := makeParentV2(root, dir); err != nil {
+	if _, err := os.Stat(filepath.Join(cgroupRoot, "cgroup.controllers")); err == nil {
+		dir := filepath.Join(cgroupRoot, parentName)
+		if err := makeParentV2(cgroupRoot, dir); err != nil {
 			return cgroups{}, err
 		}
 		return tried(cgroups{v2: dir})
 	}
-	c := cgroups{pids: filepath.Join(root, "pids", parentName), memry: filepath.Join(root, "memory", parentName)}
+	c := cgroups{pids: filepath.Join(cgroupRoot, "pids", parentName), memry: filepath.Join(cgroupRoot, "memory", parentName)}
 	for _, d := range []string{c.pids, c.memry} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return cgroups{}, fmt.Errorf("no control group for agent runs: %w", err)

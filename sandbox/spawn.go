@@ -148,9 +148,6 @@ func hierarchyOf(file string) string {
 	return filepath.Join(cgroupRoot, first)
 }
 
-// cgroupRoot is where the cgroup hierarchies are mounted.
-const cgroupRoot = "/sys/fs/cgroup"
-
 // threadGroups reads the calling thread's v1 groups: the tasks file of
 // each, by the directory its hierarchy is mounted on (one per
 // controller: /sys/fs/cgroup/pids, /sys/fs/cgroup/memory).
