@@ -26,10 +26,11 @@ type scanner struct {
 	running bool                 // a scan is under way
 	asked   map[string]pidWindow // the marks the next scan looks for
 	found   map[string][]int     // what the scans found, until its asker reads it
+	seen    map[int]seenMarks    // processes found holding marks (see scan)
 }
 
 func newScanner() *scanner {
-	s := &scanner{asked: map[string]pidWindow{}, found: map[string][]int{}}
+	s := &scanner{asked: map[string]pidWindow{}, found: map[string][]int{}, seen: map[int]seenMarks{}}
 	s.cond = sync.NewCond(&s.mu)
 	return s
 }
@@ -49,10 +50,10 @@ func (s *scanner) marked(mark string, w pidWindow) []int {
 		}
 		s.running = true
 		s.begun++
-		batch := s.asked
+		batch, n := s.asked, s.begun
 		s.asked = map[string]pidWindow{}
 		s.mu.Unlock()
-		found := scanMarks(batch)
+		found := s.scan(batch, n)
 		s.mu.Lock()
 		for m := range batch {
 			s.found[m] = found[m]
@@ -66,14 +67,32 @@ func (s *scanner) marked(mark string, w pidWindow) []int {
 	return pids
 }
 
-// scanMarks reads the environment of the processes that lie in at least
-// one of the windows of marks, and returns, for each mark, the live
-// processes of its window that hold it.
-func scanMarks(marks map[string]pidWindow) map[string][]int {
-	entries, err := os.ReadDir("/proc")
+// seenMarks is what a scan read of a process that held marks: its
+// marks, and the count of forks before it was born (the largest window
+// start that held it), which tells when its PID may have gone round.
+type seenMarks struct {
+	marks  []string
+	since  int64
+	listed uint64 // the last scan that listed it
+}
+
+// scan reads the environment of the processes that lie in at least one
+// of the windows of marks, and returns, for each mark, the live processes
+// of its window that hold it; n is the scan's number. A process found holding marks is read once:
+// its marks are kept (seen) while its PID is listed in /proc and cannot
+// have gone round, since the sessions' agents live through many other
+// runs' ends (200 sessions at once: a third of the worker's time went to
+// reading the same environments again). A process with no mark is read
+// again each time: it may be one of this process's children between
+// fork and exec, whose environment is about to change. A process that
+// later replaces its environment keeps the marks it was seen with: it was
+// the run's. Scans run one at a time, so seen needs no lock of its own.
+func (s *scanner) scan(marks map[string]pidWindow, n uint64) map[string][]int {
+	names, err := procNames()
 	if err != nil {
 		return nil
 	}
+	now := readPIDCursor()
 	type bounded struct {
 		w     pidWindow
 		last  int
@@ -81,48 +100,87 @@ func scanMarks(marks map[string]pidWindow) map[string][]int {
 	}
 	windows := make(map[string]bounded, len(marks))
 	for m, w := range marks {
-		last, known := w.bounds()
+		last, known := w.bounds(now)
 		windows[m] = bounded{w, last, known}
 	}
-	prefix := []byte(markVar + "=")
+	// Keep what was seen only where this process holds no mark itself:
+	// its children, between fork and exec, hold its marks.
+	keep := os.Getenv(markVar) == ""
 	found := map[string][]int{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		inAny := false
+		seen, cached := s.seen[pid]
+		if cached = cached && recent(seen.since, now); cached {
+			seen.listed = n
+			s.seen[pid] = seen
+		}
+		since, inAny := int64(-1), false
 		for _, b := range windows {
 			if b.w.holds(pid, b.last, b.known) {
 				inAny = true
-				break
+				if b.known {
+					since = max(since, b.w.forks)
+				}
 			}
 		}
 		if !inAny {
 			continue
 		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil || !bytes.Contains(env, prefix) {
-			continue
-		}
-		live := func() bool {
-			state, _, ok := procStat(pid)
-			return ok && state != 'Z' && state != 'X'
-		}
-		for kv := range bytes.SplitSeq(env, []byte{0}) {
-			if !bytes.HasPrefix(kv, prefix) {
-				continue
+		if !cached {
+			seen = seenMarks{marks: readMarks(name), since: since, listed: n}
+			if keep && len(seen.marks) > 0 && recent(since, now) {
+				s.seen[pid] = seen
 			}
-			m := string(kv)
+		}
+		alive, looked := false, false
+		for _, m := range seen.marks {
 			b, ok := windows[m]
 			if !ok || !b.w.holds(pid, b.last, b.known) || slices.Contains(found[m], pid) {
 				continue
 			}
-			if !live() {
-				break
+			if !looked {
+				state, _, ok := procStat(pid)
+				alive, looked = ok && state != 'Z' && state != 'X', true
 			}
-			found[m] = append(found[m], pid)
+			if alive {
+				found[m] = append(found[m], pid)
+			}
+		}
+	}
+	for pid, seen := range s.seen {
+		if seen.listed != n {
+			delete(s.seen, pid) // ended, or its PID may have gone round
 		}
 	}
 	return found
+}
+
+// readMarks returns the run marks (markVar=value) in the environment of
+// process pid, a name under /proc.
+func readMarks(pid string) []string {
+	env, err := os.ReadFile("/proc/" + pid + "/environ")
+	prefix := []byte(markVar + "=")
+	if err != nil || !bytes.Contains(env, prefix) {
+		return nil
+	}
+	var marks []string
+	for kv := range bytes.SplitSeq(env, []byte{0}) {
+		if bytes.HasPrefix(kv, prefix) {
+			marks = append(marks, string(kv))
+		}
+	}
+	return marks
+}
+
+// procNames lists /proc, unsorted (a scan needs no order).
+func procNames() ([]string, error) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(-1)
 }

@@ -54,3 +54,64 @@ func TestScannerAnswersEachRunItsOwn(t *testing.T) {
 		require.Empty(t, s.marked(marks[i], windows[i]), "run %d: its process ended", i)
 	}
 }
+
+// startMarked starts `sleep 30` in a session of its own with env and
+// returns it with the window of a run that started it.
+func startMarked(t *testing.T, env ...string) (*exec.Cmd, pidWindow) {
+	t.Helper()
+	w := openWindow()
+	cmd := exec.Command("sleep", "30")
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	w.first = cmd.Process.Pid
+	return cmd, w
+}
+
+// TestScannerReadsAMarkedProcessOnce: a process found holding a mark is
+// answered from what the scan saw, not read again, while it lives and
+// its PID cannot have gone round; once it ended, it is forgotten. A
+// process with no mark is never kept.
+func TestScannerReadsAMarkedProcessOnce(t *testing.T) {
+	mark, other := runMark(), runMark()
+	cmd, w := startMarked(t, mark)
+	plain, pw := startMarked(t)
+	pid := cmd.Process.Pid
+	s := newScanner()
+	require.Equal(t, []int{pid}, s.marked(mark, w))
+	require.Equal(t, []string{mark}, s.seen[pid].marks)
+	require.Empty(t, s.marked(other, pw))
+	require.NotContains(t, s.seen, plain.Process.Pid, "no mark: read again each time")
+
+	// What was seen answers: the process's environment is not read again.
+	seen := s.seen[pid]
+	seen.marks = []string{other}
+	s.seen[pid] = seen
+	require.Empty(t, s.marked(mark, w), "answered from what was seen")
+	require.Equal(t, []int{pid}, s.marked(other, w))
+
+	// Unless its PID may have gone round since: then it is read again.
+	seen = s.seen[pid]
+	seen.since = readPIDCursor().forks - int64(pidMax())
+	s.seen[pid] = seen
+	require.Equal(t, []int{pid}, s.marked(mark, w))
+	require.Equal(t, []string{mark}, s.seen[pid].marks, "read again")
+
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	require.Empty(t, s.marked(mark, w))
+	require.NotContains(t, s.seen, pid, "an ended process is forgotten")
+}
+
+// TestScannerOfAMarkedProcessKeepsNothing: a worker that runs as a
+// run's agent holds a mark itself, and so do its children between fork
+// and exec: what it reads may be about to change, so nothing is kept.
+func TestScannerOfAMarkedProcessKeepsNothing(t *testing.T) {
+	t.Setenv(markVar, "outer")
+	mark := runMark()
+	cmd, w := startMarked(t, mark)
+	s := newScanner()
+	require.Equal(t, []int{cmd.Process.Pid}, s.marked(mark, w))
+	require.Empty(t, s.seen)
+}

@@ -39,21 +39,33 @@ func (w pidWindow) holds(pid int, last int, known bool) bool {
 	return pid >= w.first || pid <= last // the PIDs went round pid_max
 }
 
+// pidCursor is where the machine's PIDs stand: the count of forks since
+// boot (-1 where it could not be read) and the last PID given (0 where
+// it could not be). A scan reads it once for all the windows it serves.
+type pidCursor struct {
+	forks int64
+	last  int
+}
+
+// readPIDCursor reads where the machine's PIDs stand now.
+func readPIDCursor() pidCursor { return pidCursor{forks: forksSinceBoot(), last: lastPID()} }
+
 // bounds is the last PID given, and whether the window holds only what
-// lies between first and it.
-func (w pidWindow) bounds() (last int, known bool) {
+// lies between first and it, with the machine's PIDs standing at now.
+func (w pidWindow) bounds(now pidCursor) (last int, known bool) {
+	if w.first <= 0 || !recent(w.forks, now) {
+		return 0, false
+	}
+	return now.last, true
+}
+
+// recent reports whether the PIDs given since the count of forks stood
+// at since, to now, cannot have gone round pid_max: a PID alive since
+// then is the same process. Threads take PIDs too and count as forks:
+// half of pid_max keeps a wide margin from going round.
+func recent(since int64, now pidCursor) bool {
 	limit := pidMax()
-	if w.first <= 0 || w.forks < 0 || limit <= 0 {
-		return 0, false
-	}
-	now := forksSinceBoot()
-	last = lastPID()
-	// Threads take PIDs too and count as forks: half of pid_max keeps a
-	// wide margin from going round.
-	if now < 0 || last <= 0 || now-w.forks >= int64(limit/2) {
-		return 0, false
-	}
-	return last, true
+	return since >= 0 && limit > 0 && now.forks >= 0 && now.last > 0 && now.forks-since < int64(limit/2)
 }
 
 // forksSinceBoot is the "processes" line of /proc/stat (forks and

@@ -45,14 +45,14 @@ func TestPIDWindowOfARun(t *testing.T) {
 	require.NoError(t, later.Start())
 	t.Cleanup(func() { _ = later.Process.Kill(); _ = later.Wait() })
 
-	last, known := w.bounds()
+	last, known := w.bounds(readPIDCursor())
 	require.True(t, known, "Linux tells the last PID and the forks since boot")
 	require.True(t, w.holds(first.Process.Pid, last, known))
 	require.True(t, w.holds(later.Process.Pid, last, known))
 	require.False(t, w.holds(os.Getpid(), last, known), "this test's process was there before the run")
 	require.False(t, w.holds(1, last, known))
 
-	_, known = pidWindow{first: w.first, forks: -1}.bounds()
+	_, known = pidWindow{first: w.first, forks: -1}.bounds(readPIDCursor())
 	require.False(t, known, "no count of forks: no window")
 }
 
