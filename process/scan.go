@@ -78,15 +78,16 @@ type seenMarks struct {
 
 // scan reads the environment of the processes that lie in at least one
 // of the windows of marks, and returns, for each mark, the live processes
-// of its window that hold it; n is the scan's number. A process found holding marks is read once:
-// its marks are kept (seen) while its PID is listed in /proc and cannot
-// have gone round, since the sessions' agents live through many other
-// runs' ends (200 sessions at once: a third of the worker's time went to
-// reading the same environments again). A process with no mark is read
-// again each time: it may be one of this process's children between
-// fork and exec, whose environment is about to change. A process that
-// later replaces its environment keeps the marks it was seen with: it was
-// the run's. Scans run one at a time, so seen needs no lock of its own.
+// of its window that hold it; n is the scan's number. A process found
+// holding marks is read once: its marks are kept (seen) while its PID is
+// listed in /proc and cannot have gone round, since the sessions' agents
+// live through many other runs' ends (200 sessions at once: a fifth of
+// the worker's CPU went to reading the same environments again). A
+// process with no mark is read again each time: it may be one of this
+// process's children between fork and exec, whose environment is about
+// to change. A process that later replaces its environment keeps the
+// marks it was seen with: it was the run's. Scans run one at a time, so
+// seen needs no lock of its own.
 func (s *scanner) scan(marks map[string]pidWindow, n uint64) map[string][]int {
 	names, err := procNames()
 	if err != nil {
