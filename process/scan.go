@@ -108,9 +108,10 @@ func (s *scanner) scan(marks map[string]pidWindow, n uint64) map[string][]int {
 	// its children, between fork and exec, hold its marks.
 	keep := os.Getenv(markVar) == ""
 	found := map[string][]int{}
+	self := os.Getpid()
 	for _, name := range names {
 		pid, err := strconv.Atoi(name)
-		if err != nil || pid == os.Getpid() {
+		if err != nil || pid == self {
 			continue
 		}
 		seen, cached := s.seen[pid]
